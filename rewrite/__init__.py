@@ -1,0 +1,1 @@
+"""Equality saturation: the term language, rule DSL and compiler, saturation, extraction, generation."""

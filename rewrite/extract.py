@@ -1,0 +1,317 @@
+"""Extract many distinct, DAG-aware variants from a saturated e-graph (uniform or near-original).
+
+egglog's own `extract_multiple` varies only the root node, so the e-graph is read out per
+e-class through its frozen form (an internal API: egglog is pinned exactly) and sampled here.
+A variant is a choice of one e-node per reachable e-class, so an e-class used twice stays one
+node. Cycles are avoided by never choosing an e-node whose child is on the current path; a
+min-height choice (children strictly lower) is the fallback that always terminates.
+"""
+from __future__ import annotations
+
+import math
+import random
+import sys
+import threading
+from dataclasses import dataclass
+
+from rewrite.program import CALL, INPUT, LIT, SEQ, PNode, Program, ProgramBuilder
+from rewrite.terms import term_fn
+
+_FNS = ("input", "lit", "nil", "cons", "kw", "seq", "call")
+
+
+@dataclass(frozen=True)
+class ENode:
+    fn: str  # one of _FNS
+    prim: str  # the String argument (name/source/target/kind), "" for nil/cons
+    children: tuple[int, ...]
+
+
+@dataclass
+class EClassGraph:
+    """The e-graph as plain Python: class id -> e-nodes; the root class; original choices."""
+
+    classes: dict[int, list[ENode]]
+    root: int
+    original: dict[int, int]  # class -> index of the original e-node in classes[c]
+    height: dict[int, int]
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def num_enodes(self) -> int:
+        return sum(len(v) for v in self.classes.values())
+
+    def log10_choices(self) -> float:
+        """log10 of the number of e-node choice functions over reachable classes (an upper
+        bound on the number of distinct variants; cyclic choices are not excluded)."""
+        return sum(math.log10(len(v)) for v in self.classes.values() if v)
+
+
+def read_egraph(eg, root_name: str, program: Program, node_names: dict[int, str]) -> EClassGraph:
+    frozen = eg._egraph.freeze()
+    b = eg._egraph
+    ids: dict = {}
+
+    def cid(v) -> int:
+        i = ids.get(v)
+        if i is None:
+            i = ids[v] = len(ids)
+        return i
+
+    classes: dict[int, list[ENode]] = {}
+    lookup: dict[tuple, int] = {}
+    fns = frozen.functions
+    for short in _FNS:
+        f = fns.get(term_fn(short))
+        if f is None:
+            continue
+        for row in f.rows:
+            ins = row.inputs
+            if short in ("input", "lit", "kw", "seq", "call"):
+                prim = b.value_to_string(ins[0])
+                kids = tuple(cid(v) for v in ins[1:])
+            else:
+                prim, kids = "", tuple(cid(v) for v in ins)
+            node = ENode(short, prim, kids)
+            out = cid(row.output)
+            classes.setdefault(out, []).append(node)
+            lookup[(short, prim, kids)] = out
+    for lst in classes.values():  # deterministic order, independent of egglog's row order
+        lst.sort(key=lambda n: (n.fn, n.prim, n.children))
+    root_rows = fns[f"${root_name}"].rows
+    root = cid(root_rows[0].output)
+    original = _original_choices(program, classes, lookup)
+    height = _heights(classes)
+    reach = _reachable(classes, root)
+    classes = {c: classes[c] for c in reach}
+    return EClassGraph(classes, root, {c: i for c, i in original.items() if c in classes},
+                       {c: height[c] for c in reach})
+
+
+def _original_choices(program: Program, classes, lookup) -> dict[int, int]:
+    """Class -> index of the e-node the original program used (found by re-walking it)."""
+    choice: dict[int, int] = {}
+    cls_of: dict[int, int] = {}
+
+    def note(key) -> int:
+        c = lookup[key]
+        node = ENode(*key)
+        choice.setdefault(c, classes[c].index(node))
+        return c
+
+    def lst(items) -> int:
+        c = note(("nil", "", ()))
+        for x in reversed(items):
+            c = note(("cons", "", (x, c)))
+        return c
+
+    for i, n in enumerate(program.nodes):
+        try:
+            if n.kind == INPUT:
+                c = note(("input", n.name, ()))
+            elif n.kind == LIT:
+                c = note(("lit", n.name, ()))
+            elif n.kind == SEQ:
+                c = note(("seq", n.name, (lst([cls_of[a] for a in n.args]),)))
+            else:
+                kws = [note(("kw", k, (cls_of[v],))) for k, v in n.kwargs]
+                c = note(("call", n.name, (lst([cls_of[a] for a in n.args]), lst(kws))))
+        except KeyError:  # a node not reachable from the output was not registered
+            continue
+        cls_of[i] = c
+    return choice
+
+
+def _heights(classes) -> dict[int, int]:
+    inf = 1 << 30
+    h = {c: inf for c in classes}
+    changed = True
+    while changed:
+        changed = False
+        for c, nodes in classes.items():
+            best = h[c]
+            for n in nodes:
+                v = 1 + max((h.get(k, inf) for k in n.children), default=-1)
+                if v < best:
+                    best = v
+            if best < h[c]:
+                h[c] = best
+                changed = True
+    return h
+
+
+def _reachable(classes, root) -> set[int]:
+    seen, stack = set(), [root]
+    while stack:
+        c = stack.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        for n in classes.get(c, ()):
+            stack.extend(n.children)
+    return seen
+
+
+def _node_height(g: EClassGraph, n: ENode) -> int:
+    return 1 + max((g.height[k] for k in n.children), default=-1)
+
+
+class _Sampler:
+    def __init__(self, g: EClassGraph, rng: random.Random, mode: str, mutation: float, max_steps: int):
+        self.g, self.rng, self.mode, self.mutation = g, rng, mode, mutation
+        self.max_steps = max_steps
+
+    def order(self, c: int, safe: bool) -> list[int]:
+        nodes = self.g.classes[c]
+        idx = list(range(len(nodes)))
+        h = self.g.height[c]
+        if safe:  # min-height nodes only: children strictly lower, so no cycle is possible
+            return [i for i in idx if _node_height(self.g, nodes[i]) <= h]
+        self.rng.shuffle(idx)
+        if self.mode == "near-original" and c in self.g.original and self.rng.random() >= self.mutation:
+            o = self.g.original[c]
+            idx.remove(o)
+            idx.insert(0, o)
+        return idx
+
+    def sample(self, safe: bool) -> dict[int, int] | None:
+        choice: dict[int, int] = {}
+        on_path: set[int] = set()
+        steps = [0]
+
+        def visit(c: int) -> bool:
+            if c in choice:
+                return True
+            steps[0] += 1
+            if steps[0] > self.max_steps:
+                raise _GiveUp
+            on_path.add(c)
+            for i in self.order(c, safe):
+                node = self.g.classes[c][i]
+                if any(k in on_path for k in node.children):
+                    continue
+                if all(visit(k) for k in node.children):
+                    choice[c] = i
+                    on_path.discard(c)
+                    return True
+            on_path.discard(c)
+            return False
+
+        try:
+            return choice if visit(self.g.root) else None
+        except _GiveUp:
+            return None
+
+
+class _GiveUp(Exception):
+    pass
+
+
+def to_program(g: EClassGraph, choice: dict[int, int]) -> Program:
+    """The program a choice function describes (post-order, so indices refer backwards)."""
+    b = ProgramBuilder()
+    done: dict[int, int] = {}
+
+    def items(c: int) -> list[int]:
+        """The classes of a cons list's elements."""
+        out = []
+        while True:
+            n = g.classes[c][choice[c]]
+            if n.fn == "nil":
+                return out
+            out.append(n.children[0])
+            c = n.children[1]
+
+    def c_of(c: int) -> int:
+        if c in done:
+            return done[c]
+        n = g.classes[c][choice[c]]
+        if n.fn == "input":
+            r = b.add(PNode(INPUT, n.prim))
+        elif n.fn == "lit":
+            r = b.add(PNode(LIT, n.prim))
+        elif n.fn == "seq":
+            r = b.seq(n.prim, [c_of(k) for k in items(n.children[0])])
+        elif n.fn == "call":
+            args = [c_of(k) for k in items(n.children[0])]
+            kws = []
+            for kc in items(n.children[1]):
+                kn = g.classes[kc][choice[kc]]
+                kws.append((kn.prim, c_of(kn.children[0])))
+            r = b.call(n.prim, args, kws)
+        else:
+            raise ValueError(f"unexpected {n.fn} in value position")
+        done[c] = r
+        return r
+
+    return b.build(c_of(g.root))
+
+
+@dataclass
+class Extraction:
+    variants: list[tuple[Program, str]]  # (program, mode), distinct, the original excluded
+    attempts: int
+    distinct_seen: int
+    log10_space: float
+
+
+def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform", "near-original"),
+                     mutation: float = 0.3, max_ops: int | None = None, exclude: set[str] = frozenset(),
+                     max_attempts: int | None = None) -> Extraction:
+    """Up to `n` distinct variants, alternating between `modes`; `exclude` holds program keys
+    (e.g. the original's) that do not count as variants."""
+    rng = random.Random(seed)
+    max_attempts = max_attempts or 20 * n + 50
+    steps = 50 * max(1, g.num_classes)
+    seen: set[str] = set(exclude)
+    out: list[tuple[Program, str]] = []
+    attempts = 0
+
+    def run() -> None:
+        nonlocal attempts
+        while len(out) < n and attempts < max_attempts:
+            mode = modes[attempts % len(modes)]
+            attempts += 1
+            s = _Sampler(g, rng, mode, mutation, steps)
+            choice = s.sample(safe=False) or s.sample(safe=True)
+            if choice is None:
+                continue
+            p = to_program(g, choice)
+            if max_ops is not None and p.num_ops > max_ops:
+                continue
+            k = p.key()
+            if k in seen:
+                continue
+            seen.add(k)
+            out.append((p, mode))
+
+    _with_deep_stack(run)
+    return Extraction(out, attempts, len(seen - set(exclude)), g.log10_choices())
+
+
+def _with_deep_stack(fn) -> None:
+    """Run fn in a thread with a large stack: sampling recurses once per e-class on a path."""
+    old_limit = sys.getrecursionlimit()
+    old_size = threading.stack_size()
+    err: list[BaseException] = []
+
+    def target():
+        try:
+            fn()
+        except BaseException as e:  # re-raised in the caller
+            err.append(e)
+
+    try:
+        sys.setrecursionlimit(max(old_limit, 200_000))
+        threading.stack_size(512 * 1024 * 1024)
+        t = threading.Thread(target=target)
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    if err:
+        raise err[0]

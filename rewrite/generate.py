@@ -1,0 +1,183 @@
+"""Generation half of the pipeline: model file -> variant bundle (needs egglog; runs no compiler).
+
+load -> capture -> lift -> saturate -> extract -> lower -> render, per captured graph, into a
+bundle folder: one standalone module per variant, the inputs they load, and manifest.json.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from lowering.capture import capture
+from lowering.emit import emit_module
+from lowering.lift import lift_fx
+from lowering.load import load_model
+from lowering.lower import to_fx
+from rewrite.compile_rules import CompiledRule, compile_rules
+from rewrite.extract import extract_variants, read_egraph
+from rewrite.program import CALL, LIT, SEQ, UID_KW, Program
+from rewrite.ruledsl import load_rules
+from rewrite.saturate import Budget, saturate
+
+BUNDLE_FORMAT = "eqsat-bundle/1"
+
+
+@dataclass
+class GenerateOptions:
+    variants: int = 32
+    rules: tuple = ()  # rule specs (names, files, folders); empty: the built-in library
+    seed: int = 0
+    budget: Budget = field(default_factory=Budget)
+    modes: tuple = ("uniform", "near-original")
+    max_growth: float = 4.0  # a variant may have at most this many times the seed's ops (+16)
+
+
+def _match(p: Program, pat, i: int, env: dict) -> bool:
+    n = p.nodes[i]
+    k = pat[0]
+    if k in ("var", "svar"):
+        if k == "svar" and n.kind != LIT:
+            return False
+        if pat[1] in env:
+            return env[pat[1]] == i
+        env[pat[1]] = i
+        return True
+    if k == "lit":
+        return n.kind == LIT and n.name == pat[1]
+    if k == "seq":
+        return n.kind == SEQ and n.name == pat[1] and len(n.args) == len(pat[2]) and all(
+            _match(p, a, j, env) for a, j in zip(pat[2], n.args))
+    kwargs = [(kk, v) for kk, v in n.kwargs if kk != UID_KW]
+    return (n.kind == CALL and n.name == pat[1] and len(n.args) == len(pat[2])
+            and [kk for kk, _ in kwargs] == [kk for kk, _ in pat[3]]
+            and all(_match(p, a, j, env) for a, j in zip(pat[2], n.args))
+            and all(_match(p, v, j, env) for (_, v), (_, j) in zip(pat[3], kwargs)))
+
+
+def _node_keys(p: Program) -> list[str]:
+    keys: list[str] = []
+    for n in p.nodes:
+        keys.append(f"{n.kind}:{n.name}({','.join(keys[a] for a in n.args)};"
+                    f"{','.join(k + '=' + keys[v] for k, v in n.kwargs)})")
+    return keys
+
+
+def rules_applied(variant: Program, original: Program, rules: list[CompiledRule]) -> list[str]:
+    """Rules whose right-hand side appears in `variant` at a node the original did not have."""
+    old = set(_node_keys(original))
+    keys = _node_keys(variant)
+    by_root: dict[str, list[CompiledRule]] = {}
+    for r in rules:
+        if r.rhs[0] == "call":
+            by_root.setdefault(r.rhs[1], []).append(r)
+    found: list[str] = []
+    for i in variant.reachable():
+        n = variant.nodes[i]
+        if n.kind != CALL or keys[i] in old:
+            continue
+        for r in by_root.get(n.name, ()):
+            if r.name not in found and _match(variant, r.rhs, i, {}):
+                found.append(r.name)
+    if not found:  # rules whose rhs is a bare variable show as a removed lhs root
+        new_ops = {variant.nodes[i].name for i in variant.reachable() if variant.nodes[i].kind == CALL}
+        old_ops = {n.name for n in original.nodes if n.kind == CALL}
+        for r in rules:
+            if r.rhs[0] == "var" and r.lhs[0] == "call" and r.lhs[1] in old_ops - new_ops:
+                found.append(r.name)
+    return found
+
+
+def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions = GenerateOptions(),
+             log=lambda s: None) -> dict:
+    """Write a bundle for `model_path` into `out_dir`; returns its manifest."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+
+    def timed(stage, fn, *a, **kw):
+        t0 = time.perf_counter()
+        try:
+            return fn(*a, **kw)
+        finally:
+            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
+
+    loaded = timed("load", load_model, model_path, seed=opts.seed)
+    rules = timed("rules", load_rules, list(opts.rules) or None)
+    compiled, rule_errors = timed("rules", compile_rules, rules)
+    for e in rule_errors:
+        log(f"warning: {e}")
+    graphs = timed("capture", capture, loaded.module, loaded.inputs)
+    manifest: dict = {
+        "format": BUNDLE_FORMAT, "model": str(model_path), "model_sha": loaded.source_sha,
+        "convention": loaded.convention, "torch_version": torch.__version__,
+        "seed": opts.seed, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "rules": {"count": len(rules), "compiled": len(compiled), "errors": rule_errors,
+                  "names": sorted({r.name for r in rules}),
+                  "families": {r.name: r.family for r in rules},
+                  "numerics": {r.name: r.numerics for r in rules}},
+        "graphs": [], "variants": [],
+    }
+    fired_total: dict[str, int] = {}
+    per_graph = max(1, opts.variants // len(graphs)) if graphs else 0
+    for g in graphs:
+        gid = f"g{g.index}"
+        lifted = timed("lift", lift_fx, g.gm)
+        prog = lifted.program
+        inputs = list(g.inputs) + list(lifted.constants.values())
+        is_param = list(g.is_param) + [True] * len(lifted.constants)
+        inputs_file = f"{gid}.inputs.pt"
+        torch.save([x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs], out / inputs_file)
+        ginfo: dict = {"id": gid, "inputs_file": inputs_file, "input_names": list(lifted.input_names),
+                       "is_param": is_param, "ops": prog.num_ops, "op_names": sorted(set(prog.ops())),
+                       "mutating": lifted.mutating, "opaque": list(lifted.opaque)}
+
+        def write(vid: str, p: Program, title: str, notes: list[str]) -> str:
+            gm = to_fx(p, lifted.input_names)
+            src = emit_module(gm, title=title, inputs_file=inputs_file, input_names=lifted.input_names,
+                              notes=notes)
+            (out / f"{vid}.py").write_text(src)
+            return f"{vid}.py"
+
+        seed_file = timed("render", write, f"{gid}_seed", prog,
+                          f"seed program: graph {g.index} of {Path(str(model_path)).name}", [])
+        manifest["variants"].append({"id": f"{gid}_seed", "graph": gid, "file": seed_file, "seed": True,
+                                     "mode": "seed", "rules": [], "ops": prog.num_ops, "key": prog.key()})
+        if lifted.mutating or lifted.opaque or not compiled:
+            why = ("in-place ops (rewrites would reorder side effects)" if lifted.mutating else
+                   f"ops without importable names {lifted.opaque}" if lifted.opaque else "no rules")
+            ginfo["skipped_rewrites"] = why
+            log(f"graph {gid}: not rewritten: {why}")
+            manifest["graphs"].append(ginfo)
+            continue
+        sat = timed("saturate", saturate, prog, compiled, opts.budget)
+        ec = timed("extract", read_egraph, sat.lifted.egraph, sat.lifted.root, prog, sat.lifted.node_names)
+        ex = timed("extract", extract_variants, ec, per_graph, seed=opts.seed, modes=opts.modes,
+                   max_ops=int(prog.num_ops * opts.max_growth) + 16, exclude={prog.key()})
+        del sat.lifted.egraph  # drop the e-graph on the thread that made it
+        for name, n in sat.fired.items():
+            fired_total[name] = fired_total.get(name, 0) + n
+        ginfo["saturation"] = {"iterations": sat.iterations, "enodes": sat.enodes,
+                               "stop_reason": sat.stop_reason, "seconds": round(sat.seconds, 4),
+                               "sizes": sat.sizes}
+        ginfo["extraction"] = {"eclasses": ec.num_classes, "enodes": ec.num_enodes,
+                               "log10_choice_space": round(ex.log10_space, 2), "attempts": ex.attempts,
+                               "distinct": ex.distinct_seen}
+        for k, (p, mode) in enumerate(ex.variants, 1):
+            vid = f"{gid}_v{k:03d}"
+            applied = timed("extract", rules_applied, p, prog, compiled)
+            f = timed("render", write, vid, p,
+                      f"variant {k} ({mode}) of graph {g.index} of {Path(str(model_path)).name}",
+                      [f"rules applied: {', '.join(applied) or '(none identified)'}"])
+            manifest["variants"].append({"id": vid, "graph": gid, "file": f, "seed": False, "mode": mode,
+                                         "rules": applied, "ops": p.num_ops, "key": p.key()})
+        manifest["graphs"].append(ginfo)
+        log(f"graph {gid}: {prog.num_ops} ops, {sat.enodes} e-nodes after {sat.iterations} iterations "
+            f"({sat.stop_reason}), {len(ex.variants)} distinct variants")
+    manifest["rules"]["fired"] = dict(sorted(fired_total.items(), key=lambda kv: -kv[1]))
+    manifest["timings"] = {k: round(v, 4) for k, v in timings.items()}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    return manifest

@@ -1,0 +1,173 @@
+"""The plain program IR between stages: a DAG of input/literal/call/sequence nodes, no egglog.
+
+Lifting turns an FX graph into a `Program`, the e-graph stores Programs as terms, extraction
+gives Programs back, and lowering turns a Program into an FX graph. Spellings are kept apart:
+`operator.add`, `torch.add` and `Tensor.add` are different call targets.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+INPUT, LIT, CALL, SEQ = "input", "lit", "call", "seq"
+UID_KW = "__uid"  # a kwarg that keeps impure nodes (random ops) apart; never rendered
+
+
+@dataclass(frozen=True)
+class PNode:
+    kind: str  # INPUT | LIT | CALL | SEQ
+    name: str  # input: placeholder name; lit: Python source; call: target; seq: "tuple"/"list"
+    args: tuple[int, ...] = ()  # call: positional args; seq: items (indices into Program.nodes)
+    kwargs: tuple[tuple[str, int], ...] = ()  # call only
+
+
+@dataclass(frozen=True)
+class TensorMeta:
+    shape: tuple[int, ...]
+    dtype: str  # "float32", ...
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A DAG in topological order; `output` is the index of the output node (a SEQ)."""
+
+    nodes: tuple[PNode, ...]
+    output: int
+    meta: tuple[TensorMeta | None, ...] = field(default=(), compare=False)
+
+    def key(self) -> str:
+        """A canonical digest: equal for programs that compute the same way with the same names."""
+        h = hashlib.sha256()
+        memo: dict[int, str] = {}
+        for i, n in enumerate(self.nodes):
+            s = f"{n.kind}|{n.name}|{','.join(memo[a] for a in n.args)}|" + ",".join(
+                f"{k}={memo[v]}" for k, v in n.kwargs)
+            memo[i] = hashlib.sha256(s.encode()).hexdigest()[:20]
+        h.update(memo[self.output].encode())
+        return h.hexdigest()[:16]
+
+    @property
+    def num_ops(self) -> int:
+        return sum(1 for n in self.reachable() if self.nodes[n].kind == CALL)
+
+    def reachable(self) -> list[int]:
+        seen: set[int] = set()
+        stack = [self.output]
+        while stack:
+            i = stack.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            n = self.nodes[i]
+            stack.extend(n.args)
+            stack.extend(v for _, v in n.kwargs)
+        return sorted(seen)
+
+    def ops(self) -> list[str]:
+        return [self.nodes[i].name for i in self.reachable() if self.nodes[i].kind == CALL]
+
+    def inputs(self) -> list[str]:
+        return [n.name for n in self.nodes if n.kind == INPUT]
+
+
+class ProgramBuilder:
+    """Hash-consing builder: equal nodes are stored once (so a DAG stays a DAG)."""
+
+    def __init__(self) -> None:
+        self.nodes: list[PNode] = []
+        self.meta: list[TensorMeta | None] = []
+        self._index: dict[PNode, int] = {}
+
+    def add(self, node: PNode, meta: TensorMeta | None = None) -> int:
+        i = self._index.get(node)
+        if i is None:
+            i = len(self.nodes)
+            self.nodes.append(node)
+            self.meta.append(meta)
+            self._index[node] = i
+        elif meta is not None and self.meta[i] is None:
+            self.meta[i] = meta
+        return i
+
+    def input(self, name: str, meta: TensorMeta | None = None) -> int:
+        return self.add(PNode(INPUT, name), meta)
+
+    def lit(self, value) -> int:
+        return self.add(PNode(LIT, lit_source(value)))
+
+    def call(self, target: str, args, kwargs=(), meta: TensorMeta | None = None) -> int:
+        return self.add(PNode(CALL, target, tuple(args), tuple(kwargs)), meta)
+
+    def seq(self, kind: str, items) -> int:
+        return self.add(PNode(SEQ, kind, tuple(items)))
+
+    def build(self, output: int) -> Program:
+        return Program(tuple(self.nodes), output, tuple(self.meta))
+
+
+def dtype_name(dt: torch.dtype) -> str:
+    return str(dt).removeprefix("torch.")
+
+
+def lit_source(value) -> str:
+    """Python source for a literal argument value (round-trips through `lit_value`)."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "float('nan')"
+        if math.isinf(value):
+            return "float('inf')" if value > 0 else "float('-inf')"
+        return repr(value)
+    if isinstance(value, torch.dtype):
+        return f"torch.{dtype_name(value)}"
+    if isinstance(value, torch.device):
+        return "DEVICE"  # bundles are device-agnostic: the runner sets DEVICE
+    if isinstance(value, torch.memory_format):
+        return str(value)  # e.g. torch.contiguous_format
+    if isinstance(value, torch.layout):
+        return str(value)
+    if isinstance(value, slice):
+        return f"slice({lit_source(value.start)}, {lit_source(value.stop)}, {lit_source(value.step)})"
+    if value is Ellipsis:
+        return "Ellipsis"
+    if isinstance(value, torch.Size):
+        return f"torch.Size({list(value)!r})"
+    if isinstance(value, complex):
+        return repr(value)
+    raise TypeError(f"cannot express {type(value).__name__} value {value!r} as a literal")
+
+
+LIT_NAMESPACE = {"torch": torch, "float": float, "slice": slice, "Ellipsis": Ellipsis,
+                 "DEVICE": torch.device("cpu")}
+
+
+def lit_value(source: str, device: torch.device | None = None):
+    ns = dict(LIT_NAMESPACE)
+    if device is not None:
+        ns["DEVICE"] = device
+    return eval(source, ns)  # noqa: S307 - our own literal sources only
+
+
+def lit_kind(source: str) -> str | None:
+    """"float", "int" or "bool" for numeric literals (what `Scalar(...)` rule variables match)."""
+    if source in ("True", "False"):
+        return "bool"
+    try:
+        v = lit_value(source)
+    except Exception:
+        return None
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    return None

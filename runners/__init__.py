@@ -1,0 +1,1 @@
+"""Execution: workers, the oracle, findings, campaigns, the store, reports and the CLI."""

@@ -1,0 +1,237 @@
+"""The `eqsat-test` command line: run, generate, exec, rules, campaign, report; exit codes as pytest."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+import click
+
+EXIT_OK, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2, 3, 4
+COMMANDS = ("run", "generate", "exec", "rules", "campaign", "report")
+
+
+def _err(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+class _Group(click.Group):
+    """`eqsat-test MODEL.py ...` means `eqsat-test run MODEL.py ...`."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="eqsat-test")
+def cli() -> None:
+    """Find silent mis-compilations in torch.compile by testing many equivalent variants of a model.
+
+    \b
+    eqsat-test MODEL.py            the whole pipeline on one model (same as `run`)
+    eqsat-test generate MODEL.py   model -> variant bundle (needs egglog)
+    eqsat-test exec BUNDLE         bundle -> verdicts (torch only; e.g. on a GPU host)
+    eqsat-test rules list|check|new|stats
+    eqsat-test campaign SPEC.toml  many models x rule sets x backends x devices
+    eqsat-test report DIR          HTML report of a campaign or run folder
+
+    Exit codes: 0 nothing found, 1 compiler-bug candidates found, 2 interrupted,
+    3 internal error of eqsat-test, 4 usage or bad input.
+    """
+
+
+def _default_jobs() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def gen_options(f):
+    for opt in reversed([
+        click.option("--variants", "-n", default=32, show_default=True, help="Distinct variants to generate."),
+        click.option("--rules", "-r", "rules", multiple=True, help="Rule set name, file or folder (repeatable; default: the built-in library)."),
+        click.option("--seed", default=0, show_default=True, help="Seed for models, sampling and input sets."),
+        click.option("--iterations", default=8, show_default=True, help="Saturation budget: iterations."),
+        click.option("--max-enodes", default=50_000, show_default=True, help="Saturation budget: e-nodes."),
+        click.option("--sat-seconds", default=10.0, show_default=True, help="Saturation budget: seconds per graph."),
+        click.option("--mode", "modes", multiple=True, type=click.Choice(["uniform", "near-original"]),
+                     help="Extraction mode(s) (default: both, alternating)."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def exec_options(f):
+    for opt in reversed([
+        click.option("--backend", "-b", "backends", multiple=True, help="inductor (default), eager, aot_eager, cudagraphs, inductor-max-autotune, inductor-reduce-overhead, inductor-dynamic, inductor+CONFIG=VALUE,... (repeatable)."),
+        click.option("--device", "-d", "devices", multiple=True, type=click.Choice(["cpu", "cuda"]), help="cpu (default) and/or cuda (repeatable)."),
+        click.option("--timeout", default=300.0, show_default=True, help="Seconds per variant task (compile included)."),
+        click.option("--jobs", "-j", default=None, type=int, help="Worker processes (default: one per core)."),
+        click.option("--inputs", "input_kinds", default="given,random,special", show_default=True, help="Input sets: given, random, special."),
+        click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout; everything else on stderr."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def _budget(iterations, max_enodes, sat_seconds):
+    from rewrite.saturate import Budget
+    return Budget(iterations=iterations, max_enodes=max_enodes, seconds=sat_seconds)
+
+
+def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json):
+    from runners.pipeline import ExecOptions
+    devices = tuple(devices) or ("cpu",)
+    if "cuda" in devices:
+        import torch
+        if not torch.cuda.is_available():
+            raise click.UsageError("--device cuda: no CUDA GPU is available on this machine")
+    kinds = tuple(k.strip() for k in input_kinds.split(",") if k.strip())
+    bad = set(kinds) - {"given", "random", "special"}
+    if bad or not kinds:
+        raise click.UsageError(f"--inputs: unknown input set kind(s) {sorted(bad)}; use given, random, special")
+    return ExecOptions(backends=tuple(backends) or ("inductor",), devices=devices, timeout=timeout,
+                       jobs=jobs or _default_jobs(), seed=seed, input_kinds=kinds, progress=True)
+
+
+def _log(msg: str) -> None:
+    _err(f"eqsat-test: {msg}")
+
+
+def _summary(report: dict, manifest: dict, out: Path) -> str:
+    lines = [f"eqsat-test: {report['model']}  (torch {report['torch_version']})"]
+    gs = manifest["graphs"]
+    ops = sum(g["ops"] for g in gs)
+    fired = manifest["rules"].get("fired", {})
+    lines.append(f"  graphs: {len(gs)} ({ops} ops) | rules: {manifest['rules']['count']} loaded, "
+                 f"{sum(1 for n in fired.values() if n)} fired")
+    for g in gs:
+        if "saturation" in g:
+            s, e = g["saturation"], g["extraction"]
+            lines.append(f"  {g['id']}: {s['enodes']} e-nodes after {s['iterations']} iterations ({s['stop_reason']}), "
+                         f"~10^{e['log10_choice_space']:.0f} choices, {e['distinct']} distinct variants found")
+        elif g.get("skipped_rewrites"):
+            lines.append(f"  {g['id']}: not rewritten ({g['skipped_rewrites']})")
+    st = report["stats"]
+    lines.append(f"  executed: {report['executed']} tasks ({report['variants']} variants + seeds) x "
+                 f"{'/'.join(st['backends'])} on {'/'.join(st['devices'])}, inputs {','.join(st['input_kinds'])}, "
+                 f"{st['wall_seconds']:.0f} s")
+    bugs = [f for f in report["findings"] if f.get("repro")]
+    notes = [f for f in report["findings"] if not f.get("repro")]
+    if bugs:
+        lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s):")
+        for f in bugs:
+            err = f" max_abs_err={f['max_abs_err']:.3g}" if f.get("max_abs_err") is not None else ""
+            lines.append(f"    [{f['kind']}] {f['variant']} {f['backend']}/{f['device']}{err} "
+                         f"(x{f.get('count', 1)}) rules: {', '.join(f['rules']) or '-'}")
+            lines.append(f"      {f.get('detail', '')[:160]}")
+            lines.append(f"      repro: {f['repro']}")
+    else:
+        lines.append("  no compiler-bug candidates")
+    if notes:
+        kinds: dict[str, int] = {}
+        for n in notes:
+            kinds[n["kind"]] = kinds.get(n["kind"], 0) + 1
+        lines.append("  notes (not compiler bugs): " + ", ".join(f"{v} {k}" for k, v in kinds.items()))
+    lines.append(f"  results: {out / 'results.json'}")
+    return "\n".join(lines)
+
+
+def _emit(report: dict, manifest: dict, out: Path, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(report, default=str))
+    else:
+        click.echo(_summary(report, manifest, out))
+
+
+@cli.command()
+@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
+@gen_options
+@exec_options
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: eqsat-out/<model name>).")
+def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, backends, devices,
+        timeout, jobs, input_kinds, as_json, out):
+    """The whole pipeline on one model file: generate variants, execute, judge, report."""
+    from rewrite.generate import GenerateOptions, generate
+    from runners.pipeline import execute_bundle, exit_code
+
+    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json)
+    out = out or Path("eqsat-out") / model.stem
+    go = GenerateOptions(variants=variants, rules=tuple(rules), seed=seed,
+                         budget=_budget(iterations, max_enodes, sat_seconds),
+                         modes=tuple(modes) or ("uniform", "near-original"))
+    manifest = generate(model, out / "bundle", go, log=_log)
+    report = execute_bundle(out / "bundle", out, eo, log=_log)
+    report["stats"]["timings"] = {**manifest["timings"], **{k: v for k, v in report["stats"]["exec_timings"].items()}}
+    report["stats"]["graphs"] = [{k: g.get(k) for k in ("id", "ops", "saturation", "extraction", "skipped_rewrites")}
+                                 for g in manifest["graphs"]]
+    report["stats"]["rules_fired"] = manifest["rules"].get("fired", {})
+    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+    _emit(report, manifest, out, as_json)
+    sys.exit(exit_code(report))
+
+
+@cli.command(name="generate")
+@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
+@gen_options
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True, help="Bundle folder to write.")
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
+def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, out, as_json):
+    """Model file -> variant bundle (standalone modules + inputs + manifest.json)."""
+    from rewrite.generate import GenerateOptions, generate
+    manifest = generate(model, out, GenerateOptions(
+        variants=variants, rules=tuple(rules), seed=seed, budget=_budget(iterations, max_enodes, sat_seconds),
+        modes=tuple(modes) or ("uniform", "near-original")), log=_log)
+    if as_json:
+        click.echo(json.dumps(manifest, default=str))
+    else:
+        n = sum(1 for v in manifest["variants"] if not v["seed"])
+        click.echo(f"wrote bundle {out}: {len(manifest['graphs'])} graph(s), {n} variants + seeds")
+
+
+@cli.command(name="exec")
+@click.argument("bundle", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@exec_options
+@click.option("--seed", default=0, show_default=True, help="Seed for the extra input sets.")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: BUNDLE/../results).")
+def exec_cmd(bundle, backends, devices, timeout, jobs, input_kinds, as_json, seed, out):
+    """Bundle -> verdicts and findings. Needs only torch (no egglog)."""
+    from runners.pipeline import execute_bundle, exit_code, read_manifest
+    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json)
+    out = out or bundle.parent / f"{bundle.name}-results"
+    report = execute_bundle(bundle, out, eo, log=_log)
+    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+    _emit(report, read_manifest(bundle), out, as_json)
+    sys.exit(exit_code(report))
+
+
+def main(argv=None) -> None:
+    """Entry point: maps every outcome to the documented exit codes."""
+    from lowering.load import BadInput
+    from rewrite.ruledsl import RuleError
+    from runners.pipeline import BadBundle
+    try:
+        cli.main(args=argv, standalone_mode=False)
+    except SystemExit as e:
+        sys.exit(e.code if isinstance(e.code, int) else EXIT_OK)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        _err("eqsat-test: interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+    except click.exceptions.ClickException as e:  # usage errors, bad options
+        e.show()
+        sys.exit(EXIT_USAGE)
+    except (BadInput, RuleError, BadBundle) as e:
+        _err(f"eqsat-test: error: {e}")
+        sys.exit(EXIT_USAGE)
+    except Exception as e:  # our bug: one line, and the traceback in a file
+        log = Path(os.environ.get("TMPDIR", "/tmp")) / f"eqsat-test-crash-{os.getpid()}.txt"
+        log.write_text(traceback.format_exc())
+        _err(f"eqsat-test: internal error: {type(e).__name__}: {e} (traceback: {log})")
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(EXIT_OK)
+
+
+if __name__ == "__main__":
+    main()

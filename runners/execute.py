@@ -1,0 +1,160 @@
+"""A pool of warm worker subprocesses with per-task timeouts; a hang or crash costs one task only."""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from runners.worker import RESULT_TAG
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+STARTUP_TIMEOUT = 180.0
+
+
+@dataclass
+class PoolOptions:
+    jobs: int = 1
+    timeout: float = 300.0  # seconds per task (compile included)
+    env: dict = field(default_factory=dict)  # extra environment for every worker
+    per_worker_cache: str | None = None  # folder: each worker gets its own Inductor/Triton cache
+    compile_threads: int | None = None
+
+
+class _Worker:
+    def __init__(self, slot: int, opts: PoolOptions, log: Callable[[str], None]) -> None:
+        self.slot, self.opts, self.log = slot, opts, log
+        self.proc: subprocess.Popen | None = None
+        self.lines: queue.Queue = queue.Queue()
+        self.stderr_tail: list[str] = []
+
+    def _env(self) -> dict:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        threads = self.opts.compile_threads or (1 if self.opts.jobs > 1 else None)
+        if threads:
+            env["TORCHINDUCTOR_COMPILE_THREADS"] = str(threads)
+            env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // max(1, self.opts.jobs))))
+        if self.opts.per_worker_cache:
+            base = Path(self.opts.per_worker_cache) / f"worker{self.slot}"
+            env["TORCHINDUCTOR_CACHE_DIR"] = str(base / "inductor")
+            env["TRITON_CACHE_DIR"] = str(base / "triton")
+        env.update({k: str(v) for k, v in self.opts.env.items()})
+        return env
+
+    def start(self) -> None:
+        self.lines = queue.Queue()
+        self.stderr_tail = []
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "runners.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=self._env(), start_new_session=True, bufsize=1,
+        )
+        threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True).start()
+        threading.Thread(target=self._read_err, args=(self.proc,), daemon=True).start()
+        msg = self._next(STARTUP_TIMEOUT)
+        if msg is None or not msg.get("ready"):
+            tail = "".join(self.stderr_tail[-20:])
+            self.kill()
+            raise RuntimeError(f"worker {self.slot} failed to start: {tail[-2000:]}")
+
+    @staticmethod
+    def _read(proc: subprocess.Popen, q: queue.Queue) -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            if line.startswith(RESULT_TAG):
+                q.put(json.loads(line[len(RESULT_TAG):]))
+        q.put(None)  # EOF: the worker died
+
+    def _read_err(self, proc: subprocess.Popen) -> None:
+        for line in proc.stderr:  # type: ignore[union-attr]
+            self.stderr_tail.append(line)
+            if len(self.stderr_tail) > 200:
+                del self.stderr_tail[:100]
+
+    def _next(self, timeout: float):
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return "timeout"
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def run(self, task: dict) -> dict:
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
+        t0 = time.perf_counter()
+        self.proc.stdin.write(json.dumps(task) + "\n")  # type: ignore[union-attr]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+        msg = self._next(self.opts.timeout)
+        base = {"task": task.get("id"), "variant": task.get("variant"), "backend": task.get("backend"),
+                "device": task.get("device", "cpu"), "input_sets": [], "timings": {}}
+        if msg == "timeout":
+            self.kill()
+            return {**base, "status": "timeout", "error": {"type": "Timeout", "message":
+                    f"no result within {self.opts.timeout:.0f} s", "traceback": ""},
+                    "elapsed": time.perf_counter() - t0}
+        if msg is None:
+            code = self.proc.wait() if self.proc else None
+            tail = "".join(self.stderr_tail[-40:])
+            self.proc = None
+            sig = -code if code is not None and code < 0 else None
+            why = f"worker died with signal {sig}" if sig else f"worker exited with code {code}"
+            return {**base, "status": "process-crash", "error": {"type": "ProcessCrash",
+                    "message": why, "traceback": tail[-6000:]}, "elapsed": time.perf_counter() - t0}
+        msg["elapsed"] = time.perf_counter() - t0
+        return msg
+
+
+def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[dict], None] | None = None,
+              log: Callable[[str], None] = lambda s: None) -> list[dict]:
+    """Run every task on `opts.jobs` warm workers; results come back in task order."""
+    todo: queue.Queue = queue.Queue()
+    for i, t in enumerate(tasks):
+        todo.put((i, t))
+    results: list[dict | None] = [None] * len(tasks)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def slot(k: int) -> None:
+        w = _Worker(k, opts, log)
+        try:
+            while True:
+                try:
+                    i, t = todo.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    r = w.run(t)
+                except BaseException as e:  # a worker that cannot start: stop this slot
+                    errors.append(e)
+                    return
+                with lock:
+                    results[i] = r
+                    if on_result:
+                        on_result(r)
+        finally:
+            w.kill()
+
+    n = max(1, min(opts.jobs, len(tasks)))
+    threads = [threading.Thread(target=slot, args=(k,), daemon=True) for k in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors and any(r is None for r in results):
+        raise RuntimeError(str(errors[0]))
+    return [r for r in results if r is not None]

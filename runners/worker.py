@@ -1,0 +1,172 @@
+"""Execution worker: a warm subprocess that runs variant modules eager and compiled and judges them.
+
+Protocol: one JSON task per line on stdin, one JSON result per line on stdout (prefixed with
+RESULT_TAG so stray prints from torch cannot be mistaken for results). Imports torch, numpy and
+our runners only: never egglog, so bundles execute on hosts that have just torch installed.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+RESULT_TAG = "@@EQSAT-RESULT@@ "
+
+
+def _load_module(path: str):
+    name = "eqsat_variant_" + str(abs(hash(path)))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _error(e: BaseException) -> dict:
+    tb = traceback.format_exception(type(e), e, e.__traceback__)
+    msg = str(e).strip().splitlines()
+    return {"type": type(e).__name__, "module": type(e).__module__,
+            "message": msg[0][:500] if msg else "", "traceback": "".join(tb)[-6000:]}
+
+
+def compile_options(backend: str) -> tuple[str, dict]:
+    """Backend spec -> (torch.compile backend, options). Specs: inductor, eager, aot_eager,
+    cudagraphs, inductor-max-autotune, inductor-reduce-overhead, inductor-dynamic,
+    and inductor+<config>=<value>,... for Inductor config overrides."""
+    opts: dict = {}
+    config: dict = {}
+    if "+" in backend:
+        backend, cfg = backend.split("+", 1)
+        for item in cfg.split(","):
+            k, _, v = item.partition("=")
+            config[k] = json.loads(v) if v else True
+    if backend == "inductor-max-autotune":
+        backend, opts["mode"] = "inductor", "max-autotune"
+    elif backend == "inductor-reduce-overhead":
+        backend, opts["mode"] = "inductor", "reduce-overhead"
+    elif backend == "inductor-dynamic":
+        backend, opts["dynamic"] = "inductor", True
+    if config:
+        opts["options"] = config
+    return backend, opts
+
+
+def run_task(task: dict) -> dict:
+    import torch
+
+    from runners.inputs import input_sets, to_fp64_inputs
+    from runners.oracle import judge
+
+    device = torch.device(task.get("device", "cpu"))
+    res: dict = {"task": task.get("id"), "variant": task["variant"], "backend": task["backend"],
+                 "device": device.type, "status": "ok", "input_sets": [], "timings": {}}
+    t0 = time.perf_counter()
+    mod = _load_module(task["file"])
+    mod.DEVICE = device
+    base = mod.get_inputs(device)
+    is_param = task.get("is_param")
+    sets = input_sets(base, is_param=is_param, seed=task.get("seed", 0),
+                      kinds=tuple(task.get("input_kinds", ("given", "random", "special"))))
+    res["timings"]["load"] = time.perf_counter() - t0
+
+    # Eager reference, twice (nondeterminism), and fp64.
+    t0 = time.perf_counter()
+    refs = []
+    for s in sets:
+        torch.manual_seed(0)
+        try:
+            with torch.no_grad():
+                ref = mod.forward(*s.inputs)
+                torch.manual_seed(0)
+                ref2 = mod.forward(*s.inputs)
+                idx = mod.index_sources(*s.inputs)
+        except Exception as e:
+            res["status"] = "eager-error"
+            res["error"] = _error(e)
+            res["input_set"] = s.name
+            return res
+        fp64 = None
+        try:
+            with torch.no_grad():
+                torch.manual_seed(0)
+                fp64 = mod.forward(*to_fp64_inputs(s.inputs))
+        except Exception:
+            fp64 = None
+        refs.append((s, ref, ref2, fp64, idx))
+        if task.get("save_eager"):
+            out = Path(task["save_eager"]) / f"{s.name}.pt"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            torch.save(_cpu(ref), out)
+    res["timings"]["eager"] = time.perf_counter() - t0
+
+    backend, opts = compile_options(task["backend"])
+    torch._dynamo.reset()
+    compiled = torch.compile(mod.forward, backend=backend, **opts)
+    first = True
+    for s, ref, ref2, fp64, idx in refs:
+        t0 = time.perf_counter()
+        try:
+            torch.manual_seed(0)
+            with torch.no_grad():
+                got = compiled(*s.inputs)
+                if opts.get("mode") == "reduce-overhead":  # CUDA graphs replay from the 2nd call
+                    got = compiled(*s.inputs)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+        except Exception as e:
+            res["status"] = "compile-crash" if first else "run-crash"
+            res["error"] = _error(e)
+            res["input_set"] = s.name
+            return res
+        dt = time.perf_counter() - t0
+        res["timings"]["compile" if first else "run"] = res["timings"].get("compile" if first else "run", 0.0) + dt
+        first = False
+        v = judge(ref, got, fp64, ref2=ref2, index_info=idx)
+        entry = {"name": s.name, **v.to_dict()}
+        if task.get("save_compiled") and not v.ok:
+            folder = Path(task["save_compiled"])
+            folder.mkdir(parents=True, exist_ok=True)
+            torch.save(_cpu(got), folder / f"{s.name}.out.pt")
+            torch.save(_cpu(list(s.inputs)), folder / f"{s.name}.inputs.pt")
+            entry["inputs_file"] = str(folder / f"{s.name}.inputs.pt")
+        res["input_sets"].append(entry)
+    return res
+
+
+def _cpu(x):
+    import torch
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_cpu(i) for i in x) if not hasattr(x, "_fields") else tuple(_cpu(i) for i in x)
+    if isinstance(x, dict):
+        return {k: _cpu(v) for k, v in x.items()}
+    return x
+
+
+def main() -> None:
+    # Results go to the real stdout; everything else (torch's prints) to stderr.
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    import torch  # noqa: F401  (warm the import before the first task)
+    print(RESULT_TAG + json.dumps({"ready": True, "pid": os.getpid()}), file=out, flush=True)
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        task = json.loads(line)
+        try:
+            res = run_task(task)
+        except Exception as e:  # our own bug, reported, not fatal for the worker
+            res = {"task": task.get("id"), "variant": task.get("variant"), "status": "internal-error",
+                   "error": _error(e), "input_sets": [], "backend": task.get("backend"),
+                   "device": task.get("device", "cpu"), "timings": {}}
+        print(RESULT_TAG + json.dumps(res), file=out, flush=True)
+
+
+if __name__ == "__main__":
+    main()
