@@ -207,6 +207,109 @@ def exec_cmd(bundle, backends, devices, timeout, jobs, input_kinds, as_json, see
     sys.exit(exit_code(report))
 
 
+@cli.group()
+def rules() -> None:
+    """List, check, scaffold and measure rewrite rules."""
+
+
+def _rule_rows(specs):
+    from rewrite.compile_rules import compile_rules
+    from rewrite.ruledsl import load_rules
+    rs = load_rules(list(specs) or None)
+    compiled, errors = compile_rules(rs)
+    ops: dict[str, set] = {}
+    for c in compiled:
+        ops.setdefault(c.name, set()).update(c.ops())
+    rows = [{"name": r.name, "family": r.family, "numerics": r.numerics, "bidirectional": r.bidirectional,
+             "ops": sorted(ops.get(r.name, ())), "source": r.source, "tags": list(r.tags)} for r in rs]
+    return rows, errors
+
+
+@rules.command(name="list")
+@click.argument("specs", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+def rules_list(specs, as_json):
+    """Every rule: name, family, numerics class, ops involved (SPECS: names, files or folders)."""
+    rows, errors = _rule_rows(specs)
+    all_ops = sorted(set().union(*[set(r["ops"]) for r in rows])) if rows else []
+    families = sorted({r["family"] for r in rows})
+    if as_json:
+        click.echo(json.dumps({"rules": rows, "count": len(rows), "families": families,
+                               "ops": all_ops, "op_count": len(all_ops), "errors": errors}))
+        return
+    for r in rows:
+        arrow = "<->" if r["bidirectional"] else "->"
+        click.echo(f"{r['name']:<40} {r['family']:<12} {r['numerics']:<12} {arrow:<4} {', '.join(r['ops'])}")
+    click.echo(f"{len(rows)} rules, {len(families)} families, {len(all_ops)} ops")
+    for e in errors:
+        _err(f"eqsat-test: rule error: {e}")
+
+
+@rules.command(name="check")
+@click.argument("specs", nargs=-1)
+@click.option("--seed", default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+def rules_check(specs, seed, as_json):
+    """Sample each rule over dtypes, shapes and special values; fail rules whose numerics class is false.
+
+    SPECS are rule names, rule files, folders or built-in rule set names (default: the whole library)."""
+    from rewrite.ruledsl import load_rules
+    from rewrite.rulecheck import check_rules
+    names = [s for s in specs if not Path(s).exists()]
+    paths = [s for s in specs if Path(s).exists()]
+    rs = load_rules(paths or None) if paths or not names else load_rules(None)
+    if names:
+        from rewrite.ruledsl import BUILTIN_RULES_DIR, rule_files
+        builtin_sets = {f.stem for f in rule_files(BUILTIN_RULES_DIR)}
+        sets = [n for n in names if n in builtin_sets]
+        wanted = set(names) - set(sets)
+        rs = ([r for r in rs if r.name in wanted] if wanted else []) + (load_rules(sets) if sets else [])
+        missing = wanted - {r.name for r in rs}
+        if missing:
+            raise click.UsageError(f"no rule named {', '.join(sorted(missing))}")
+    results = check_rules(rs, seed=seed)
+    failed = [r for r in results if not r.ok]
+    if as_json:
+        click.echo(json.dumps({"checked": len(results), "failed": len(failed),
+                               "results": [r.__dict__ for r in results]}, default=str))
+    else:
+        for r in results:
+            status = "ok  " if r.ok else "FAIL"
+            click.echo(f"{status} {r.rule:<40} {r.claimed:<12} {r.samples} samples")
+            if not r.ok:
+                click.echo("     " + str(r.counterexample).replace("\n", "\n     "))
+        click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    sys.exit(EXIT_FOUND if failed else EXIT_OK)
+
+
+@rules.command(name="new")
+@click.argument("name")
+@click.option("--dir", "dest", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True)
+@click.option("--family", default="misc", show_default=True)
+def rules_new(name, dest, family):
+    """Scaffold a rule file NAME.py and its test in --dir."""
+    from rewrite.ruleauthor import new_rule
+    for f in new_rule(name, dest, family=family):
+        click.echo(f"wrote {f}")
+    click.echo(f"next: edit {dest / (name + '.py')}, then `eqsat-test rules check {dest / (name + '.py')}` "
+               f"and `eqsat-test MODEL.py --rules {dest}`")
+
+
+@rules.command(name="stats")
+@click.argument("out", type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+def rules_stats(out, as_json):
+    """How often each rule fired and how many findings it took part in, for a run or campaign folder."""
+    from runners.rulestats import rule_stats
+    rows = rule_stats(out)
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    click.echo(f"{'rule':<40} {'fired':>8} {'variants':>9} {'findings':>9} {'unsound':>8}")
+    for r in rows:
+        click.echo(f"{r['rule']:<40} {r['fired']:>8} {r['variants']:>9} {r['findings']:>9} {r['unsound']:>8}")
+
+
 def main(argv=None) -> None:
     """Entry point: maps every outcome to the documented exit codes."""
     from lowering.load import BadInput
