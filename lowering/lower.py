@@ -42,7 +42,7 @@ def to_fx(program: Program, input_names: tuple[str, ...] | list[str]) -> torch.f
         env[i] = v
         return v
 
-    for i in program.reachable():  # topological: indices only refer backwards
+    for i in range(len(program.nodes)):  # every node: in-place ops matter even when unreferenced
         val(i)
     g.output(val(program.output))
     g.lint()

@@ -160,48 +160,77 @@ def _node_height(g: EClassGraph, n: ENode) -> int:
 
 
 class _Sampler:
-    def __init__(self, g: EClassGraph, rng: random.Random, mode: str, mutation: float, max_steps: int):
-        self.g, self.rng, self.mode, self.mutation = g, rng, mode, mutation
-        self.max_steps = max_steps
+    """One random choice per (e-class, level). A node whose child is on the current path would
+    close a cycle; instead of rejecting it, the child may be re-entered one level deeper (a
+    fresh copy of that class), which is how introduction rewrites such as `x -> x * 1.0` or
+    `x -> x.t().t()` become visible. Levels are bounded, so sampling always terminates."""
 
-    def order(self, c: int, safe: bool) -> list[int]:
+    def __init__(self, g: EClassGraph, rng: random.Random, mode: str, mutation: float, max_steps: int,
+                 max_level: int = 2, unroll: float = 0.5):
+        self.g, self.rng, self.mode, self.mutation = g, rng, mode, mutation
+        self.max_steps, self.max_level, self.unroll = max_steps, max_level, unroll
+
+    def order(self, c: int, safe: bool) -> tuple[list[int], bool]:
+        """Candidate node indices, and whether this class keeps its original node first."""
         nodes = self.g.classes[c]
         idx = list(range(len(nodes)))
         h = self.g.height[c]
         if safe:  # min-height nodes only: children strictly lower, so no cycle is possible
-            return [i for i in idx if _node_height(self.g, nodes[i]) <= h]
+            return [i for i in idx if _node_height(self.g, nodes[i]) <= h], True
         self.rng.shuffle(idx)
-        if self.mode == "near-original" and c in self.g.original and self.rng.random() >= self.mutation:
+        keep = self.mode == "near-original" and c in self.g.original and self.rng.random() >= self.mutation
+        if keep:
             o = self.g.original[c]
             idx.remove(o)
             idx.insert(0, o)
-        return idx
+        return idx, keep
 
-    def sample(self, safe: bool) -> dict[int, int] | None:
-        choice: dict[int, int] = {}
-        on_path: set[int] = set()
+    def sample(self, safe: bool) -> dict | None:
+        choice: dict[tuple[int, int], tuple[int, tuple[int, ...]]] = {}
+        on_path: set[tuple[int, int]] = set()
         steps = [0]
 
-        def visit(c: int) -> bool:
-            if c in choice:
-                return True
+        done: dict[int, tuple[int, int]] = {}  # class -> a finished (class, level) to reuse
+
+        def visit(c: int, level: int) -> tuple[int, int] | None:
+            """Choose for class c at `level`; returns the key used (a finished choice of c at
+            any level is reused: it is a complete acyclic subtree, so sharing it is safe)."""
+            if c in done:
+                return done[c]
             steps[0] += 1
             if steps[0] > self.max_steps:
                 raise _GiveUp
-            on_path.add(c)
-            for i in self.order(c, safe):
+            on_path.add((c, level))
+            order, keep = self.order(c, safe)
+            for i in order:
                 node = self.g.classes[c][i]
-                if any(k in on_path for k in node.children):
+                levels = []
+                for k in node.children:
+                    lv = level
+                    while (k, lv) in on_path and lv < self.max_level:
+                        lv += 1
+                    levels.append(lv)
+                if any((k, lv) in on_path for k, lv in zip(node.children, levels)):
                     continue
-                if all(visit(k) for k in node.children):
-                    choice[c] = i
-                    on_path.discard(c)
-                    return True
-            on_path.discard(c)
-            return False
+                if levels != [level] * len(levels) and (safe or keep or self.rng.random() >= self.unroll):
+                    continue
+                keys = []
+                for k, lv in zip(node.children, levels):
+                    key = visit(k, lv)
+                    if key is None:
+                        break
+                    keys.append(key)
+                else:
+                    choice[(c, level)] = (i, tuple(lv for _, lv in keys))
+                    on_path.discard((c, level))
+                    if c not in done and not any(k == c for k, _ in keys):
+                        done[c] = (c, level)
+                    return (c, level)
+            on_path.discard((c, level))
+            return None
 
         try:
-            return choice if visit(self.g.root) else None
+            return choice if visit(self.g.root, 0) is not None else None
         except _GiveUp:
             return None
 
@@ -210,44 +239,49 @@ class _GiveUp(Exception):
     pass
 
 
-def to_program(g: EClassGraph, choice: dict[int, int]) -> Program:
-    """The program a choice function describes (post-order, so indices refer backwards)."""
+def to_program(g: EClassGraph, choice: dict) -> Program:
+    """The program a choice describes (post-order, so indices refer backwards)."""
     b = ProgramBuilder()
-    done: dict[int, int] = {}
+    done: dict[tuple[int, int], int] = {}
 
-    def items(c: int) -> list[int]:
-        """The classes of a cons list's elements."""
+    def chosen(key):
+        i, levels = choice[key]
+        n = g.classes[key[0]][i]
+        return n, list(zip(n.children, levels))
+
+    def items(key) -> list[tuple[int, int]]:
+        """The (class, level) keys of a cons list's elements."""
         out = []
         while True:
-            n = g.classes[c][choice[c]]
+            n, kids = chosen(key)
             if n.fn == "nil":
                 return out
-            out.append(n.children[0])
-            c = n.children[1]
+            out.append(kids[0])
+            key = kids[1]
 
-    def c_of(c: int) -> int:
-        if c in done:
-            return done[c]
-        n = g.classes[c][choice[c]]
+    def c_of(key) -> int:
+        if key in done:
+            return done[key]
+        n, kids = chosen(key)
         if n.fn == "input":
             r = b.add(PNode(INPUT, n.prim))
         elif n.fn == "lit":
             r = b.add(PNode(LIT, n.prim))
         elif n.fn == "seq":
-            r = b.seq(n.prim, [c_of(k) for k in items(n.children[0])])
+            r = b.seq(n.prim, [c_of(k) for k in items(kids[0])])
         elif n.fn == "call":
-            args = [c_of(k) for k in items(n.children[0])]
+            args = [c_of(k) for k in items(kids[0])]
             kws = []
-            for kc in items(n.children[1]):
-                kn = g.classes[kc][choice[kc]]
-                kws.append((kn.prim, c_of(kn.children[0])))
+            for kk in items(kids[1]):
+                kn, kkids = chosen(kk)
+                kws.append((kn.prim, c_of(kkids[0])))
             r = b.call(n.prim, args, kws)
         else:
             raise ValueError(f"unexpected {n.fn} in value position")
-        done[c] = r
+        done[key] = r
         return r
 
-    return b.build(c_of(g.root))
+    return b.build(c_of((g.root, 0)))
 
 
 @dataclass

@@ -110,7 +110,10 @@ _collecting: list[Rule] | None = None
 
 
 def _params_of(fn: Callable) -> dict:
-    sig = inspect.signature(fn)
+    try:  # rule files may use `from __future__ import annotations` (string annotations)
+        sig = inspect.signature(fn, eval_str=True)
+    except Exception as e:
+        raise RuleError(f"rule {getattr(fn, '__name__', fn)}: cannot evaluate its annotations: {e}") from e
     params = {}
     for name, p in sig.parameters.items():
         ann = p.annotation
