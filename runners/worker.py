@@ -42,7 +42,10 @@ def compile_options(backend: str) -> tuple[str, dict]:
         backend, cfg = backend.split("+", 1)
         for item in cfg.split(","):
             k, _, v = item.partition("=")
-            config[k] = json.loads(v) if v else True
+            try:
+                config[k] = json.loads(v) if v else True
+            except json.JSONDecodeError:  # an unquoted string, as shells leave `key="text"`
+                config[k] = v
     if backend == "inductor-max-autotune":
         backend, opts["mode"] = "inductor", "max-autotune"
     elif backend == "inductor-reduce-overhead":
@@ -57,19 +60,27 @@ def compile_options(backend: str) -> tuple[str, dict]:
 def run_task(task: dict) -> dict:
     import torch
 
-    from runners.inputs import input_sets, to_fp64_inputs
+    from runners.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source, to_device
+    from runners.inputs import InputSet, input_sets, to_fp64_inputs
     from runners.oracle import judge
 
     device = torch.device(task.get("device", "cpu"))
+    save_outputs = bool(task.get("save_outputs"))  # cross-device runs: keep every output for the judge
     res: dict = {"task": task.get("id"), "variant": task["variant"], "backend": task["backend"],
                  "device": device.type, "status": "ok", "input_sets": [], "timings": {}}
+    if save_outputs:
+        res.update(file=task["file"], seed=task.get("seed", 0), save_compiled=task.get("save_compiled"))
     t0 = time.perf_counter()
     mod = _load_module(task["file"])
     mod.DEVICE = device
-    base = mod.get_inputs(device)
+    # Input sets are made on the CPU (same seed, same values on every device), then moved.
+    base = to_device(mod.get_inputs(), torch.device("cpu"))
     is_param = task.get("is_param")
     sets = input_sets(base, is_param=is_param, seed=task.get("seed", 0),
                       kinds=tuple(task.get("input_kinds", ("given", "random", "special"))))
+    digests = {s.name: inputs_digest(s.inputs) for s in sets} if save_outputs else {}
+    if device.type != "cpu":
+        sets = [InputSet(s.name, tuple(to_device(list(s.inputs), device))) for s in sets]
     res["timings"]["load"] = time.perf_counter() - t0
 
     # Eager reference, twice (nondeterminism), and fp64.
@@ -80,7 +91,7 @@ def run_task(task: dict) -> dict:
         try:
             with torch.no_grad():
                 ref = mod.forward(*s.inputs)
-                torch.manual_seed(0)
+                # no reseed: a program that draws random numbers must show it by differing
                 ref2 = mod.forward(*s.inputs)
                 idx = mod.index_sources(*s.inputs)
         except Exception as e:
@@ -100,11 +111,46 @@ def run_task(task: dict) -> dict:
             out = Path(task["save_eager"]) / f"{s.name}.pt"
             out.parent.mkdir(parents=True, exist_ok=True)
             torch.save(_cpu(ref), out)
+            if save_outputs:  # the cross-device judge's fp64 reference and tie-aware indices
+                if fp64 is not None:
+                    torch.save(_cpu(fp64), out.with_suffix(".fp64.pt"))
+                if idx:
+                    torch.save(_cpu(idx), out.with_suffix(".idx.pt"))
     res["timings"]["eager"] = time.perf_counter() - t0
 
     backend, opts = compile_options(task["backend"])
     torch._dynamo.reset()
     compiled = torch.compile(mod.forward, backend=backend, **opts)
+    recording = backend == "inductor" and KernelRecorder.install()
+    if recording:
+        KernelRecorder.start()
+
+    def keep_kernels() -> None:  # a failure on this task: keep Inductor's code beside its outputs
+        if not (recording and task.get("save_compiled")):
+            return
+        try:
+            text = kernel_source(res.get("kernel_files") or [], header=kernel_header(
+                {"variant": task["variant"], "backend": task["backend"], "device": device.type}))
+            if text:
+                folder = Path(task["save_compiled"])
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "kernel_source.py").write_text(text)
+                res["kernel_source_file"] = str(folder / "kernel_source.py")
+        except OSError:
+            pass
+
+    try:
+        _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs, judge)
+    finally:
+        if recording:
+            res["kernel_files"] = KernelRecorder.stop()
+    if res["status"] != "ok" or any(not e["ok"] for e in res["input_sets"]):
+        keep_kernels()
+    return res
+
+
+def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs, judge) -> None:
+    import torch
     first = True
     for s, ref, ref2, fp64, idx in refs:
         t0 = time.perf_counter()
@@ -120,20 +166,22 @@ def run_task(task: dict) -> dict:
             res["status"] = "compile-crash" if first else "run-crash"
             res["error"] = _error(e)
             res["input_set"] = s.name
-            return res
+            return
         dt = time.perf_counter() - t0
         res["timings"]["compile" if first else "run"] = res["timings"].get("compile" if first else "run", 0.0) + dt
         first = False
         v = judge(ref, got, fp64, ref2=ref2, index_info=idx)
         entry = {"name": s.name, **v.to_dict()}
-        if task.get("save_compiled") and not v.ok:
+        if s.name in digests:
+            entry["inputs_digest"] = digests[s.name]
+        if task.get("save_compiled") and (save_outputs or not v.ok):
             folder = Path(task["save_compiled"])
             folder.mkdir(parents=True, exist_ok=True)
             torch.save(_cpu(got), folder / f"{s.name}.out.pt")
-            torch.save(_cpu(list(s.inputs)), folder / f"{s.name}.inputs.pt")
-            entry["inputs_file"] = str(folder / f"{s.name}.inputs.pt")
+            if not v.ok:
+                torch.save(_cpu(list(s.inputs)), folder / f"{s.name}.inputs.pt")
+                entry["inputs_file"] = str(folder / f"{s.name}.inputs.pt")
         res["input_sets"].append(entry)
-    return res
 
 
 def _cpu(x):
