@@ -48,6 +48,8 @@ def lift_fx(gm: torch.fx.GraphModule) -> LiftedGraph:
             return env[a.name]
         if isinstance(a, (list, tuple)) and not isinstance(a, torch.Size):
             return b.seq("list" if isinstance(a, list) else "tuple", [arg(x) for x in a])
+        if isinstance(a, slice):  # structural, so a rule's scalar variable can sit inside it
+            return b.seq("slice", [arg(a.start), arg(a.stop), arg(a.step)])
         if isinstance(a, dict):
             raise TypeError("dict arguments are not supported")
         return b.lit(a)

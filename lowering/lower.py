@@ -29,7 +29,7 @@ def to_fx(program: Program, input_names: tuple[str, ...] | list[str]) -> torch.f
             v = lit_value(n.name)
         elif n.kind == SEQ:
             items = [val(a) for a in n.args]
-            v = items if n.name == "list" else tuple(items)
+            v = items if n.name == "list" else slice(*items) if n.name == "slice" else tuple(items)
         elif n.kind == CALL:
             args = tuple(val(a) for a in n.args)
             kwargs = {k: val(v) for k, v in n.kwargs if k != UID_KW}

@@ -38,14 +38,19 @@ BUILTIN_RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 class Tensor:
     """A tensor pattern variable: `rank` is an int or a tuple of allowed ranks (None: any of 1..4),
     `dtype` the allowed dtype names (default: every dtype), `min_size` the smallest extent each
-    dimension may have when sampled (e.g. 2 for rules that need a non-trivial dimension)."""
+    dimension may have when sampled (e.g. 2 for rules that need a non-trivial dimension), `shape`
+    an example shape when variables must fit together (matmul: Tensor(shape=(3, 4)) and
+    Tensor(shape=(4, 5))); the rule still matches operands of any size of that rank."""
 
     rank: int | tuple[int, ...] | None = None
     dtype: tuple[str, ...] | str = ANY_DTYPE
     min_size: int = 1
+    shape: tuple[int, ...] | None = None  # an example shape (e.g. for matmul operands); fixes the rank
 
     @property
     def ranks(self) -> tuple[int, ...]:
+        if self.shape is not None:
+            return (len(self.shape),)
         if self.rank is None:
             return (1, 2, 3, 4)
         return (self.rank,) if isinstance(self.rank, int) else tuple(self.rank)
