@@ -20,7 +20,7 @@ from lowering.lift import lift_fx
 from rewrite.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_source
 from rewrite.ruledsl import Rule, RuleError, Scalar, Tensor, dtype_of
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 # Both traces use the same sizes: only rank and dtype vary (that is what facts are inferred
 # from), so literals a rule derives from its inputs' shapes stay constant across the traces.
 _SIZES = (3, 4, 5, 2)
@@ -244,7 +244,8 @@ def compile_rule(rule: Rule) -> list[CompiledRule]:
         raise RuleError(f"rule {rule.name}: a side that is a bare variable cannot be bidirectional")
     if lhs[0] == "svar" or rhs[0] == "svar":
         raise RuleError(f"rule {rule.name}: a side cannot be a bare scalar")
-    tvars = {v: {"ranks": list(s.ranks) if s.rank is not None else None, "dtypes": list(s.dtypes)}
+    tvars = {v: {"ranks": list(s.ranks) if s.rank is not None or s.shape is not None else None,
+                 "dtypes": list(s.dtypes)}
              for v, s in rule.params.items() if isinstance(s, Tensor) and v in lv}
     svars = {v: s.kind for v, s in rule.params.items() if isinstance(s, Scalar) and v in lv}
     base = dict(name=rule.name, family=rule.family, numerics=rule.numerics, tensor_vars=tvars,

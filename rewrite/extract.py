@@ -51,8 +51,8 @@ class EClassGraph:
 
 
 def read_egraph(eg, root_name: str, program: Program, node_names: dict[int, str]) -> EClassGraph:
-    frozen = eg._egraph.freeze()
-    b = eg._egraph
+    frozen = eg.freeze()  # eg: an egglog.bindings.EGraph
+    b = eg
     ids: dict = {}
 
     def cid(v) -> int:
@@ -81,7 +81,7 @@ def read_egraph(eg, root_name: str, program: Program, node_names: dict[int, str]
             lookup[(short, prim, kids)] = out
     for lst in classes.values():  # deterministic order, independent of egglog's row order
         lst.sort(key=lambda n: (n.fn, n.prim, n.children))
-    root_rows = fns[f"${root_name}"].rows
+    root_rows = fns[root_name].rows  # let names carry egglog's "$" already
     root = cid(root_rows[0].output)
     original = _original_choices(program, classes, lookup)
     height = _heights(classes)

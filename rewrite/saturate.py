@@ -5,12 +5,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from egglog import EGraph, String, back_off, eq, i64, rule, ruleset, run, set_, union, var
+from egglog.bindings import EGraph
 
 from rewrite.compile_rules import CompiledRule
 from rewrite.program import Program
 from rewrite.ruledsl import ANY_DTYPE
-from rewrite.terms import Lifted, Term, add_program, dtype, dtype_in, list_term, lit_is, rank
+from rewrite.terms import list_text, new_egraph, program_text, q, run_text
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,15 @@ class Budget:
 
 
 @dataclass
+class Lifted:
+    """A program registered in an e-graph: `root` is the let name of its output node."""
+
+    egraph: EGraph
+    root: str
+    node_names: dict[int, str]
+
+
+@dataclass
 class SaturationResult:
     lifted: Lifted
     iterations: int
@@ -29,6 +38,7 @@ class SaturationResult:
     stop_reason: str  # "saturated" | "iterations" | "enodes" | "seconds"
     seconds: float
     fired: Counter = field(default_factory=Counter)  # rule name -> matches
+    rules_registered: int = 0
     sizes: list = field(default_factory=list)  # e-nodes after each iteration
 
 
@@ -36,81 +46,77 @@ def group_name(dtypes) -> str:
     return "g:" + ",".join(sorted(dtypes))
 
 
-def _expr(t, vars_: dict):
+def _expr(t) -> str:
     kind = t[0]
     if kind in ("var", "svar"):
-        return vars_[t[1]]
+        return f"_v_{t[1]}"
     if kind == "lit":
-        return Term.lit(t[1])
+        return f"(T_lit {q(t[1])})"
     if kind == "seq":
-        return Term.seq(t[1], list_term(_expr(a, vars_) for a in t[2]))
+        return f"(T_seq {q(t[1])} {list_text(_expr(a) for a in t[2])})"
     if kind == "call":
-        return Term.call(t[1], list_term(_expr(a, vars_) for a in t[2]),
-                         list_term(Term.kw(k, _expr(v, vars_)) for k, v in t[3]))
+        kws = list_text(f"(T_kw {q(k)} {_expr(v)})" for k, v in t[3])
+        return f"(T_call {q(t[1])} {list_text(_expr(a) for a in t[2])} {kws})"
     raise ValueError(kind)
 
 
-def _fact_actions(t, vars_, ranks, dtypes, out):
-    """set_ rank/dtype of every call node in rhs pattern `t` from the variables' facts."""
+def _fact_actions(t, tensor_vars, out: list[str]) -> None:
+    """`set` rank/dtype of every call node of rhs pattern `t` from the variables' facts."""
     if t[0] == "seq":
         for a in t[2]:
-            _fact_actions(a, vars_, ranks, dtypes, out)
+            _fact_actions(a, tensor_vars, out)
     if t[0] != "call":
         return
     for a in t[2]:
-        _fact_actions(a, vars_, ranks, dtypes, out)
+        _fact_actions(a, tensor_vars, out)
     for _, v in t[3]:
-        _fact_actions(v, vars_, ranks, dtypes, out)
+        _fact_actions(v, tensor_vars, out)
     rank_src, dtype_src = t[4]
-    e = _expr(t, vars_)
+    e = _expr(t)
     if rank_src:
         if rank_src[0] == "const":
-            out.append(set_(rank(e)).to(i64(rank_src[1])))
-        elif rank_src[1] in ranks:
-            r = ranks[rank_src[1]]
-            out.append(set_(rank(e)).to(r + i64(rank_src[2]) if rank_src[2] else r))
+            out.append(f"(set (rank {e}) {rank_src[1]})")
+        elif rank_src[1] in tensor_vars:
+            r = f"_r_{rank_src[1]}"
+            out.append(f"(set (rank {e}) {f'(+ {r} {rank_src[2]})' if rank_src[2] else r})")
     if dtype_src:
         if dtype_src[0] == "const":
-            out.append(set_(dtype(e)).to(String(dtype_src[1])))
-        elif dtype_src[1] in dtypes:
-            out.append(set_(dtype(e)).to(dtypes[dtype_src[1]]))
+            out.append(f"(set (dtype {e}) {q(dtype_src[1])})")
+        elif dtype_src[1] in tensor_vars:
+            out.append(f"(set (dtype {e}) _d_{dtype_src[1]})")
 
 
-def egglog_rules(cr: CompiledRule, groups: set[str]) -> list:
-    """egglog rules for one compiled rule (one per non-contiguous rank choice)."""
-    vars_ = {v: var(f"v_{v}", Term) for v in list(cr.tensor_vars) + list(cr.scalar_vars)}
-    ranks = {v: var(f"r_{v}", i64) for v in cr.tensor_vars}
-    dtypes = {v: var(f"d_{v}", String) for v in cr.tensor_vars}
-    root = var("root", Term)
-    conds = []
+def egglog_rules(cr: CompiledRule, groups: set[str], ruleset: str = "main") -> list[str]:
+    """egglog rule text for one compiled rule (one rule per choice of non-contiguous ranks)."""
+    conds: list[str] = []
     if cr.lhs[0] == "call":
-        conds.append(eq(root).to(_expr(cr.lhs, vars_)))
-        target = root
+        conds.append(f"(= _root {_expr(cr.lhs)})")
+        target = "_root"
     else:
-        target = vars_[cr.lhs[1]]
+        target = f"_v_{cr.lhs[1]}"
     rank_choices: list[dict] = [{}]
     for v, spec in cr.tensor_vars.items():
-        conds += [rank(vars_[v]) == ranks[v], dtype(vars_[v]) == dtypes[v]]
+        conds += [f"(= (rank _v_{v}) _r_{v})", f"(= (dtype _v_{v}) _d_{v})"]
         if spec["dtypes"] and set(spec["dtypes"]) != set(ANY_DTYPE):
             g = group_name(spec["dtypes"])
             groups.add(g)
-            conds.append(dtype_in(vars_[v], String(g)))
+            conds.append(f"(dtype_in _v_{v} {q(g)})")
         rs = spec["ranks"]
         if rs:
             if sorted(rs) == list(range(min(rs), max(rs) + 1)):
-                conds += [ranks[v] >= i64(min(rs)), ranks[v] <= i64(max(rs))]
+                conds += [f"(>= _r_{v} {min(rs)})", f"(<= _r_{v} {max(rs)})"]
             else:
                 rank_choices = [{**c, v: r} for c in rank_choices for r in rs]
     for v, kind in cr.scalar_vars.items():
-        conds.append(lit_is(vars_[v], String(kind)))
-    actions = [union(target).with_(_expr(cr.rhs, vars_))]
-    _fact_actions(cr.rhs, vars_, ranks, dtypes, actions)
+        conds.append(f"(lit_is _v_{v} {q(kind)})")
+    actions = [f"(union {target} {_expr(cr.rhs)})"]
+    _fact_actions(cr.rhs, cr.tensor_vars, actions)
     out = []
     suffix = "" if cr.direction == "forward" else "~rev"
     for k, choice in enumerate(rank_choices):
-        extra = [ranks[v] == i64(r) for v, r in choice.items()]
+        extra = [f"(= _r_{v} {r})" for v, r in choice.items()]
         name = f"{cr.name}{suffix}" + (f"#{k}" if len(rank_choices) > 1 else "")
-        out.append(rule(*conds, *extra, name=name).then(*actions))
+        out.append(f"(rule ({' '.join(conds + extra)}) ({' '.join(actions)}) :ruleset {ruleset} :name {q(name)})")
     return out
 
 
@@ -119,45 +125,79 @@ def rule_name_of(egglog_name: str) -> str:
 
 
 def enode_count(eg: EGraph) -> int:
-    return sum(n for _, n in eg.all_function_sizes())
+    sizes = run_text(eg, "(print-size)")[0].sizes
+    return sum(n for name, n in sizes if name.startswith("T_"))
+
+
+def relevant_rules(program: Program, rules: list[CompiledRule]) -> list[CompiledRule]:
+    """The rules that can ever fire on `program`: those whose lhs ops are all present or made
+    present by another relevant rule's rhs (a fixpoint). egglog spends milliseconds per rule on
+    registration, so a 700-rule library on a 10-op graph would otherwise cost seconds."""
+    from rewrite.compile_rules import pattern_ops
+
+    have = set(program.ops())
+    todo = list(rules)
+    keep: list[CompiledRule] = []
+    changed = True
+    while changed:
+        changed = False
+        rest = []
+        for cr in todo:
+            if pattern_ops(cr.lhs) <= have:
+                keep.append(cr)
+                new = pattern_ops(cr.rhs) - have
+                if new:
+                    have |= new
+                    changed = True
+            else:
+                rest.append(cr)
+        todo = rest
+    return keep
 
 
 def saturate(program: Program, rules: list[CompiledRule], budget: Budget = Budget()) -> SaturationResult:
     """Lift `program` into a fresh e-graph and run `rules` one iteration at a time within budget."""
     t0 = time.perf_counter()
     groups: set[str] = set()
-    main_rules, ac_rules = [], []
+    text: list[str] = ["(ruleset facts)", "(ruleset main)", "(ruleset ac)"]
+    has = {"main": False, "ac": False}
+    rules = relevant_rules(program, rules)
     for cr in rules:
-        (ac_rules if "ac" in cr.tags else main_rules).extend(egglog_rules(cr, groups))
-    t = var("t", Term)
-    fact_rules = [rule(dtype(t) == String(d)).then(dtype_in(t, String(g)))
-                  for g in groups for d in g[2:].split(",")]
-    eg = EGraph()
+        rs = "ac" if "ac" in cr.tags else "main"
+        has[rs] = True
+        text.extend(egglog_rules(cr, groups, rs))
+    for g in sorted(groups):
+        for d in g[2:].split(","):
+            text.append(f"(rule ((= (dtype _t) {q(d)})) ((dtype_in _t {q(g)})) :ruleset facts)")
+    eg = new_egraph()
     group_members = {g: tuple(g[2:].split(",")) for g in groups}
-    lifted = add_program(eg, program, group_members)
-    facts_rs = ruleset(*fact_rules) if fact_rules else None
-    main_rs = ruleset(*main_rules) if main_rules else None
-    ac_rs = ruleset(*ac_rules) if ac_rules else None
-    schedule = None
-    if main_rs is not None:
-        schedule = run(main_rs)
-    if ac_rs is not None:
-        acs = run(ac_rs, scheduler=back_off(match_limit=budget.ac_match_limit, ban_length=2))
-        schedule = acs if schedule is None else schedule + acs
-    result = SaturationResult(lifted, 0, enode_count(eg), "saturated", 0.0)
-    if schedule is None:
+    prog_text, names = program_text(program, group_members)
+    run_text(eg, text + prog_text)
+    lifted = Lifted(eg, names[program.output], names)
+    result_rules = len(rules)
+    steps = []
+    if has["main"]:
+        steps.append("(run main)")
+    if has["ac"]:
+        steps.append(f"(run-with _bo ac)")
+    result = SaturationResult(lifted, 0, enode_count(eg), "saturated", 0.0, rules_registered=result_rules)
+    if not steps:
         result.seconds = time.perf_counter() - t0
         return result
+    # One iteration per run-schedule, so budgets are checked between iterations (egglog has no
+    # node limit or timeout of its own); the back-off scheduler lives inside the schedule.
+    bo = (f"(let-scheduler _bo (back-off :match-limit {budget.ac_match_limit} :ban-length 2)) "
+          if has["ac"] else "")
+    iteration = f"(run-schedule (seq {bo}(saturate (run facts)) {' '.join(steps)}))"
     while True:
         if result.iterations >= budget.iterations:
             result.stop_reason = "iterations"
             break
-        if facts_rs is not None:
-            eg.run(facts_rs.saturate())
-        report = eg.run(schedule)
+        outputs = run_text(eg, iteration)
+        report = outputs[-1].report
         result.iterations += 1
-        for name, n in report.num_matches_per_rule.items():  # keys: egglog RuleDecl
-            result.fired[rule_name_of(getattr(name, "name", None) or str(name))] += n
+        for name, n in report.num_matches_per_rule.items():
+            result.fired[rule_name_of(name)] += n
         result.enodes = enode_count(eg)
         result.sizes.append(result.enodes)
         if not report.updated:

@@ -1,130 +1,106 @@
-"""The term language in egglog: one `Term` sort, rank/dtype/literal facts, Program <-> e-graph.
+"""The term language, written in egglog's own syntax: one `Term` sort, facts, Program -> e-graph text.
 
-Terms mirror the program IR: `Term.input(name)`, `Term.lit(source)`, argument lists as
-`cons`/`nil`, keyword arguments as `kw(name, value)`, Python sequences as `seq(kind, items)` and
-calls as `call(target, args, kwargs)`. Facts used as rule conditions: `rank(t)`, `dtype(t)` and
-the relations `dtype_in(t, group)` and `lit_is(t, kind)`.
+Terms mirror the program IR: `T_input(name)`, `T_lit(source)`, argument lists as
+`T_cons`/`T_nil`, keyword arguments as `T_kw(name, value)`, Python sequences as
+`T_seq(kind, items)` and calls as `T_call(target, args, kwargs)`. Facts used as rule conditions:
+`rank(t)`, `dtype(t)` and the relations `dtype_in(t, group)` and `lit_is(t, kind)`.
+
+Programs and rules are handed to egglog as text through its low-level bindings: building them
+through egglog-python's expression API costs tens of milliseconds per rule, text costs
+microseconds. egglog is pinned exactly (pyproject.toml) because this reads its internals.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from egglog import EGraph, Expr, String, StringLike, function, i64, relation, set_
+from egglog.bindings import EGraph
 
 from rewrite.program import CALL, INPUT, LIT, SEQ, Program, lit_kind
 
+SCHEMA = """
+(sort Term)
+(constructor T_input (String) Term)
+(constructor T_lit (String) Term)
+(constructor T_nil () Term)
+(constructor T_cons (Term Term) Term)
+(constructor T_kw (String Term) Term)
+(constructor T_seq (String Term) Term)
+(constructor T_call (String Term Term) Term)
+(function rank (Term) i64 :merge old)
+(function dtype (Term) String :merge old)
+(relation dtype_in (Term String))
+(relation lit_is (Term String))
+"""
 
-class Term(Expr):
-    @classmethod
-    def input(cls, name: StringLike) -> Term: ...
-
-    @classmethod
-    def lit(cls, source: StringLike) -> Term: ...
-
-    @classmethod
-    def nil(cls) -> Term: ...
-
-    @classmethod
-    def cons(cls, head: Term, tail: Term) -> Term: ...
-
-    @classmethod
-    def kw(cls, name: StringLike, value: Term) -> Term: ...
-
-    @classmethod
-    def seq(cls, kind: StringLike, items: Term) -> Term: ...
-
-    @classmethod
-    def call(cls, target: StringLike, args: Term, kwargs: Term) -> Term: ...
-
-
-@function(merge=lambda old, new: old)
-def rank(t: Term) -> i64: ...
-
-
-@function(merge=lambda old, new: old)
-def dtype(t: Term) -> String: ...
-
-
-dtype_in = relation("dtype_in", Term, String)
-lit_is = relation("lit_is", Term, String)
-
-# Function names as they appear in a frozen e-graph (module-qualified by egglog).
-_PREFIX = f"{__name__.replace('.', '_')}_Term_"
+_FN_NAMES = {"input": "T_input", "lit": "T_lit", "nil": "T_nil", "cons": "T_cons", "kw": "T_kw",
+             "seq": "T_seq", "call": "T_call"}
 
 
 def term_fn(name: str) -> str:
-    return _PREFIX + name
+    """The egglog function name of a Term constructor ("call" -> "T_call")."""
+    return _FN_NAMES[name]
 
 
-def list_term(items) -> Term:
-    t = Term.nil()
+def q(s: str) -> str:
+    """An egglog string literal."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def list_text(items) -> str:
+    out = "(T_nil)"
     for x in reversed(list(items)):
-        t = Term.cons(x, t)
-    return t
-
-
-def program_terms(p: Program, leaf=None) -> list[Term]:
-    """egglog expressions for every node of `p` (children shared by reference).
-
-    `leaf(i, node)` may return a replacement for INPUT nodes (rule patterns use variables)."""
-    out: list[Term] = []
-    for i, n in enumerate(p.nodes):
-        if n.kind == INPUT:
-            t = leaf(i, n) if leaf else None
-            out.append(t if t is not None else Term.input(n.name))
-        elif n.kind == LIT:
-            t = leaf(i, n) if leaf else None
-            out.append(t if t is not None else Term.lit(n.name))
-        elif n.kind == SEQ:
-            out.append(Term.seq(n.name, list_term(out[a] for a in n.args)))
-        elif n.kind == CALL:
-            out.append(Term.call(n.name, list_term(out[a] for a in n.args),
-                                 list_term(Term.kw(k, out[v]) for k, v in n.kwargs)))
-        else:
-            raise ValueError(n.kind)
+        out = f"(T_cons {x} {out})"
     return out
 
 
-@dataclass
-class Lifted:
-    """A program registered in an e-graph: `roots[i]` is the let-bound name of node i."""
+def run_text(eg: EGraph, text: str | list[str]) -> list:
+    """Run egglog commands. A list is parsed one command at a time: egglog's parser is
+    quadratic in the length of one text (200 rules: 6 s as one text, 0.1 s one by one)."""
+    if isinstance(text, str):
+        return eg.run_program(*eg.parse_program(text))
+    out: list = []
+    for cmd in text:
+        out.extend(eg.run_program(*eg.parse_program(cmd)))
+    return out
 
-    egraph: EGraph
-    root: str
-    node_names: dict[int, str]
+
+def new_egraph() -> EGraph:
+    eg = EGraph()
+    run_text(eg, SCHEMA)
+    return eg
 
 
-def add_program(eg: EGraph, p: Program, dtype_groups: dict[str, tuple[str, ...]],
-                prefix: str = "n") -> Lifted:
-    """Register `p` with one `let` per call node (DAG sharing kept) and its facts."""
-    exprs: list = []
+def program_text(p: Program, dtype_groups: dict[str, tuple[str, ...]], prefix: str = "n") -> tuple[list[str], dict[int, str]]:
+    """egglog text registering `p` (one `let` per call or sequence node, so DAG sharing is
+    kept) with its rank/dtype/literal facts; returns (text, node index -> let name)."""
+    exprs: list[str] = []
     names: dict[int, str] = {}
-    facts = []
+    lines: list[str] = []
+    facts: list[str] = []
     for i, n in enumerate(p.nodes):
         if n.kind == INPUT:
-            e = Term.input(n.name)
+            e = f"(T_input {q(n.name)})"
         elif n.kind == LIT:
-            e = Term.lit(n.name)
+            e = f"(T_lit {q(n.name)})"
             k = lit_kind(n.name)
             if k:
-                facts.append(lit_is(e, String(k)))
+                facts.append(f"(lit_is {e} {q(k)})")
         elif n.kind == SEQ:
-            e = Term.seq(n.name, list_term(exprs[a] for a in n.args))
+            e = f"(T_seq {q(n.name)} {list_text(exprs[a] for a in n.args)})"
+        elif n.kind == CALL:
+            kws = list_text(f"(T_kw {q(k)} {exprs[v]})" for k, v in n.kwargs)
+            e = f"(T_call {q(n.name)} {list_text(exprs[a] for a in n.args)} {kws})"
         else:
-            e = Term.call(n.name, list_term(exprs[a] for a in n.args),
-                          list_term(Term.kw(k, exprs[v]) for k, v in n.kwargs))
+            raise ValueError(n.kind)
         if n.kind in (CALL, SEQ):
-            name = f"{prefix}{i}"
-            e = eg.let(name, e)
+            name = f"${prefix}{i}"
+            lines.append(f"(let {name} {e})")
             names[i] = name
+            e = name
         exprs.append(e)
         m = p.meta[i] if i < len(p.meta) else None
         if m is not None:
-            facts.append(set_(rank(e)).to(i64(m.rank)))
-            facts.append(set_(dtype(e)).to(String(m.dtype)))
+            facts.append(f"(set (rank {e}) {m.rank})")
+            facts.append(f"(set (dtype {e}) {q(m.dtype)})")
             for g, members in dtype_groups.items():
                 if m.dtype in members:
-                    facts.append(dtype_in(e, String(g)))
-    if facts:
-        eg.register(*facts)
-    return Lifted(eg, names[p.output], names)
+                    facts.append(f"(dtype_in {e} {q(g)})")
+    return lines + facts, names
