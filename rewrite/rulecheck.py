@@ -1,14 +1,19 @@
-"""Soundness checker for rules (`eqsat-test rules check`): samples each rule in eager PyTorch and
-fails it when its claimed numerics class (exact / ieee-edge / approximate) is false.
+"""Rule soundness checker (`eqsat-test rules check`): samples rules in eager PyTorch, fails false numerics claims.
+
+Each rule is run on many inputs and fails when its claimed numerics class (exact / ieee-edge /
+approximate) is false; the failure carries a readable counterexample.
 
 How a rule is run: its function is traced once per choice of scalar values with torch.fx proxies
 (no Dynamo, no compilation), so that the two sides can be evaluated separately — a sample where
 the lhs raises is skipped (the pattern would not have matched a working program), while a sample
 where the lhs works and the rhs raises fails the rule. For bidirectional rules the converse holds
 too (rhs works, lhs raises: fail). Inputs are sampled over every allowed dtype and rank of every
-tensor variable, several shapes (size-1 and odd extents, broadcasting shapes when the rule is not
-`same_shape`, non-contiguous inputs), normal-range values and values mixed with specials (±0,
-±inf, NaN, subnormals, huge, integer bounds).
+tensor variable, several shapes (size-1 and odd extents, one long dimension to reach vectorized
+kernels and their tails, broadcasting shapes when the rule is not `same_shape`, the variables'
+example `shape`s with their extents renamed, non-contiguous inputs), normal-range values and
+values mixed with specials (±0, ±inf, NaN, subnormals, huge, integer bounds; sometimes only
+signed zeros, to provoke ties). Structural problems (`lint_rule`: rhs variables the lhs does not
+bind, bare-variable sides where not allowed) fail a rule before any sampling.
 
 Judging (output dtype and shape must always match exactly):
 - exact: bitwise equal — same NaN positions, and elsewhere equal values with equal sign bits.
@@ -27,7 +32,7 @@ import random
 import time
 import warnings
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import torch
@@ -99,6 +104,8 @@ class _Sides:
     rhs: Any
     fallback: Callable | None = None  # when tracing failed: runs the whole function eagerly
     trace_error: str | None = None
+    lhs_nodes: list = field(default_factory=list)  # nodes each side needs, in graph order
+    rhs_nodes: list = field(default_factory=list)
 
 
 def _trace(rule: Rule, scalars: dict) -> _Sides:
@@ -109,22 +116,17 @@ def _trace(rule: Rule, scalars: dict) -> _Sides:
         out = rule.fn(**proxies, **scalars)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(f"rule function must return (lhs, rhs), got {type(out).__name__}")
-        lhs, rhs = (torch.fx.node.map_aggregate(side, _as_arg(tracer)) for side in out)
+        lhs, rhs = (torch.fx.node.map_aggregate(side, _node_of) for side in out)
     except Exception as e:  # untraceable with proxies: fall back to running both sides at once
         def whole(**kw):
             return rule.fn(**kw, **scalars)
 
         return _Sides(None, None, None, fallback=whole, trace_error=f"{type(e).__name__}: {e}")
-    return _Sides(graph, lhs, rhs)
+    return _Sides(graph, lhs, rhs, lhs_nodes=_order(graph, lhs), rhs_nodes=_order(graph, rhs))
 
 
-def _as_arg(tracer):
-    def f(a):
-        if isinstance(a, Proxy):
-            return a.node
-        return a
-
-    return f
+def _node_of(a: Any) -> Any:
+    return a.node if isinstance(a, Proxy) else a
 
 
 def _needed(arg: Any) -> set:
@@ -141,16 +143,19 @@ def _needed(arg: Any) -> set:
     return seen
 
 
-def _run_side(graph: torch.fx.Graph, side: Any, inputs: dict) -> Any:
+def _order(graph: torch.fx.Graph, side: Any) -> list:
+    """The nodes `side` depends on, in graph order."""
     needed = _needed(side)
+    return [n for n in graph.nodes if n in needed]
+
+
+def _run_side(nodes: list, side: Any, inputs: dict) -> Any:
     env: dict = {}
 
     def val(a):
         return torch.fx.node.map_arg(a, lambda n: env[n])
 
-    for n in graph.nodes:
-        if n not in needed:
-            continue
+    for n in nodes:
         if n.op == "placeholder":
             env[n] = inputs[n.target]
         elif n.op == "call_function":
@@ -173,7 +178,7 @@ class _Sample:
     ranks: dict  # var -> rank
     scalars: dict  # var -> value
     special: bool  # special values mixed into the inputs
-    shape_kind: str  # random | odd | ones | broadcast | noncontig
+    shape_kind: str  # random | odd | ones | wide | noncontig | broadcast | independent | example
 
 
 def _cycle(options: list, n: int, rng: random.Random) -> list:
@@ -202,9 +207,11 @@ def _plan(rule: Rule, samples: int, rng: random.Random) -> list[_Sample]:
     scalar_opts = list(itertools.product(*(rule.params[s].sample_values() for s in svars)))
     if len(scalar_opts) > 64:
         scalar_opts = rng.sample(scalar_opts, 64)
-    shape_opts = ["random", "odd", "ones", "noncontig", "random"]
+    shape_opts = ["random", "odd", "ones", "noncontig", "random", "wide", "wide"]
     if not rule.same_shape:
         shape_opts += ["broadcast", "broadcast", "independent"]
+    if any(getattr(specs[v], "shape", None) is not None for v in tv):
+        shape_opts += ["example"] * 4
     # enough samples to cover every dtype x {plain, special} and every scalar combination
     n = max(samples, 2 * len(dtype_opts), len(scalar_opts), len(rank_opts))
     dt_seq = _cycle(dtype_opts, n, rng)
@@ -244,14 +251,29 @@ def _shapes(rule: Rule, s: _Sample, rng: random.Random) -> dict[str, tuple]:
         base = [lo] * maxr
     elif kind == "odd":
         base = [rng.choice([x for x in (3, 5, 7) if x >= lo] or [lo]) for _ in range(maxr)]
+    elif kind == "wide":  # one long dimension: exercises vectorized kernels and their tails
+        pool = [max(lo, d) for d in (1, 2, 3)]
+        base = [rng.choice(pool) for _ in range(maxr)]
+        base[rng.randrange(maxr)] = rng.choice((17, 67, 133))
     else:
         pool = rng.sample(range(max(1, lo), max(1, lo) + 6), 2)
         base = [rng.choice(pool) for _ in range(maxr)]
     out = {}
     per_rank: dict[int, tuple] = {}
+    # "example": the example shapes of the rule's variables (e.g. matmul operands that fit), with
+    # each distinct extent consistently renamed to a random size, so that they still fit
+    examples = {v: getattr(rule.params[v], "shape", None) for v in tv}
+    rename: dict[int, int] = {}
+    if kind == "example":
+        for ex in examples.values():
+            for d in ex or ():
+                if d not in rename:
+                    rename[d] = rng.choice((1, 2, 3, 4, 5, 7, 17))
     for v in tv:
         r = s.ranks[v]
-        if kind == "independent":
+        if kind == "example" and examples[v] is not None:
+            shape = tuple(rename[d] for d in examples[v])
+        elif kind == "independent":
             pool = rng.sample(range(max(1, lo), max(1, lo) + 5), 2)
             shape = tuple(max(mins[v], rng.choice(pool + [1])) for _ in range(r))
         elif kind == "broadcast":
@@ -261,7 +283,8 @@ def _shapes(rule: Rule, s: _Sample, rng: random.Random) -> dict[str, tuple]:
                 per_rank[r] = tuple(base[maxr - r:])
             shape = per_rank[r]
         else:  # dims drawn from a small pool so that matmul-like shapes often agree
-            shape = tuple(rng.choice(base) for _ in range(r)) if kind == "random" else tuple(base[maxr - r:])
+            shape = (tuple(rng.choice(base) for _ in range(r)) if kind in ("random", "noncontig")
+                     else tuple(base[maxr - r:]))
         out[v] = tuple(max(mins[v], d) for d in shape)
     return out
 
@@ -277,8 +300,17 @@ def _values(dtype: torch.dtype, shape: tuple, special: bool, gen: torch.Generato
         t = base.to(dtype)
         if special:
             sp = torch.tensor(_FLOAT_SPECIALS[dtype], dtype=torch.float64)
+            # half the time only a few kinds of special per tensor (e.g. just +0.0 and -0.0), so
+            # that ties and interactions between two kinds of special are common
+            flavor = float(torch.rand((), generator=gen))
+            if flavor < 0.2:  # signed zeros only: ties between +0.0 and -0.0
+                sp = sp[:2]
+            elif flavor < 0.6:
+                k = int(torch.randint(1, 4, (), generator=gen))
+                sp = sp[torch.randperm(len(sp), generator=gen)[:k]]
             picks = sp[torch.randint(0, len(sp), shape, generator=gen)].to(dtype)
-            mask = torch.rand(shape, generator=gen) < 0.35
+            density = (0.35, 0.8, 1.0)[int(torch.randint(0, 3, (), generator=gen))]
+            mask = torch.rand(shape, generator=gen) < density
             mask.view(-1)[torch.randint(0, max(1, mask.numel()), (1,), generator=gen)] = True
             t = torch.where(mask, picks, t)
         return t
@@ -286,8 +318,9 @@ def _values(dtype: torch.dtype, shape: tuple, special: bool, gen: torch.Generato
     lo, hi = (0, 20) if info.min == 0 else (-9, 10)
     t = torch.randint(lo, hi, shape, generator=gen, dtype=torch.int64)
     if special:
-        # INT32_MIN / INT64_MIN are left out: `min // -1` and `min % -1` raise SIGFPE in the CPU
-        # kernels of int32/int64 and would kill the checking process (int8/int16 promote in C++).
+        # INT32_MIN / INT64_MIN are left out: `torch.div(min, -1, rounding_mode="trunc")` raises
+        # SIGFPE in the CPU kernel (torch 2.13) and would kill the checking process; floor division
+        # and remainder handle it, and int8/int16 are promoted to int in C++ so they do not trap.
         low = info.min + 1 if dtype in (torch.int32, torch.int64) else info.min
         sp = torch.tensor(sorted({low, info.min + 1, info.max, info.max - 1, 0, 1,
                                   -1 if info.min < 0 else 2}), dtype=torch.int64)
@@ -483,82 +516,178 @@ def _describe(rule: Rule, s: _Sample, inputs: dict, lhs, rhs, why: str) -> str:
 # Driver
 
 
+class _OneThread:
+    """Run eager kernels single-threaded while checking: the tensors are tiny, and with an intra-op
+    pool some kernels (e.g. `Tensor.max(dim)` in torch 2.13 on 2 cores) take ~20 ms a call waking
+    it, against ~5 us single-threaded."""
+
+    def __enter__(self):
+        self.saved = torch.get_num_threads()
+        if self.saved != 1:
+            torch.set_num_threads(1)
+
+    def __exit__(self, *exc):
+        if self.saved != 1:
+            torch.set_num_threads(self.saved)
+
+
 def check_rule(rule: Rule, *, seed: int = 0, samples: int = DEFAULT_SAMPLES) -> CheckResult:
     """Sample `rule` and judge it against its claimed numerics class."""
-    t0 = time.perf_counter()
+    with _OneThread():
+        return _check_rule(rule, seed=seed, samples=samples)
+
+
+def _placeholders(arg: Any) -> set[str]:
+    return {n.target for n in _needed(arg) if n.op == "placeholder"}
+
+
+def lint_rule(rule: Rule) -> list[str]:
+    """Structural problems that make a rule unusable as a rewrite, whatever its numerics: rhs
+    variables missing from the lhs, bidirectional rules whose sides use different variables or
+    are a bare variable, a bare-variable lhs, too few sample values for an int Scalar."""
+    problems = []
+    for v in rule.scalar_vars:
+        spec = rule.params[v]
+        if spec.kind not in ("int", "float"):
+            problems.append(f"Scalar {v!r}: kind must be 'int' or 'float', got {spec.kind!r}")
+        if spec.kind == "int" and len(set(spec.sample_values())) < 2:
+            problems.append(f"Scalar {v!r}: give at least 2 distinct int values to sample")
+    scalars = {v: rule.params[v].sample_values()[0] for v in rule.scalar_vars}
+    sides = _trace(rule, scalars)
+    if sides.trace_error:
+        return problems  # reported by check_rule as a note; nothing structural to read
+    lv, rv = _placeholders(sides.lhs), _placeholders(sides.rhs)
+    if rv - lv:
+        problems.append(f"rhs uses {sorted(rv - lv)} which the lhs does not bind")
+    if rule.bidirectional and lv != rv:
+        problems.append(f"bidirectional but the sides use different variables "
+                        f"(lhs {sorted(lv)}, rhs {sorted(rv)})")
+    for name, side in (("lhs", sides.lhs), ("rhs", sides.rhs)):
+        bare = isinstance(side, torch.fx.Node) and side.op == "placeholder"
+        if bare and (name == "lhs" or rule.bidirectional):
+            problems.append(f"the {name} is a bare variable: "
+                            + ("it would match every term" if name == "lhs"
+                               else "a bidirectional rule would rewrite every term"))
+    return problems
+
+
+@dataclass
+class _Outcome:
+    kind: str  # ok | skip | rhs-raises | lhs-raises-rhs-works
+    sample: _Sample
+    inputs: dict | None = None
+    lhs: Any = None
+    rhs: Any = None
+    error: str = ""
+
+
+def _outcomes(rule: Rule, seed: int, samples: int):
+    """Run the sample plan of `rule`; yield one _Outcome per planned sample."""
     salt = zlib.crc32(rule.name.encode()) ^ (seed * 0x9E3779B1)
     rng = random.Random(salt)
     gen = torch.Generator().manual_seed(salt & 0x7FFFFFFF)
-    plan = _plan(rule, samples, rng)
     traced: dict = {}
+    for s in _plan(rule, samples, rng):
+        key = tuple(s.scalars.items())
+        if key not in traced:
+            traced[key] = _trace(rule, s.scalars)
+        sides = traced[key]
+        error = ""
+        for _ in range(SHAPE_RETRIES):
+            shapes = _shapes(rule, s, rng)
+            inputs = {v: _make(s.dtypes[v], shapes[v], s.special, s.shape_kind == "noncontig", gen)
+                      for v in rule.tensor_vars}
+            if sides.fallback is not None:
+                try:
+                    lhs, rhs = sides.fallback(**inputs)
+                except Exception as e:  # cannot tell which side raised: not meaningful
+                    error = f"{type(e).__name__}: {e}"
+                    continue
+                yield _Outcome("ok", s, inputs, lhs, rhs)
+                break
+            try:
+                lhs = _run_side(sides.lhs_nodes, sides.lhs, inputs)
+            except Exception as e:
+                error = f"{type(e).__name__}: {e}"
+                if rule.bidirectional:
+                    try:
+                        rhs = _run_side(sides.rhs_nodes, sides.rhs, inputs)
+                    except Exception:
+                        continue
+                    yield _Outcome("lhs-raises-rhs-works", s, inputs, None, rhs, error)
+                    break
+                continue
+            try:
+                rhs = _run_side(sides.rhs_nodes, sides.rhs, inputs)
+            except Exception as e:
+                yield _Outcome("rhs-raises", s, inputs, lhs, None, f"{type(e).__name__}: {e}")
+                break
+            yield _Outcome("ok", s, inputs, lhs, rhs)
+            break
+        else:
+            yield _Outcome("skip", s, error=error or (sides.trace_error or ""))
+
+
+def find_example(rule: Rule, *, seed: int = 0, samples: int = 64) -> dict | None:
+    """Values for every variable of `rule` (tensors and scalars) on which both sides run, or None.
+    Normal-range values are preferred; useful to trace a rule with real inputs."""
+    with _OneThread(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fallback = None
+        for o in _outcomes(rule, seed, samples):
+            if o.kind == "ok":
+                found = {**o.inputs, **o.sample.scalars}
+                if not o.sample.special:
+                    return found
+                fallback = fallback or found
+        return fallback
+
+
+def _check_rule(rule: Rule, *, seed: int, samples: int) -> CheckResult:
+    t0 = time.perf_counter()
     evaluated = skipped = 0
     all_bitwise = True
-    untraceable: str | None = None
-    last_lhs_error = ""
+    last_error = ""
 
     def result(ok, cx=None, note=None):
         return CheckResult(rule=rule.name, ok=ok, claimed=rule.numerics, samples=evaluated,
                            skipped=skipped, counterexample=cx, note=note,
                            seconds=time.perf_counter() - t0)
 
+    problems = lint_rule(rule)
+    if problems:
+        return result(False, f"{rule.name}: " + "; ".join(problems))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for s in plan:
-            key = tuple(s.scalars.items())
-            if key not in traced:
-                traced[key] = _trace(rule, s.scalars)
-            sides = traced[key]
-            if sides.trace_error:
-                untraceable = sides.trace_error
-            for attempt in range(SHAPE_RETRIES):
-                shapes = _shapes(rule, s, rng)
-                inputs = {v: _make(s.dtypes[v], shapes[v], s.special, s.shape_kind == "noncontig", gen)
-                          for v in rule.tensor_vars}
-                if sides.fallback is not None:
-                    try:
-                        lhs, rhs = sides.fallback(**inputs)
-                    except Exception as e:  # cannot tell which side raised: not meaningful
-                        last_lhs_error = f"{type(e).__name__}: {e}"
-                        continue
-                else:
-                    try:
-                        lhs = _run_side(sides.graph, sides.lhs, inputs)
-                    except Exception as e:
-                        last_lhs_error = f"{type(e).__name__}: {e}"
-                        if rule.bidirectional:
-                            try:
-                                rhs = _run_side(sides.graph, sides.rhs, inputs)
-                            except Exception:
-                                continue
-                            return result(False, _describe(
-                                rule, s, inputs, f"<raised {last_lhs_error}>", rhs,
-                                "bidirectional rule: the rhs works but the lhs raises, so "
-                                "rewriting rhs -> lhs breaks a working program"))
-                        continue
-                    try:
-                        rhs = _run_side(sides.graph, sides.rhs, inputs)
-                    except Exception as e:
-                        return result(False, _describe(
-                            rule, s, inputs, lhs, f"<raised {type(e).__name__}: {e}>",
-                            "the lhs works but the rhs raises"))
-                break
-            else:
+        for o in _outcomes(rule, seed, samples):
+            if o.kind == "skip":
                 skipped += 1
+                last_error = o.error or last_error
                 continue
+            if o.kind == "lhs-raises-rhs-works":
+                return result(False, _describe(
+                    rule, o.sample, o.inputs, f"<raised {o.error}>", o.rhs,
+                    "bidirectional rule: the rhs works but the lhs raises, so rewriting "
+                    "rhs -> lhs breaks a working program"))
+            if o.kind == "rhs-raises":
+                return result(False, _describe(rule, o.sample, o.inputs, o.lhs,
+                                               f"<raised {o.error}>", "the lhs works but the rhs raises"))
             evaluated += 1
-            why, bitwise = _judge(lhs, rhs, rule.numerics, s.special, inputs)
+            why, bitwise = _judge(o.lhs, o.rhs, rule.numerics, o.sample.special, o.inputs)
             if why:
-                return result(False, _describe(rule, s, inputs, lhs, rhs, why))
+                return result(False, _describe(rule, o.sample, o.inputs, o.lhs, o.rhs, why))
             all_bitwise = all_bitwise and bitwise
 
     if evaluated == 0:
         return result(False, f"{rule.name}: no valid sample — the lhs raised on every input "
-                             f"(last error: {last_lhs_error or untraceable})")
+                             f"(last error: {last_error})")
     notes = []
     if rule.numerics != "exact" and all_bitwise:
         notes.append(f"claimed {rule.numerics} but bitwise exact on all {evaluated} samples")
-    if untraceable:
-        notes.append(f"sides not separable by tracing ({untraceable}); lhs/rhs exceptions not told apart")
+    trace_error = _trace(rule, {v: rule.params[v].sample_values()[0] for v in rule.scalar_vars}).trace_error
+    if trace_error:
+        notes.append(f"sides not separable by tracing ({trace_error}); lhs/rhs exceptions not "
+                     "told apart")
     return result(True, note="; ".join(notes) or None)
 
 
@@ -566,11 +695,12 @@ def check_rules(rules: Iterable[Rule], *, seed: int = 0, samples: int = DEFAULT_
                 progress: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
     """`check_rule` over many rules, in order."""
     out = []
-    for r in rules:
-        res = check_rule(r, seed=seed, samples=samples)
-        if progress is not None:
-            progress(res)
-        out.append(res)
+    with _OneThread():
+        for r in rules:
+            res = _check_rule(r, seed=seed, samples=samples)
+            if progress is not None:
+                progress(res)
+            out.append(res)
     return out
 
 
@@ -584,4 +714,5 @@ def summary(results: list[CheckResult]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CheckResult", "check_rule", "check_rules", "summary", "DEFAULT_SAMPLES"]
+__all__ = ["CheckResult", "check_rule", "check_rules", "find_example", "lint_rule", "summary",
+           "DEFAULT_SAMPLES"]

@@ -208,7 +208,7 @@ def rule_files(spec: str | Path) -> list[Path]:
     built-in rule set (a file stem in rules/, or "all"/"default" for every built-in file)."""
     p = Path(spec)
     if p.is_dir():
-        return sorted(f for f in p.glob("*.py") if not f.name.startswith("_"))
+        return sorted(f for f in p.glob("*.py") if not f.name.startswith(("_", "test_")))
     if p.is_file():
         return [p]
     s = str(spec)
