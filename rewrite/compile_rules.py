@@ -20,7 +20,7 @@ from lowering.lift import lift_fx
 from rewrite.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_source
 from rewrite.ruledsl import Rule, RuleError, Scalar, Tensor, dtype_of
 
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 # Both traces use the same sizes: only rank and dtype vary (that is what facts are inferred
 # from), so literals a rule derives from its inputs' shapes stay constant across the traces.
 _SIZES = (3, 4, 5, 2)
@@ -182,9 +182,13 @@ def _facts_for(pa: Program, pb: Program, ia: int, ib: int, rule: Rule):
     ma, mb = pa.meta[ia], pb.meta[ib]
     if ma is None or mb is None:
         return (None, None)
+    # Only the variables this node depends on can explain its facts, and only when there is one
+    # of them: with several, type promotion and broadcasting (mixed dtypes or ranks in a real
+    # graph) can make "same as x" wrong, so only facts that are constant are kept then.
+    below = _inputs_below(pa, ia)
     var_meta = []
     for i, n in enumerate(pa.nodes):
-        if n.kind == INPUT:
+        if n.kind == INPUT and i in below and len(below) == 1:
             j = next(j for j, m in enumerate(pb.nodes) if m.kind == INPUT and m.name == n.name)
             if pa.meta[i] is not None and pb.meta[j] is not None:
                 var_meta.append((_var_name(n.name), pa.meta[i], pb.meta[j]))
@@ -205,6 +209,21 @@ def _facts_for(pa: Program, pb: Program, ia: int, ib: int, rule: Rule):
     if dtype_src is None and ma.dtype == mb.dtype:
         dtype_src = ("const", ma.dtype)
     return (rank_src, dtype_src)
+
+
+def _inputs_below(p: Program, i: int) -> set[int]:
+    seen, stack, out = set(), [i], set()
+    while stack:
+        j = stack.pop()
+        if j in seen:
+            continue
+        seen.add(j)
+        n = p.nodes[j]
+        if n.kind == INPUT:
+            out.add(j)
+        stack.extend(n.args)
+        stack.extend(v for _, v in n.kwargs)
+    return out
 
 
 def _pattern_vars(t) -> set[str]:

@@ -66,28 +66,42 @@ def _node_keys(p: Program) -> list[str]:
     return keys
 
 
+def _pattern_size(t) -> int:
+    if t[0] == "call":
+        return 1 + sum(_pattern_size(a) for a in t[2]) + sum(_pattern_size(v) for _, v in t[3])
+    if t[0] == "seq":
+        return 1 + sum(_pattern_size(a) for a in t[2])
+    return 1 if t[0] == "lit" else 0
+
+
 def rules_applied(variant: Program, original: Program, rules: list[CompiledRule]) -> list[str]:
-    """Rules whose right-hand side appears in `variant` at a node the original did not have."""
+    """The rules that best explain each node `variant` has and the original has not: per new
+    node, the rule with the largest right-hand side matching there (so a chain of spelling
+    rules is not all credited for one rewrite). An estimate: egglog keeps no provenance."""
     old = set(_node_keys(original))
     keys = _node_keys(variant)
+    old_ops = {n.name for n in original.nodes if n.kind == CALL}
     by_root: dict[str, list[CompiledRule]] = {}
     for r in rules:
         if r.rhs[0] == "call":
             by_root.setdefault(r.rhs[1], []).append(r)
+    for lst in by_root.values():  # most specific first; rules rewriting ops the model has first
+        lst.sort(key=lambda r: (-_pattern_size(r.rhs), r.lhs[0] != "call" or r.lhs[1] not in old_ops))
     found: list[str] = []
     for i in variant.reachable():
         n = variant.nodes[i]
         if n.kind != CALL or keys[i] in old:
             continue
         for r in by_root.get(n.name, ()):
-            if r.name not in found and _match(variant, r.rhs, i, {}):
-                found.append(r.name)
-    if not found:  # rules whose rhs is a bare variable show as a removed lhs root
-        new_ops = {variant.nodes[i].name for i in variant.reachable() if variant.nodes[i].kind == CALL}
-        old_ops = {n.name for n in original.nodes if n.kind == CALL}
-        for r in rules:
-            if r.rhs[0] == "var" and r.lhs[0] == "call" and r.lhs[1] in old_ops - new_ops:
-                found.append(r.name)
+            if _match(variant, r.rhs, i, {}):
+                if r.name not in found:
+                    found.append(r.name)
+                break
+    new_ops = {variant.nodes[i].name for i in variant.reachable() if variant.nodes[i].kind == CALL}
+    for r in rules:  # rules whose rhs is a bare variable show as a removed lhs root
+        if r.rhs[0] == "var" and r.lhs[0] == "call" and r.lhs[1] in old_ops - new_ops and r.name not in found:
+            found.append(r.name)
+            break
     return found
 
 
