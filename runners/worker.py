@@ -28,8 +28,15 @@ def _load_module(path: str):
 def _error(e: BaseException) -> dict:
     tb = traceback.format_exception(type(e), e, e.__traceback__)
     msg = str(e).strip().splitlines()
+    chain, c, seen = [], e.__cause__ or e.__context__, set()
+    while c is not None and id(c) not in seen and len(chain) < 8:  # for triage (runners/triage.py)
+        seen.add(id(c))
+        first = str(c).strip().splitlines()
+        chain.append({"type": type(c).__name__, "module": type(c).__module__, "message": first[0][:300] if first else ""})
+        c = c.__cause__ or c.__context__
     return {"type": type(e).__name__, "module": type(e).__module__,
-            "message": msg[0][:500] if msg else "", "traceback": "".join(tb)[-6000:]}
+            "message": msg[0][:500] if msg else "", "traceback": "".join(tb)[-6000:],
+            "stack": "".join(traceback.format_tb(e.__traceback__))[-4000:], "chain": chain}
 
 
 def compile_options(backend: str) -> tuple[str, dict]:
@@ -60,6 +67,13 @@ def compile_options(backend: str) -> tuple[str, dict]:
 def run_task(task: dict) -> dict:
     import torch
 
+    if task.get("sweep_only"):  # dtype/size sweep of the variant: runners/sweeps.py
+        from runners.sweeps import run_sweep_task
+        return run_sweep_task(task)
+    if task.get("batch"):  # K variants in one compile: runners/batch.py
+        from runners.batch import run_batch_task
+        return run_batch_task(task)
+
     from runners.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source, to_device
     from runners.inputs import InputSet, input_sets, to_fp64_inputs
     from runners.oracle import judge
@@ -84,6 +98,7 @@ def run_task(task: dict) -> dict:
     res["timings"]["load"] = time.perf_counter() - t0
 
     # Eager reference, twice (nondeterminism), and fp64.
+    _phase("eager")
     t0 = time.perf_counter()
     refs = []
     for s in sets:
@@ -119,7 +134,9 @@ def run_task(task: dict) -> dict:
     res["timings"]["eager"] = time.perf_counter() - t0
 
     backend, opts = compile_options(task["backend"])
+    _phase("compile")
     torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()  # per-task graph-break counts (_dynamo_stats)
     compiled = torch.compile(mod.forward, backend=backend, **opts)
     recording = backend == "inductor" and KernelRecorder.install()
     if recording:
@@ -146,7 +163,31 @@ def run_task(task: dict) -> dict:
             res["kernel_files"] = KernelRecorder.stop()
     if res["status"] != "ok" or any(not e["ok"] for e in res["input_sets"]):
         keep_kernels()
+    res["dynamo"] = _dynamo_stats(mod.forward)
+    if task.get("perf") and res["status"] == "ok" and refs:  # runners/perf.py: warm, repeated, median
+        from runners.perf import time_task
+        try:
+            res["perf"] = time_task(task, compiled, mod.forward, refs[0][0].inputs, device)
+        except Exception as e:
+            res["perf_error"] = _error(e)
     return res
+
+
+def _dynamo_stats(fn) -> dict:
+    """Graph breaks and recompilations of this task's compile (for triage): Dynamo's counters
+    (cleared per task by torch._dynamo.reset) and the compiled versions of `fn`'s frame."""
+    try:
+        from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+        from torch._dynamo.utils import counters
+        breaks = counters.get("graph_break") or {}
+        out = {"graph_breaks": int(sum(breaks.values())),
+               "unique_graphs": int((counters.get("stats") or {}).get("unique_graphs", 0)),
+               "recompiles": max(0, len(_debug_get_cache_entry_list(fn.__code__)) - 1)}
+        if breaks:
+            out["first_break"] = next(iter(breaks)).splitlines()[0][:300]
+        return out
+    except Exception:
+        return {}
 
 
 def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs, judge) -> None:
@@ -170,7 +211,7 @@ def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs
         dt = time.perf_counter() - t0
         res["timings"]["compile" if first else "run"] = res["timings"].get("compile" if first else "run", 0.0) + dt
         first = False
-        v = judge(ref, got, fp64, ref2=ref2, index_info=idx)
+        v = judge(ref, got, fp64, ref2=ref2, index_info=idx, extreme_inputs=s.name.startswith("special"))
         entry = {"name": s.name, **v.to_dict()}
         if s.name in digests:
             entry["inputs_digest"] = digests[s.name]
@@ -182,6 +223,14 @@ def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs
                 torch.save(_cpu(list(s.inputs)), folder / f"{s.name}.inputs.pt")
                 entry["inputs_file"] = str(folder / f"{s.name}.inputs.pt")
         res["input_sets"].append(entry)
+
+
+_OUT = None  # the real stdout (results channel), set by main()
+
+
+def _phase(name: str) -> None:
+    if _OUT is not None:
+        print(RESULT_TAG + json.dumps({"phase": name}), file=_OUT, flush=True)
 
 
 def _cpu(x):
@@ -197,7 +246,8 @@ def _cpu(x):
 
 def main() -> None:
     # Results go to the real stdout; everything else (torch's prints) to stderr.
-    out = os.fdopen(os.dup(1), "w", buffering=1)
+    global _OUT
+    out = _OUT = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     import torch  # noqa: F401  (warm the import before the first task)

@@ -357,3 +357,18 @@ def test_compare_eager_sound_and_unsound_rewrites():
     unsound = (x.sum(), x.abs() * 1.001)
     v = compare_eager(seed_out, unsound, seed_fp64)
     assert (v.ok, v.leaf) == (False, "[1]")
+
+
+def test_overflow_on_injected_extreme_inputs_is_not_judged():
+    # layer_norm over a row holding 1e30 in float32: eager's variance overflows (NaN), compiled
+    # (Welford) gives finite values that are no closer to fp64: the program has no trustworthy
+    # float32 answer there. Not judged on our injected special inputs; judged on ordinary ones.
+    r = torch.tensor([float("nan"), 1.0])
+    g = torch.tensor([0.6248, 1.0])
+    fp64 = torch.tensor([0.2714, 1.0], dtype=torch.float64)
+    assert judge(r, g, fp64, extreme_inputs=True).ok
+    assert not judge(r, g, fp64).ok
+    # a NaN that propagates from a NaN input is NaN in fp64 as well: still judged
+    assert not judge(r, g, torch.tensor([float("nan"), 1.0], dtype=torch.float64), extreme_inputs=True).ok
+    # and the rest of the leaf is judged as usual
+    assert not judge(r, torch.tensor([0.6248, 2.0]), fp64, extreme_inputs=True).ok
