@@ -1,0 +1,310 @@
+"""End-to-end tests of `eqsat-test campaign`: specs, a campaign over 20+ models with the real pipeline,
+resume after SIGKILL at random moments, jobs that hang or crash, budgets, Ray missing, shipping files."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from runners.campaign import load_spec, make_jobs, processes_with_env, ray_job
+from runners.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+MODELS = REPO / "tests" / "models" / "campaign"
+RULES = MODELS / "rules"  # small exact rules + two deliberately wrong ones (unsound-rewrite notes)
+# Keep jobs cheap and deterministic: sweeps have a time budget (results would depend on machine load),
+# minimization and debug artifacts cost many compiles.
+INJECTED_BUG = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"'  # Inductor's test-only miscompile
+CHEAP_RUN = ["--no-sweep", "--no-minimize", "--no-artifacts"]
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
+def campaign(*args, timeout=900, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "runners.cli", "campaign", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=env or _env(), cwd="/")
+
+
+def campaign_here(capsys, *args) -> tuple[int, str, str]:
+    """`eqsat-test campaign ...` in this process (cheap: for commands that run no job)."""
+    from runners.cli import main
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        main(["campaign", *map(str, args)])
+    cap = capsys.readouterr()
+    return e.value.code, cap.out, cap.err
+
+
+def write_spec(path: Path, **kw) -> Path:
+    budget = kw.pop("budget", {})
+    kw.setdefault("run_args", CHEAP_RUN)
+    lines = [f"{k} = {json.dumps(v)}" for k, v in kw.items()]
+    if budget:
+        lines += ["[budget]"] + [f"{k} = {json.dumps(v)}" for k, v in budget.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def rel(p: Path, base: Path) -> str:
+    return os.path.relpath(p, base)
+
+
+def snapshot(out: Path) -> dict:
+    with Store(out / "campaign.sqlite") as st:
+        assert st.check() == []
+        jobs = {j["key"]: j["status"] for j in st.jobs()}
+        findings = {f["signature"]: (f["kind"], f["count"], f["jobs"],
+                                     sorted((s["job_key"], s["count"]) for s in f["sightings"]))
+                    for f in st.findings()}
+    return {"jobs": jobs, "findings": findings}
+
+
+def leftovers(out: Path) -> list[int]:
+    from runners.campaign import campaign_id_of
+    return processes_with_env(f"EQSAT_CAMPAIGN={campaign_id_of(out)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The spec
+# ---------------------------------------------------------------------------------------------
+
+def test_spec_models_rule_sets_defaults_and_dry_run(tmp_path, capsys):
+    spec = write_spec(tmp_path / "s.toml", models=[rel(MODELS, tmp_path) + "/*.py", rel(REPO / "examples", tmp_path),
+                                                  rel(MODELS / "add_mul.py", tmp_path)],
+                      exclude=["int_*.py"], rule_sets=[["default"], [rel(RULES, tmp_path), "layout"]],
+                      backends=["eager", "aot_eager"], seeds=[0, 1], variants=2)
+    sp = load_spec(spec)
+    names = [m.name for m in sp.models]
+    assert "add_mul.py" in names and names.count("add_mul.py") == 1  # listed twice, kept once
+    assert "int_ops.py" not in names and "mlp.py" in names
+    assert sp.rule_sets == [[], [rel(RULES, tmp_path), "layout"]]
+    assert sp.devices == ["cpu"] and sp.job_timeout == 1800 and sp.total_seconds is None
+    jobs = make_jobs(sp)
+    assert len(jobs) == len(sp.models) * 2 * 2 * 2
+    assert len({j["key"] for j in jobs}) == len(jobs)
+    # the key follows content, not names: same spec again gives the same keys
+    assert [j["key"] for j in make_jobs(load_spec(spec))] == [j["key"] for j in jobs]
+    rc, out, err = campaign_here(capsys, spec, "--dry-run", "--json")
+    assert rc == 0, err
+    listed = json.loads(out)
+    assert listed["count"] == len(jobs) and {j["status"] for j in listed["jobs"]} == {"pending"}
+    assert not (tmp_path / "s-out").exists()  # a dry run writes nothing
+
+
+def test_spec_errors_are_usage_errors(tmp_path, capsys):
+    rc, _, err = campaign_here(capsys, write_spec(tmp_path / "a.toml", models=["nope/*.py"]), "--dry-run")
+    assert rc == 4 and "matched no .py file" in err
+    rc, _, err = campaign_here(capsys, write_spec(tmp_path / "b.toml", models=[str(MODELS)], colour="red"), "--dry-run")
+    assert rc == 4 and "unknown key" in err
+    rc, _, err = campaign_here(capsys, write_spec(tmp_path / "c.toml", models=[str(MODELS)],
+                                                  rule_sets=[["no_such_rules"]]), "--dry-run")
+    assert rc == 4 and "no_such_rules" in err
+    (tmp_path / "d.toml").write_text("models = [\n")
+    rc, _, err = campaign_here(capsys, tmp_path / "d.toml", "--dry-run")
+    assert rc == 4 and "not valid TOML" in err
+    rc, _, err = campaign_here(capsys, tmp_path, "--export-jsonl", tmp_path / "x.jsonl")
+    assert rc == 4 and "not a campaign spec" in err
+
+
+def test_ray_executor_without_ray_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError, as when not installed
+    spec = write_spec(tmp_path / "s.toml", models=[str(MODELS / "add_mul.py")], backends=["eager"])
+    rc, _, err = campaign_here(capsys, spec, "--executor", "ray")
+    assert rc == 4, err
+    assert "pip install 'eqsat-test[ray]'" in err
+    assert not (tmp_path / "s-out").exists()  # refused before anything was written
+
+
+# ---------------------------------------------------------------------------------------------
+# A campaign over 20+ models, the real pipeline
+# ---------------------------------------------------------------------------------------------
+
+def test_campaign_over_twenty_models(tmp_path):
+    spec = write_spec(tmp_path / "many.toml", name="many",
+                      models=[rel(MODELS, tmp_path), rel(REPO / "examples", tmp_path) + "/*.py"],
+                      rule_sets=[[rel(RULES, tmp_path)]], backends=["eager"], variants=2, inputs="given",
+                      budget={"job_timeout": 600})
+    out = tmp_path / "many-out"
+    n_models = len(load_spec(spec).models)
+    assert n_models >= 20
+    t0 = time.monotonic()
+    r = campaign(spec, "--json", "--jobs", "2")
+    wall = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr[-3000:]
+    summary = json.loads(r.stdout)
+    assert summary["jobs"] == {"total": n_models, "done": n_models}, summary["jobs"]
+    assert summary["run"]["ran"] == n_models
+    assert f"[{n_models}/{n_models}]" in r.stderr  # plain progress lines with --json
+    notes = [f for f in summary["findings"] if f["kind"] == "unsound-rewrite"]
+    assert notes and any(any(x.startswith("test_wrong_") for x in f["rules"]) for f in notes)
+    assert summary["compiler_bugs"] == 0  # eager vs eager: nothing to find
+    print(f"\n{n_models} jobs (eager, -n 2) on 2 workers: {wall:.1f} s")
+
+    snap = snapshot(out)
+    assert set(snap["jobs"].values()) == {"done"}
+    runs = sorted((out / "runs").iterdir())
+    assert [p.name for p in runs if p.name.startswith(".")] in ([], [".tmp"])
+    finished = [p for p in runs if not p.name.startswith(".")]
+    assert len(finished) == n_models
+    for p in finished:
+        assert (p / "report.json").is_file() and (p / "bundle" / "manifest.json").is_file()
+        assert not (p / "scratch").exists()
+        assert str(out / "runs" / ".tmp") not in (p / "report.json").read_text()
+    assert not leftovers(out)
+
+    # Resume: everything done, nothing runs, nothing changes.
+    r = campaign(spec, "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["run"] == {**json.loads(r.stdout)["run"], "ran": 0,
+                                                                  "skipped": n_models}
+    assert snapshot(out) == snap
+    r = campaign(spec, "--dry-run", "--json")
+    assert {j["status"] for j in json.loads(r.stdout)["jobs"]} == {"done"}
+
+    # Export, from the spec and from the folder.
+    r = campaign(out, "--export-jsonl", tmp_path / "a.jsonl")
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert sum(x["type"] == "job" for x in lines) == n_models
+    assert {x["signature"] for x in lines if x["type"] == "finding"} == set(snap["findings"])
+    assert campaign(spec, "--export-jsonl", tmp_path / "b.jsonl").returncode == 0
+    assert (tmp_path / "b.jsonl").read_text().count('"type": "job"') == n_models
+
+    # One Inductor job, from a second spec, into the same campaign folder: Inductor's own test-only
+    # relu bug makes a real compiler-bug finding (exit 1); its cache is the worker's own.
+    spec2 = write_spec(tmp_path / "one.toml", name="many", models=[str(MODELS / "relu_chain.py")],
+                       rule_sets=[[str(RULES)]], backends=[INJECTED_BUG], variants=2, inputs="given",
+                       budget={"job_timeout": 900})
+    r = campaign(spec2, "--json", "--out", out)
+    assert r.returncode == 1, r.stderr[-3000:]
+    s2 = json.loads(r.stdout)
+    assert s2["jobs"] == {"total": 1, "done": 1}
+    bugs = [f for f in s2["findings"] if f["compiler_bug"]]
+    assert bugs and all(f["backend"] == INJECTED_BUG for f in bugs)
+    assert all(Path(f["repro"]).is_file() and str(out / "runs") in f["repro"] for f in bugs if f["repro"])
+    assert (out / "cache" / "worker0" / "inductor").is_dir()
+    assert len(snapshot(out)["jobs"]) == n_models + 1
+
+    # Per-rule statistics read campaign folders too.
+    r = subprocess.run([sys.executable, "-m", "runners.cli", "rules", "stats", str(out), "--json"],
+                       capture_output=True, text=True, env=_env())
+    assert r.returncode == 0, r.stderr
+    assert any(row["rule"] == "test_wrong_relu_is_abs" and row["unsound"] for row in json.loads(r.stdout))
+
+
+# ---------------------------------------------------------------------------------------------
+# Kill -9 at random moments, resume: the store ends as an uninterrupted run's
+# ---------------------------------------------------------------------------------------------
+
+def test_sigkill_and_resume_equals_uninterrupted(tmp_path):
+    models = [MODELS / m for m in ("relu_chain.py", "add_mul.py", "abs_neg.py", "where_clamp.py")]
+    kw = dict(name="k", models=[str(m) for m in models], rule_sets=[[str(RULES)]], backends=["eager"],
+              variants=2, inputs="given", budget={"job_timeout": 600})
+    spec = write_spec(tmp_path / "k.toml", **kw)
+    ref_out, out = tmp_path / "ref", tmp_path / "killed"
+
+    t0 = time.monotonic()
+    r = campaign(spec, "--json", "--jobs", "2", "--out", ref_out)
+    assert r.returncode == 0, r.stderr[-3000:]
+    uninterrupted = time.monotonic() - t0
+    want = snapshot(ref_out)
+    assert len(want["jobs"]) == len(models) and want["findings"]
+
+    seed = int(os.environ.get("EQSAT_TEST_SEED", time.time_ns() % 100000))
+    rng = random.Random(seed)
+    kills = 0
+    for attempt in range(8):
+        p = subprocess.Popen([sys.executable, "-m", "runners.cli", "campaign", str(spec), "--json", "--jobs", "2",
+                              "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env=_env(), cwd="/")
+        if attempt < 3:
+            time.sleep(rng.uniform(0.5, max(1.0, uninterrupted * 0.8)))
+            if p.poll() is None:
+                p.send_signal(signal.SIGKILL)
+                kills += 1
+        p.wait(timeout=900)
+        if (out / "campaign.sqlite").is_file():
+            with Store(out / "campaign.sqlite") as st:
+                assert st.check() == [], f"seed {seed}"
+        if p.returncode == 0:
+            break
+    assert kills >= 1, f"seed {seed}"
+    got = snapshot(out)
+    assert got == want, f"seed {seed}: kills={kills}"
+    time.sleep(0.5)
+    assert not leftovers(out), f"seed {seed}: processes of the killed campaign still running"
+    assert not [p for p in (out / "runs").iterdir() if p.name != ".tmp" and p.name.startswith(".")]
+    print(f"\nuninterrupted {uninterrupted:.1f} s; killed {kills} times (seed {seed}), same store after resume")
+
+
+# ---------------------------------------------------------------------------------------------
+# Isolation: a hang, a crash and a bad file cost one job each; budgets
+# ---------------------------------------------------------------------------------------------
+
+def test_hang_crash_and_bad_input_cost_one_job_each(tmp_path):
+    spec = write_spec(tmp_path / "bad.toml", models=[str(MODELS / "bad")], rule_sets=[[str(RULES)]],
+                      backends=["eager"], variants=2, inputs="given", budget={"job_timeout": 25})
+    out = tmp_path / "bad-out"
+    r = campaign(spec, "--json", "--jobs", "3")
+    assert r.returncode == 3, r.stderr[-3000:]  # a job crashed inside eqsat-test
+    with Store(out / "campaign.sqlite") as st:
+        status = {Path(j["model"]).name: j for j in st.jobs()}
+    assert status["hang_on_load.py"]["status"] == "timeout"
+    assert "job timeout" in status["hang_on_load.py"]["error"]
+    assert status["segfault_on_load.py"]["status"] == "crash"
+    assert "signal 11" in status["segfault_on_load.py"]["error"]
+    assert status["not_a_model.py"]["status"] == "bad-input"
+    assert not leftovers(out)  # the hung job's whole process tree is gone
+    # Failed jobs are finished: a resume skips them; --retry-failed runs them again.
+    r = campaign(spec, "--json")
+    assert json.loads(r.stdout)["run"]["ran"] == 0
+    r = campaign(spec, "--json", "--retry-failed", "--job-timeout", "5")
+    assert json.loads(r.stdout)["run"]["ran"] == 2  # the timeout and the crash; bad input stays
+
+
+def test_total_seconds_budget_stops_and_resumes(tmp_path):
+    spec = write_spec(tmp_path / "b.toml", models=[str(MODELS / m) for m in ("add_mul.py", "relu_chain.py", "abs_neg.py")],
+                      rule_sets=[[str(RULES)]], backends=["eager"], variants=2, inputs="given",
+                      budget={"total_seconds": 1})
+    out = tmp_path / "b-out"
+    r = campaign(spec, "--json", "--jobs", "1")
+    assert r.returncode == 2, r.stderr[-2000:]
+    s = json.loads(r.stdout)
+    assert s["run"]["budget_spent"] and s["run"]["left"] == 3 and s["jobs"]["pending"] == 3
+    assert not leftovers(out)
+    with Store(out / "campaign.sqlite") as st:
+        assert st.finished_keys() == set()
+    assert not [p for p in (out / "runs" / ".tmp").iterdir()] if (out / "runs" / ".tmp").exists() else True
+
+
+def test_ray_task_function_ships_files_to_a_node_without_them(tmp_path):
+    """What a Ray worker on another machine does (no shared file system), called here without Ray."""
+    spec = write_spec(tmp_path / "r.toml", models=[str(MODELS / "relu_chain.py")], rule_sets=[[str(RULES)]],
+                      backends=["eager"], variants=2, inputs="given", budget={"job_timeout": 600})
+    job = make_jobs(load_spec(spec))[0]
+    ghost = "/nonexistent/eqsat"
+    model = Path(job["model"]).read_bytes()
+    import hashlib
+    payload = {"job": {**job, "model": f"{ghost}/relu_chain.py",
+                       "rule_args": [f"{ghost}/rules"], "rule_files": [f"{ghost}/rules/{Path(f).name}" for f in job["rule_files"]]},
+               "campaign_id": "test", "threads": 1,
+               "model": {"path": f"{ghost}/relu_chain.py", "sha": hashlib.sha256(model).hexdigest(), "content": model},
+               "rule_files": [{"path": f"{ghost}/rules/{Path(f).name}", "sha": hashlib.sha256(Path(f).read_bytes()).hexdigest(),
+                               "content": Path(f).read_bytes()} for f in job["rule_files"]]}
+    res = ray_job(payload)
+    assert res["outcome"]["status"] == "done", res["outcome"].get("error")
+    rep = res["outcome"]["report"]
+    assert rep["variants"] == 2
+    assert any(f["kind"] == "unsound-rewrite" for f in rep["findings"])
+    assert res["outcome"]["rules"]["names"] and len(res["tar"]) > 1000
+    assert not Path(res["made_in"]).exists()  # the node's temporary folder is cleaned up

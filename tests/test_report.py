@@ -1,0 +1,149 @@
+"""Tests of `eqsat-test report`: the HTML of a campaign store and of a run folder, rendered in a real
+headless browser (Debian's `chromium`; skipped when it is not installed)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runners.findings import signature
+from runners.report import build_view, collect, write_report
+from runners.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+MODELS = REPO / "tests" / "models" / "campaign"
+CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+
+REPRO = '''import torch
+# a repro with characters HTML must escape: <script>alert("x")</script> & more
+def forward(x):
+    return torch.relu(x) * 2.0
+print("verdict: MISMATCH")
+'''
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
+def make_campaign(out: Path) -> dict:
+    """A campaign folder with a store holding a compiler bug (with repro), notes and a timed-out job."""
+    runs = out / "runs"
+    bug = {"kind": "miscompile", "backend": "inductor", "device": "cpu", "ops": ["torch.relu", "operator.mul"],
+           "rules": ["mul_spelling", "relu_twice"], "variant": "g0_v001", "max_abs_err": 0.25,
+           "detail": "[0] float32[4]: 1 of 4 elements differ", "input_set": "special-0"}
+    crash = {"kind": "compile-crash", "backend": "inductor", "device": "cpu", "ops": ["torch.cumsum"],
+             "rules": [], "variant": "g0_seed", "error": {"type": "LoweringException"},
+             "detail": "LoweringException: cumsum of bool"}
+    note = {"kind": "unsound-rewrite", "backend": "inductor", "device": "cpu", "ops": ["torch.exp"],
+            "rules": ["exp_wrong"], "variant": "g0_v002", "detail": "variant disagrees with the seed"}
+    sigs = {}
+    with Store(out / "campaign.sqlite") as st:
+        st.set_meta(name="synthetic")
+        for i, (model, fs) in enumerate([("a.py", [bug, note]), ("b.py", [bug, crash]), ("c.py", [note])]):
+            rd = runs / f"{model[:-3]}-{i:012d}"
+            recs = []
+            for k, f in enumerate(fs):
+                f = dict(f)
+                if f["kind"] != "unsound-rewrite":
+                    d = rd / "findings" / f"{k + 1:03d}-{f['kind']}-{f['variant']}"
+                    d.mkdir(parents=True)
+                    (d / "repro.py").write_text(REPRO)
+                    f["repro"] = str(d / "repro.py")
+                (rd / "bundle").mkdir(parents=True, exist_ok=True)
+                (rd / "bundle" / f"{f['variant']}.py").write_text("def forward(x):\n    return x\n")
+                f["signature"] = signature(f)
+                sigs[f["kind"]] = f["signature"]
+                recs.append(f)
+            job = {"key": f"k{i}", "model": f"/models/{model}", "rule_set": ["basic"], "backend": "inductor",
+                   "device": "cpu", "seed": 0}
+            t = 1_700_000_000.0 + 40 * i
+            st.record_job(job, {"status": "done", "exit_code": 1, "started": t, "finished": t + 30,
+                                "run_dir": str(rd), "report": {"variants": 8, "executed": 9, "findings": recs,
+                                                               "torch_version": "2.13.0"},
+                                "rules": {"names": ["mul_spelling", "relu_twice", "exp_wrong", "never_used"],
+                                          "families": {"mul_spelling": "spelling", "relu_twice": "activation",
+                                                       "exp_wrong": "algebra", "never_used": "layout"},
+                                          "fired": {"mul_spelling": 3, "relu_twice": 1, "exp_wrong": 2}}})
+        st.record_job({"key": "k9", "model": "/models/slow.py", "rule_set": [], "backend": "inductor",
+                       "device": "cpu", "seed": 0},
+                      {"status": "timeout", "started": 1_700_000_000.0, "finished": 1_700_000_100.0, "report": None,
+                       "error": "no result within the job timeout of 100 s\n...", "run_dir": str(runs / "slow")})
+    return sigs
+
+
+def test_campaign_report_content(tmp_path):
+    out = tmp_path / "camp"
+    sigs = make_campaign(out)
+    data = collect(out)
+    assert data["kind"] == "campaign" and len(data["jobs"]) == 4
+    view = build_view(data, out / "report.html")
+    cards = {c["kind"]: c for c in view["cards"]}
+    assert cards["miscompile"]["count"] == 2 and cards["miscompile"]["jobs"] == 2 and cards["miscompile"]["bug"]
+    assert not cards["unsound-rewrite"]["bug"] and cards["unsound-rewrite"]["code"]  # notes show the variant
+    assert [c["kind"] for c in view["cards"]][:2] == ["miscompile", "compile-crash"]  # bugs first, by count
+    assert [r["name"] for r in view["never_fired"]] == ["never_used"]
+    fam = next(c for c in view["charts"] if c["title"] == "Findings per rule family")
+    assert {b["full"] for b in fam["bars"]} == {"spelling", "activation", "algebra", "(none: seed program)"}
+    assert not view["time_chart"]["empty"] and view["time_chart"]["bars"]
+    assert [j["status"] for j in view["failed"]] == ["timeout"]
+
+    path = write_report(out)
+    html = path.read_text()
+    for s in sigs.values():
+        assert f'id="sig-{s}"' in html
+    assert html.count("<svg") >= 7
+    assert "&lt;script&gt;alert(" in html and "<script>" not in html  # escaped, and no scripts at all
+    assert 'href="runs/a-000000000000/findings/001-miscompile-g0_v001/repro.py"' in html  # relative links
+    assert not re.search(r'(src|href)="(https?:)?//', html)  # self-contained: nothing from a network
+    assert "never_used" in html and "no result within the job timeout" in html
+
+
+def test_report_cli_on_a_run_folder_and_errors(tmp_path):
+    run = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-m", "runners.cli", "run", str(MODELS / "relu_chain.py"), "-n", "2",
+                        "-b", "eager", "-r", str(MODELS / "rules"), "--jobs", "1", "--inputs", "given",
+                        "--no-sweep", "--no-minimize", "--no-artifacts",
+                        "--out", str(run), "--json"], capture_output=True, text=True, env=_env(), timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = subprocess.run([sys.executable, "-m", "runners.cli", "report", str(run)], capture_output=True, text=True,
+                       env=_env(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(run / "report.html")
+    html = (run / "report.html").read_text()
+    assert "unsound-rewrite" in html and "test_never_fires" in html and "<svg" in html
+    assert "relu_chain.py" in html
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = subprocess.run([sys.executable, "-m", "runners.cli", "report", str(empty)], capture_output=True, text=True,
+                       env=_env(), timeout=120)
+    assert r.returncode == 4 and "neither a campaign folder" in r.stderr
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_report_renders_in_headless_chromium(tmp_path):
+    out = tmp_path / "camp"
+    sigs = make_campaign(out)
+    path = write_report(out)
+    base = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--no-first-run", "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(base + ["--dump-dom", path.as_uri()], capture_output=True, text=True, timeout=180)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert sigs["miscompile"] in dom.stdout and "<svg" in dom.stdout
+    assert "Findings per rule family" in dom.stdout and "never_used" in dom.stdout
+    shot = tmp_path / "report.png"
+    r = subprocess.run(base + ["--window-size=1400,2000", f"--screenshot={shot}", path.as_uri()],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-2000:]
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000  # a page, not a blank frame
+    keep = os.environ.get("EQSAT_KEEP_SCREENSHOT")
+    if keep:
+        shutil.copy(shot, keep)

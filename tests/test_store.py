@@ -1,0 +1,157 @@
+"""Tests of runners/store.py: one transaction per job, dedup by signature, resume, JSONL export,
+and a writer killed with SIGKILL at random moments that loses nothing and duplicates nothing."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from runners.findings import signature
+from runners.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _job(i: int) -> dict:
+    return {"key": f"job{i:04d}", "model": f"/models/m{i % 7}.py", "model_sha": f"sha{i % 7}",
+            "rule_set": ["basic"], "rule_set_version": "v1", "backend": "eager", "device": "cpu", "seed": 0,
+            "torch_version": "2.x", "options": {"variants": 2}}
+
+
+def _findings(i: int) -> list[dict]:
+    """Deterministic fake findings of job i: a few shared signatures, some repeated within the job."""
+    out = []
+    for k in range(i % 4):
+        kind = ("miscompile", "unsound-rewrite", "compile-crash")[k % 3]
+        out.append({"kind": kind, "backend": "eager", "device": "cpu", "ops": [f"op{(i + k) % 3}"],
+                    "rules": [f"rule{k}"], "variant": f"g0_v{k:03d}", "detail": f"job {i} finding {k}",
+                    "repro": f"/runs/job{i}/findings/{k}/repro.py" if kind != "unsound-rewrite" else None})
+    return out
+
+
+def _outcome(i: int) -> dict:
+    t = 1000.0 + i
+    return {"status": "done", "exit_code": 1, "started": t - 0.5, "finished": t, "run_dir": f"/runs/job{i}",
+            "report": {"variants": 2, "executed": 3, "torch_version": "2.x", "findings": _findings(i),
+                       "stats": {}},
+            "rules": {"names": ["rule0", "rule1", "rule2"], "fired": {"rule0": 1}}}
+
+
+def _snapshot(store: Store) -> dict:
+    jobs = {j["key"]: (j["status"], j["compiler_bugs"], j["notes"]) for j in store.jobs()}
+    findings = {f["signature"]: (f["kind"], f["count"], f["jobs"], f["first_seen"], f["last_seen"],
+                                 sorted((s["job_key"], s["count"]) for s in f["sightings"]))
+                for f in store.findings()}
+    return {"jobs": jobs, "findings": findings}
+
+
+def test_record_dedupes_by_signature_and_never_twice(tmp_path):
+    with Store(tmp_path / "c.sqlite") as st:
+        for i in range(12):
+            st.mark_running(_job(i))
+            assert st.record_job(_job(i), _outcome(i))
+        before = _snapshot(st)
+        # recording a finished job again writes nothing
+        assert not st.record_job(_job(5), _outcome(5))
+        st.mark_running(_job(5))
+        assert _snapshot(st) == before
+        assert st.check() == []
+        fs = st.findings()
+        # the same (kind, ops, rules, backend, device) across jobs is one finding
+        sigs = {signature(f) for i in range(12) for f in _findings(i)}
+        assert {f["signature"] for f in fs} == sigs
+        total = sum(len(_findings(i)) for i in range(12))
+        assert sum(f["count"] for f in fs) == total
+        for f in fs:
+            assert f["first_seen"] <= f["last_seen"]
+            assert f["jobs"] == len(f["sightings"])
+            assert bool(f["compiler_bug"]) == (f["kind"] != "unsound-rewrite")
+        assert st.finished_keys() == {f"job{i:04d}" for i in range(12)}
+        assert st.counts()["jobs"] == {"done": 12}
+
+
+def test_running_failed_retry_and_status(tmp_path):
+    with Store(tmp_path / "c.sqlite") as st:
+        j = _job(1)
+        st.mark_running(j)
+        assert st.status_of([j["key"], "nope"]) == {j["key"]: "running"}
+        assert j["key"] not in st.finished_keys()
+        st.record_job(j, {"status": "timeout", "exit_code": None, "started": 1.0, "finished": 2.0,
+                          "report": None, "error": "no result within the job timeout"})
+        assert st.status_of([j["key"]]) == {j["key"]: "timeout"}
+        assert st.retry_failed() == 1
+        assert j["key"] not in st.finished_keys()
+        st.mark_running(j)
+        assert st.record_job(j, _outcome(1))
+        row = st.jobs()[0]
+        assert row["status"] == "done" and row["attempts"] == 2 and row["run_dir"] == "/runs/job1"
+
+
+def test_export_jsonl(tmp_path):
+    with Store(tmp_path / "c.sqlite") as st:
+        st.set_meta(name="t", spec="/x.toml")
+        for i in range(6):
+            st.record_job(_job(i), _outcome(i))
+        n = st.export_jsonl(tmp_path / "out.jsonl")
+        nf = len(st.findings())
+    lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert n == len(lines) == 1 + 6 + nf
+    assert lines[0]["type"] == "campaign" and lines[0]["name"] == "t"
+    assert [x["type"] for x in lines[1:7]] == ["job"] * 6
+    f = [x for x in lines if x["type"] == "finding"]
+    assert all(x["sightings"] and x["signature"] for x in f)
+
+
+WRITER = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {repo!r})
+    sys.path.insert(0, {here!r})
+    from test_store import _job, _outcome
+    from runners.store import Store
+    st = Store(sys.argv[1])
+    done = st.finished_keys()
+    print("ready", flush=True)
+    for i in range({n}):
+        j = _job(i)
+        if j["key"] in done:
+            continue
+        st.mark_running(j)
+        st.record_job(j, _outcome(i))
+    print("finished", flush=True)
+""")
+
+
+def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path):
+    n = 150
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER.format(repo=str(REPO), here=str(Path(__file__).parent), n=n))
+    with Store(tmp_path / "ref.sqlite") as ref:
+        for i in range(n):
+            ref.record_job(_job(i), _outcome(i))
+        want = _snapshot(ref)
+    seed = int(os.environ.get("EQSAT_TEST_SEED", time.time_ns() % 100000))
+    rng = random.Random(seed)
+    db = tmp_path / "killed.sqlite"
+    kills = 0
+    for attempt in range(12):
+        p = subprocess.Popen([sys.executable, str(script), str(db)], stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "ready"
+        if attempt < 8:
+            time.sleep(rng.uniform(0.0, 0.4))
+            if p.poll() is None:
+                p.send_signal(signal.SIGKILL)
+                kills += 1
+        p.wait()
+        with Store(db) as st:
+            assert st.check() == [], f"seed {seed}"
+            if len(st.finished_keys()) == n:
+                got = _snapshot(st)
+                break
+    assert kills >= 1, f"seed {seed}: the writer was never killed mid-way"
+    assert got == want, f"seed {seed}"
