@@ -126,21 +126,40 @@ def _original_choices(program: Program, classes, lookup) -> dict[int, int]:
 
 
 def _heights(classes) -> dict[int, int]:
+    """Per class, the least height of a term it can produce (leaves 0; cycles only: 1 << 30).
+
+    Knuth's generalisation of Dijkstra (heights are final in increasing order, and a node's
+    height is 1 + its highest child's), O(e-nodes log classes); a fixpoint sweep over all
+    classes needs one sweep per level and took 17 s on a 1,000-op program."""
+    import heapq
+
     inf = 1 << 30
-    h = {c: inf for c in classes}
-    changed = True
-    while changed:
-        changed = False
-        for c, nodes in classes.items():
-            best = h[c]
-            for n in nodes:
-                v = 1 + max((h.get(k, inf) for k in n.children), default=-1)
-                if v < best:
-                    best = v
-            if best < h[c]:
-                h[c] = best
-                changed = True
-    return h
+    parents: dict[int, list[tuple[int, int]]] = {}
+    pending: dict[tuple[int, int], int] = {}
+    heap: list[tuple[int, int]] = []
+    for c, nodes in classes.items():
+        for i, n in enumerate(nodes):
+            kids = set(n.children)
+            if not kids:
+                heap.append((0, c))
+                continue
+            pending[(c, i)] = len(kids)
+            for k in kids:
+                parents.setdefault(k, []).append((c, i))
+    heapq.heapify(heap)
+    h: dict[int, int] = {}
+    while heap:
+        d, c = heapq.heappop(heap)
+        if c in h:
+            continue
+        h[c] = d
+        for p in parents.get(c, ()):
+            if p[0] in h:
+                continue
+            pending[p] -= 1
+            if pending[p] == 0:  # c was its last (so highest) child to be final
+                heapq.heappush(heap, (d + 1, p[0]))
+    return {c: h.get(c, inf) for c in classes}
 
 
 def _reachable(classes, root) -> set[int]:
@@ -173,13 +192,16 @@ class _Sampler:
     def order(self, c: int, safe: bool) -> tuple[list[int], bool]:
         """Candidate node indices, and whether this class keeps its original node first."""
         nodes = self.g.classes[c]
-        idx = list(range(len(nodes)))
-        h = self.g.height[c]
         if safe:  # min-height nodes only: children strictly lower, so no cycle is possible
-            return [i for i in idx if _node_height(self.g, nodes[i]) <= h], True
-        self.rng.shuffle(idx)
+            h = self.g.height[c]
+            return [i for i in range(len(nodes)) if _node_height(self.g, nodes[i]) <= h], True
+        if len(nodes) == 1:  # (shuffling one item draws no random number: same stream)
+            idx = [0]
+        else:
+            idx = list(range(len(nodes)))
+            self.rng.shuffle(idx)
         keep = self.mode == "near-original" and c in self.g.original and self.rng.random() >= self.mutation
-        if keep:
+        if keep and len(idx) > 1:
             o = self.g.original[c]
             idx.remove(o)
             idx.insert(0, o)
@@ -191,6 +213,7 @@ class _Sampler:
         steps = [0]
 
         done: dict[int, tuple[int, int]] = {}  # class -> a finished (class, level) to reuse
+        max_level = self.max_level
 
         def visit(c: int, level: int) -> tuple[int, int] | None:
             """Choose for class c at `level`; returns the key used (a finished choice of c at
@@ -202,17 +225,25 @@ class _Sampler:
                 raise _GiveUp
             on_path.add((c, level))
             order, keep = self.order(c, safe)
+            nodes = self.g.classes[c]
             for i in order:
-                node = self.g.classes[c][i]
+                node = nodes[i]
                 levels = []
+                ok = same = True
                 for k in node.children:
                     lv = level
-                    while (k, lv) in on_path and lv < self.max_level:
+                    while (k, lv) in on_path:  # re-enter k one level deeper, up to max_level
+                        if lv >= max_level:
+                            ok = False
+                            break
                         lv += 1
+                    if not ok:
+                        break
+                    same = same and lv == level
                     levels.append(lv)
-                if any((k, lv) in on_path for k, lv in zip(node.children, levels)):
+                if not ok:
                     continue
-                if levels != [level] * len(levels) and (safe or keep or self.rng.random() >= self.unroll):
+                if not same and (safe or keep or self.rng.random() >= self.unroll):
                     continue
                 keys = []
                 for k, lv in zip(node.children, levels):
@@ -244,37 +275,38 @@ def to_program(g: EClassGraph, choice: dict) -> Program:
     b = ProgramBuilder()
     done: dict[tuple[int, int], int] = {}
 
-    def chosen(key):
-        i, levels = choice[key]
-        n = g.classes[key[0]][i]
-        return n, list(zip(n.children, levels))
+    classes = g.classes
 
     def items(key) -> list[tuple[int, int]]:
         """The (class, level) keys of a cons list's elements."""
         out = []
         while True:
-            n, kids = chosen(key)
+            i, lv = choice[key]
+            n = classes[key[0]][i]
             if n.fn == "nil":
                 return out
-            out.append(kids[0])
-            key = kids[1]
+            out.append((n.children[0], lv[0]))
+            key = (n.children[1], lv[1])
 
     def c_of(key) -> int:
-        if key in done:
-            return done[key]
-        n, kids = chosen(key)
+        r = done.get(key)
+        if r is not None:
+            return r
+        i, lv = choice[key]
+        n = classes[key[0]][i]
         if n.fn == "input":
             r = b.add(PNode(INPUT, n.prim))
         elif n.fn == "lit":
             r = b.add(PNode(LIT, n.prim))
         elif n.fn == "seq":
-            r = b.seq(n.prim, [c_of(k) for k in items(kids[0])])
+            r = b.seq(n.prim, [c_of(k) for k in items((n.children[0], lv[0]))])
         elif n.fn == "call":
-            args = [c_of(k) for k in items(kids[0])]
+            args = [c_of(k) for k in items((n.children[0], lv[0]))]
             kws = []
-            for kk in items(kids[1]):
-                kn, kkids = chosen(kk)
-                kws.append((kn.prim, c_of(kkids[0])))
+            for kk in items((n.children[1], lv[1])):
+                ki, klv = choice[kk]
+                kn = classes[kk[0]][ki]
+                kws.append((kn.prim, c_of((kn.children[0], klv[0]))))
             r = b.call(n.prim, args, kws)
         else:
             raise ValueError(f"unexpected {n.fn} in value position")

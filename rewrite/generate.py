@@ -5,6 +5,7 @@ bundle folder: one standalone module per variant, the inputs they load, and mani
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -59,11 +60,21 @@ def _match(p: Program, pat, i: int, env: dict) -> bool:
 
 
 def _node_keys(p: Program) -> list[str]:
+    """A structural digest per node (equal for equal subterms, across programs). Digests, not
+    the nested text itself: text repeats shared subterms and grows exponentially on DAGs."""
     keys: list[str] = []
     for n in p.nodes:
-        keys.append(f"{n.kind}:{n.name}({','.join(keys[a] for a in n.args)};"
-                    f"{','.join(k + '=' + keys[v] for k, v in n.kwargs)})")
+        text = (f"{n.kind}:{n.name}({','.join(keys[a] for a in n.args)};"
+                f"{','.join(k + '=' + keys[v] for k, v in n.kwargs)})")
+        keys.append(hashlib.blake2b(text.encode(), digest_size=12).hexdigest())
     return keys
+
+
+def _shape(pat) -> tuple:
+    """A call pattern's quick filter: (arity, kwarg names, [(arg position, the call target or
+    literal source it needs there)]); _match is only tried on nodes that pass it."""
+    need = [(j, a[1]) for j, a in enumerate(pat[2]) if a[0] in ("call", "lit")]
+    return len(pat[2]), tuple(k for k, _ in pat[3]), need
 
 
 def _pattern_size(t) -> int:
@@ -74,29 +85,44 @@ def _pattern_size(t) -> int:
     return 1 if t[0] == "lit" else 0
 
 
-def rules_applied(variant: Program, original: Program, rules: list[CompiledRule]) -> list[str]:
+def rules_applied(variant: Program, original: Program, rules: list[CompiledRule],
+                  cache: dict | None = None) -> list[str]:
     """The rules that best explain each node `variant` has and the original has not: per new
     node, the rule with the largest right-hand side matching there (so a chain of spelling
-    rules is not all credited for one rewrite). An estimate: egglog keeps no provenance."""
-    old = set(_node_keys(original))
+    rules is not all credited for one rewrite). An estimate: egglog keeps no provenance.
+
+    `cache`: one dict per (original, rules), shared across that original's variants: the
+    original's keys, the sorted rule lists and the per-subterm match results are computed once
+    (a subterm's key fixes whether a pattern matches there), not once per variant."""
+    c = cache if cache is not None else {}
+    if c.get("original") is not original or c.get("rules") is not rules:
+        c.clear()
+        old_ops = {n.name for n in original.nodes if n.kind == CALL}
+        by_root: dict[str, list[CompiledRule]] = {}
+        for r in rules:
+            if r.rhs[0] == "call":
+                by_root.setdefault(r.rhs[1], []).append(r)
+        for lst in by_root.values():  # most specific first; rules rewriting ops the model has first
+            lst.sort(key=lambda r: (-_pattern_size(r.rhs), r.lhs[0] != "call" or r.lhs[1] not in old_ops))
+        c.update(original=original, rules=rules, old=set(_node_keys(original)), old_ops=old_ops,
+                 by_root={k: [(_shape(r.rhs), r) for r in v] for k, v in by_root.items()}, best={})
+    old, old_ops, by_root, best = c["old"], c["old_ops"], c["by_root"], c["best"]
     keys = _node_keys(variant)
-    old_ops = {n.name for n in original.nodes if n.kind == CALL}
-    by_root: dict[str, list[CompiledRule]] = {}
-    for r in rules:
-        if r.rhs[0] == "call":
-            by_root.setdefault(r.rhs[1], []).append(r)
-    for lst in by_root.values():  # most specific first; rules rewriting ops the model has first
-        lst.sort(key=lambda r: (-_pattern_size(r.rhs), r.lhs[0] != "call" or r.lhs[1] not in old_ops))
     found: list[str] = []
     for i in variant.reachable():
         n = variant.nodes[i]
         if n.kind != CALL or keys[i] in old:
             continue
-        for r in by_root.get(n.name, ()):
-            if _match(variant, r.rhs, i, {}):
-                if r.name not in found:
-                    found.append(r.name)
-                break
+        name = best.get(keys[i], "")
+        if name == "":
+            arity, kw = len(n.args), tuple(k for k, _ in n.kwargs if k != UID_KW)
+            heads = [variant.nodes[a].name if variant.nodes[a].kind in (CALL, LIT) else None for a in n.args]
+            name = next((r.name for (ar, kk, need), r in by_root.get(n.name, ())
+                         if ar == arity and kk == kw and all(heads[j] == h for j, h in need)
+                         and _match(variant, r.rhs, i, {})), None)
+            best[keys[i]] = name
+        if name is not None and name not in found:
+            found.append(name)
     new_ops = {variant.nodes[i].name for i in variant.reachable() if variant.nodes[i].kind == CALL}
     for r in rules:  # rules whose rhs is a bare variable show as a removed lhs root
         if r.rhs[0] == "var" and r.lhs[0] == "call" and r.lhs[1] in old_ops - new_ops and r.name not in found:
@@ -180,9 +206,10 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         ginfo["extraction"] = {"eclasses": ec.num_classes, "enodes": ec.num_enodes,
                                "log10_choice_space": round(ex.log10_space, 2), "attempts": ex.attempts,
                                "distinct": ex.distinct_seen}
+        attribution: dict = {}  # rules_applied's cache, shared by this graph's variants
         for k, (p, mode) in enumerate(ex.variants, 1):
             vid = f"{gid}_v{k:03d}"
-            applied = timed("extract", rules_applied, p, prog, compiled)
+            applied = timed("extract", rules_applied, p, prog, compiled, attribution)
             f = timed("render", write, vid, p,
                       f"variant {k} ({mode}) of graph {g.index} of {Path(str(model_path)).name}",
                       [f"rules applied: {', '.join(applied) or '(none identified)'}"])

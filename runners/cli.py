@@ -63,14 +63,45 @@ def gen_options(f):
     return f
 
 
+_SWEEP_DTYPES = ("float16", "bfloat16", "float64", "int8", "uint8", "int16", "int32", "int64", "bool")  # = sweeps.DEFAULT_DTYPES
+_SWEEP_SIZES = (1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)  # = sweeps.DEFAULT_SIZES
+
+
+_DEFAULT_BATCH = "auto"  # variants per compile by graph size (runners/batch.py); see benchmarks/throughput.py
+
+
 def exec_options(f):
     for opt in reversed([
         click.option("--backend", "-b", "backends", multiple=True, help="inductor (default), eager, aot_eager, cudagraphs, inductor-max-autotune, inductor-reduce-overhead, inductor-dynamic, inductor+CONFIG=VALUE,... (repeatable)."),
         click.option("--device", "-d", "devices", multiple=True, type=click.Choice(["cpu", "cuda"]), help="cpu (default) and/or cuda (repeatable)."),
         click.option("--timeout", default=300.0, show_default=True, help="Seconds per variant task (compile included)."),
         click.option("--jobs", "-j", default=None, type=int, help="Worker processes (default: one per core)."),
+        click.option("--batch", "batch", default=None,
+                     help="Compile this many variants of a graph as one program; every variant that is not a clean "
+                          "match is re-run alone and judged there. 'auto' (default): by graph size (small graphs "
+                          "gain, big ones do not); 1: off."),
         click.option("--inputs", "input_kinds", default="given,random,special", show_default=True, help="Input sets: given, random, special."),
         click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout; everything else on stderr."),
+        click.option("--no-minimize", "no_minimize", is_flag=True, help="Report findings without shrinking them first."),
+        click.option("--minimize-checks", default=12, show_default=True, help="Subprocess checks per finding when minimizing."),
+        click.option("--configs", "configs_spec", default=None, help="Also compile under these Inductor configurations and report config-mismatch: "
+                     "'default', 'all', names (no-loop-ordering, no-epilogue-fusion, no-vectorize, ...) or KEY=VALUE, comma-separated."),
+        click.option("--perf", is_flag=True, help="Time compiled variants (warm, median) and report slow-variant notes (confirmed A/B)."),
+        click.option("--perf-threshold", default=3.0, show_default=True, help="slow-variant: x slower than the siblings' median."),
+        click.option("--no-artifacts", is_flag=True, help="Skip the debug rerun (output code, FX graph, minifier, bisector) of findings."),
+        click.option("--artifacts-max", default=4, show_default=True, help="Findings that get the debug rerun."),
+        click.option("--artifacts-timeout", default=180.0, show_default=True, help="Seconds per debug step (rerun, minifier, bisector)."),
+        click.option("--bisect", "bisect", type=click.Choice(["accuracy", "all", "none"]), default="accuracy", show_default=True,
+                     help="Which findings the debug rerun runs the compiler bisector on (accuracy: silent wrong outputs)."),
+        click.option("--dtypes", "sweep_dtypes", default=",".join(_SWEEP_DTYPES), show_default=True,
+                     help="Dtype sweep: also run each program with its float inputs in these dtypes (where it runs eagerly); 'none' to skip."),
+        click.option("--sizes", "sweep_sizes", default=",".join(map(str, _SWEEP_SIZES)), show_default=True,
+                     help="Size sweep: resize the inputs' free dims to these sizes (static and dynamic=True); 'none' to skip."),
+        click.option("--sweep-points", default=2, show_default=True,
+                     help="Sweep points per variant (the seed gets every point); 0: sweep the seeds only."),
+        click.option("--sweep-dynamic", type=click.Choice(["seed", "all", "none"]), default="seed", show_default=True,
+                     help="Which programs get the dynamic=True sweep (one compile called with many sizes)."),
+        click.option("--no-sweep", is_flag=True, help="No dtype/size sweeps: only the model file's own dtypes and sizes."),
     ]):
         f = opt(f)
     return f
@@ -81,8 +112,31 @@ def _budget(iterations, max_enodes, sat_seconds):
     return Budget(iterations=iterations, max_enodes=max_enodes, seconds=sat_seconds)
 
 
-def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json):
+def _sweep_opts(timeout, sweep_dtypes=None, sweep_sizes=None, sweep_points=2, sweep_dynamic="seed", no_sweep=False):
+    """--dtypes/--sizes/--sweep-points/--sweep-dynamic/--no-sweep -> ExecOptions.sweep (runners/sweeps.py)."""
+    from runners.sweeps import SweepConfig, parse_dtypes, parse_sizes
+    if no_sweep:
+        return None
+    try:
+        dtypes = parse_dtypes(",".join(_SWEEP_DTYPES) if sweep_dtypes is None else sweep_dtypes)
+        sizes = parse_sizes(",".join(map(str, _SWEEP_SIZES)) if sweep_sizes is None else sweep_sizes)
+    except ValueError as e:
+        raise click.UsageError(f"--dtypes/--sizes: {e}") from e
+    if not dtypes and not sizes:
+        return None
+    return SweepConfig(dtypes=dtypes, sizes=sizes, points=sweep_points, dynamic=sweep_dynamic,
+                       seconds=max(10.0, 0.5 * timeout)).to_dict()
+
+
+def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize=False, minimize_checks=12, **diag):
     from runners.pipeline import ExecOptions
+    sweep = _sweep_opts(timeout, **{k: diag.pop(k) for k in ("sweep_dtypes", "sweep_sizes", "sweep_points",
+                                                             "sweep_dynamic", "no_sweep") if k in diag})
+    batch = diag.pop("batch", None) or _DEFAULT_BATCH
+    if str(batch) == "auto":
+        batch = 0
+    elif not str(batch).isdigit() or int(batch) < 1:
+        raise click.UsageError(f"--batch: 'auto' or a whole number of at least 1, not {batch!r}")
     devices = tuple(devices) or ("cpu",)
     if "cuda" in devices:
         import torch
@@ -92,8 +146,32 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json):
     bad = set(kinds) - {"given", "random", "special"}
     if bad or not kinds:
         raise click.UsageError(f"--inputs: unknown input set kind(s) {sorted(bad)}; use given, random, special")
-    return ExecOptions(backends=tuple(backends) or ("inductor",), devices=devices, timeout=timeout,
-                       jobs=jobs or _default_jobs(), seed=seed, input_kinds=kinds, progress=True)
+    eo = ExecOptions(backends=tuple(backends) or ("inductor",), devices=devices, timeout=timeout,
+                       jobs=jobs or _default_jobs(), seed=seed, input_kinds=kinds, progress=True,
+                       minimize=not no_minimize and minimize_checks > 0, minimize_checks=minimize_checks)
+    eo.sweep = sweep
+    eo.batch = int(batch)
+    return _diagnostics(eo, **diag)
+
+
+def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artifacts=False, artifacts_max=4,
+                 artifacts_timeout=180.0, bisect="accuracy"):
+    """--configs, --perf and the findings' debug artifacts (runners/configs.py, perf.py, artifacts.py)."""
+    from runners.artifacts import ArtifactOptions
+    from runners.configs import ConfigError, configured_backends, parse
+    if configs_spec:
+        try:
+            overrides = parse(configs_spec)
+            eo.configs = configured_backends(eo.backends[0], overrides)
+        except ConfigError as e:
+            raise click.UsageError(str(e)) from e
+        eo.config_overrides = overrides
+        eo.backends = tuple(eo.backends) + tuple(b for b in eo.configs if b not in eo.backends)
+    eo.perf, eo.perf_threshold = perf, perf_threshold
+    eo.artifacts = ArtifactOptions(enabled=not no_artifacts, max_findings=artifacts_max, timeout=artifacts_timeout,
+                                   minifier_timeout=artifacts_timeout, bisect=bisect,
+                                   bisect_timeout=artifacts_timeout, jobs=eo.jobs)
+    return eo
 
 
 def _log(msg: str) -> None:
@@ -118,13 +196,18 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
     lines.append(f"  executed: {report['executed']} tasks ({report['variants']} variants + seeds) x "
                  f"{'/'.join(st['backends'])} on {'/'.join(st['devices'])}, inputs {','.join(st['input_kinds'])}, "
                  f"{st['wall_seconds']:.0f} s")
+    if st.get("sweep"):
+        sw = st["sweep"]
+        lines.append(f"  sweeps: {sw['judged']} swept input sets judged in {sw['tasks']} sweep tasks "
+                     f"({sw['compiles']} compiles, {sw['seconds']:.0f} s){', some cut short by the time budget' if sw['truncated'] else ''}")
     bugs = [f for f in report["findings"] if f.get("repro")]
     notes = [f for f in report["findings"] if not f.get("repro")]
     if bugs:
         lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s):")
         for f in bugs:
             err = f" max_abs_err={f['max_abs_err']:.3g}" if f.get("max_abs_err") is not None else ""
-            lines.append(f"    [{f['kind']}] {f['variant']} {f['backend']}/{f['device']}{err} "
+            tri = f" triage={f['triage']}" if f.get("triage") else ""
+            lines.append(f"    [{f['kind']}]{tri} {f['variant']} {f['backend']}/{f['device']}{err} "
                          f"(x{f.get('count', 1)}) rules: {', '.join(f['rules']) or '-'}")
             lines.append(f"      {f.get('detail', '')[:160]}")
             lines.append(f"      repro: {f['repro']}")
@@ -135,6 +218,16 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
         for n in notes:
             kinds[n["kind"]] = kinds.get(n["kind"], 0) + 1
         lines.append("  notes (not compiler bugs): " + ", ".join(f"{v} {k}" for k, v in kinds.items()))
+        for n in notes:
+            if n["kind"] == "slow-variant":
+                lines.append(f"    [slow-variant] {n['variant']} {n['ratio']:.1f}x slower compiled than {n['baseline']}: "
+                             f"{n['folder']}")
+    perf = st.get("perf")
+    if perf and perf.get("spread"):
+        for row in perf["spread"]:
+            lines.append(f"  compiled runtime {row['graph']} {row['backend']}/{row['device']}: {row['programs']} programs, "
+                         f"min {row['min_us']:.1f} us, median {row['median_us']:.1f} us, max {row['max_us']:.1f} us "
+                         f"(max/min {row['max_over_min']}x; slow-variant at >= {perf['threshold']:g}x, A/B confirmed)")
     lines.append(f"  results: {out / 'results.json'}")
     return "\n".join(lines)
 
@@ -152,12 +245,12 @@ def _emit(report: dict, manifest: dict, out: Path, as_json: bool) -> None:
 @exec_options
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: eqsat-out/<model name>).")
 def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, backends, devices,
-        timeout, jobs, input_kinds, as_json, out):
+        timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, **diag):
     """The whole pipeline on one model file: generate variants, execute, judge, report."""
     from rewrite.generate import GenerateOptions, generate
     from runners.pipeline import execute_bundle, exit_code
 
-    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json)
+    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
     out = out or Path("eqsat-out") / model.stem
     go = GenerateOptions(variants=variants, rules=tuple(rules), seed=seed,
                          budget=_budget(iterations, max_enodes, sat_seconds),
@@ -196,10 +289,10 @@ def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_secon
 @exec_options
 @click.option("--seed", default=0, show_default=True, help="Seed for the extra input sets.")
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: BUNDLE/../results).")
-def exec_cmd(bundle, backends, devices, timeout, jobs, input_kinds, as_json, seed, out):
+def exec_cmd(bundle, backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, seed, out, **diag):
     """Bundle -> verdicts and findings. Needs only torch (no egglog)."""
     from runners.pipeline import execute_bundle, exit_code, read_manifest
-    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json)
+    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
     out = out or bundle.parent / f"{bundle.name}-results"
     report = execute_bundle(bundle, out, eo, log=_log)
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
@@ -278,6 +371,8 @@ def rules_check(specs, seed, as_json):
             click.echo(f"{status} {r.rule:<40} {r.claimed:<12} {r.samples} samples")
             if not r.ok:
                 click.echo("     " + str(r.counterexample).replace("\n", "\n     "))
+            elif getattr(r, "note", None):
+                click.echo(f"     note: {r.note}")
         click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     sys.exit(EXIT_FOUND if failed else EXIT_OK)
 
@@ -310,6 +405,12 @@ def rules_stats(out, as_json):
         click.echo(f"{r['rule']:<40} {r['fired']:>8} {r['variants']:>9} {r['findings']:>9} {r['unsound']:>8}")
 
 
+from runners.campaign import campaign_cmd, report_cmd  # noqa: E402  (imports nothing heavy)
+
+cli.add_command(campaign_cmd)
+cli.add_command(report_cmd)
+
+
 def main(argv=None) -> None:
     """Entry point: maps every outcome to the documented exit codes."""
     from lowering.load import BadInput
@@ -328,7 +429,7 @@ def main(argv=None) -> None:
     except (BadInput, RuleError, BadBundle) as e:
         _err(f"eqsat-test: error: {e}")
         sys.exit(EXIT_USAGE)
-    except Exception as e:  # our bug: one line, and the traceback in a file
+    except BaseException as e:  # our bug (a Rust panic from egglog is a BaseException): one line, traceback in a file
         log = Path(os.environ.get("TMPDIR", "/tmp")) / f"eqsat-test-crash-{os.getpid()}.txt"
         log.write_text(traceback.format_exc())
         _err(f"eqsat-test: internal error: {type(e).__name__}: {e} (traceback: {log})")

@@ -99,13 +99,21 @@ class _Worker:
         t0 = time.perf_counter()
         self.proc.stdin.write(json.dumps(task) + "\n")  # type: ignore[union-attr]
         self.proc.stdin.flush()  # type: ignore[union-attr]
-        msg = self._next(self.opts.timeout)
+        deadline = time.perf_counter() + float(task.get("timeout_s") or self.opts.timeout)  # batches: longer
+        phase = None
+        while True:
+            msg = self._next(max(0.0, deadline - time.perf_counter()))
+            if isinstance(msg, dict) and "phase" in msg:
+                phase = msg["phase"]
+                continue
+            break
         base = {"task": task.get("id"), "variant": task.get("variant"), "backend": task.get("backend"),
                 "device": task.get("device", "cpu"), "input_sets": [], "timings": {}}
         if msg == "timeout":
             self.kill()
-            return {**base, "status": "timeout", "error": {"type": "Timeout", "message":
-                    f"no result within {self.opts.timeout:.0f} s", "traceback": ""},
+            return {**base, "status": "timeout" if phase != "eager" else "eager-error", "phase": phase,
+                    "error": {"type": "Timeout", "message":
+                              f"no result within {self.opts.timeout:.0f} s (during {phase})", "traceback": ""},
                     "elapsed": time.perf_counter() - t0}
         if msg is None:
             code = self.proc.wait() if self.proc else None
@@ -113,9 +121,15 @@ class _Worker:
             self.proc = None
             sig = -code if code is not None and code < 0 else None
             why = f"worker died with signal {sig}" if sig else f"worker exited with code {code}"
-            return {**base, "status": "process-crash", "error": {"type": "ProcessCrash",
-                    "message": why, "traceback": tail[-6000:]}, "elapsed": time.perf_counter() - t0}
+            # A death before compiling started is the program's own (e.g. SIGFPE from integer
+            # division in eager mode), not the compiler's.
+            status = "eager-error" if phase == "eager" else "process-crash"
+            return {**base, "status": status, "phase": phase, "error": {"type": "ProcessCrash",
+                    "message": f"{why} during {phase or 'startup'}", "traceback": tail[-6000:]},
+                    "elapsed": time.perf_counter() - t0}
         msg["elapsed"] = time.perf_counter() - t0
+        if msg.get("device") == "cuda" and msg.get("status") not in ("ok", "eager-error"):
+            self.kill()  # a device-side assert poisons the CUDA context: next task, fresh process
         return msg
 
 

@@ -18,11 +18,22 @@ INFO_KINDS = ("unsound-rewrite", "nondeterministic", "slow-variant")
 
 def signature(f: dict) -> str:
     """Findings with the same signature are one underlying bug: kind, backend, device, the op
-    pattern of the (minimized, where known) program, the rules involved and the error type."""
-    ops = f.get("min_ops") or f.get("ops") or []
-    parts = [f["kind"], f.get("backend", ""), f.get("device", ""), ",".join(sorted(set(ops))),
-             ",".join(sorted(f.get("rules", []))), (f.get("error") or {}).get("type", ""),
-             f.get("sweep", "")]
+    pattern of the (minimized, where known) program, the rules involved and the error type.
+
+    Once minimized (`min_ops` set) the rules are left out and seed-miscompile counts as
+    miscompile: the minimized program is the evidence, and rewrite paths (or none, for the seed)
+    that shrink to the same op pattern on the same backend and device are the same compiler bug,
+    not one bug per rule combination. Unminimized, `ops` is the whole graph's op list (the same
+    for every variant of a graph), so the rules are what tells different variants apart.
+    Minimized op names are compared by their base name (`torch.relu`, `Tensor.relu` and
+    `torch.nn.functional.relu` are all `relu`): spelling rewrites reach the same compiled code."""
+    minimized = f.get("min_ops") is not None
+    ops = [o.rsplit(".", 1)[-1] for o in f["min_ops"]] if minimized else (f.get("ops") or [])
+    kind = "miscompile" if minimized and f["kind"] == "seed-miscompile" else f["kind"]
+    rules = [] if minimized else f.get("rules", [])
+    parts = [kind, f.get("backend", ""), f.get("device", ""), ",".join(sorted(set(ops))),
+             ",".join(sorted(rules)), (f.get("error") or {}).get("type", ""),
+             f.get("sweep_key", f.get("sweep", ""))]  # "dtype=int8", "sizes", "dynamic": not the exact sizes
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:12]
 
 
@@ -30,14 +41,24 @@ def _repro_source(variant_src: str, f: dict) -> str:
     head = variant_src.split('\nif __name__ == "__main__":')[0]
     head = re.sub(r'INPUTS_FILE = Path\(__file__\)\.with_name\(.*\)',
                   'INPUTS_FILE = Path(__file__).with_name("inputs.pt")', head)
+    if f.get("kind") == "device-mismatch":  # compiled on two devices against CPU fp64
+        from runners.devices import device_repro_main
+        return head.rstrip() + "\n" + device_repro_main(f)
     backend, opts = compile_options(f.get("backend", "inductor"))
     config = opts.pop("options", {})
+    opts.update(f.get("compile_extra") or {})  # e.g. dynamic=True for a finding of the dynamic sweep
     context = [f"verdict: {f.get('detail', '')}"] if f.get("detail") else []
     if f.get("input_set"):
         context.append(f"input set: {f['input_set']}")
-    return head.rstrip() + "\n\n" + render(
+    if f.get("sweep"):
+        context.append(f"sweep: {f['sweep']} (inputs.pt holds the swept inputs)")
+    if f.get("warmup_file"):
+        from runners.sweeps import REPRO_WARMUP
+        head = head.rstrip() + "\n\n" + REPRO_WARMUP
+    text = head.rstrip() + "\n\n" + render(
         "repro_main.py.j2", kind=f["kind"], backend=backend, options=opts, device=f.get("device", "cpu"),
         rules=f.get("rules", []), inductor_config=config, context_lines=context)
+    return text.replace("dynamic=true", "dynamic=True").replace("dynamic=false", "dynamic=False")  # JSON -> Python
 
 
 def collect_env() -> str:
@@ -79,12 +100,20 @@ def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *,
         shutil.copy(failing, d / "inputs.pt")
     else:
         shutil.copy(bundle / graph["inputs_file"], d / "inputs.pt")
+    if f.get("warmup_file") and Path(f["warmup_file"]).is_file():  # dynamic sweep: calls before the failing one
+        shutil.copy(f["warmup_file"], d / "warmup.pt")
     src = (bundle / variant["file"]).read_text()
     if f.get("minimized_file") and Path(f["minimized_file"]).is_file():
         shutil.copy(f["minimized_file"], d / "minimized.py")
         src = Path(f["minimized_file"]).read_text()
     (d / "repro.py").write_text(_repro_source(src, f))
-    for name, text in (f.get("artifacts") or {}).items():
+    from runners.artifacts import write_test_repro  # test_repro.py: a PyTorch-style regression test
+    write_test_repro(d, src, f)
+    artifacts = dict(f.get("artifacts") or {})
+    if "kernel_source.py" not in artifacts and (f.get("kernel_files") or f.get("kernel_source_file")):
+        from runners.devices import kernel_artifacts  # Inductor's generated code, where it left it
+        artifacts.update(kernel_artifacts(f))
+    for name, text in artifacts.items():
         (d / name).write_text(text)
     meta = {k: v for k, v in f.items() if k not in ("failing_inputs", "minimized_file", "artifacts")}
     meta.update({"versions": versions(), "model": manifest.get("model"), "graph": variant["graph"],

@@ -211,7 +211,7 @@ def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs
         dt = time.perf_counter() - t0
         res["timings"]["compile" if first else "run"] = res["timings"].get("compile" if first else "run", 0.0) + dt
         first = False
-        v = judge(ref, got, fp64, ref2=ref2, index_info=idx, extreme_inputs=s.name.startswith("special"))
+        v = judge_input_set(judge, s, ref, got, fp64, ref2, idx)
         entry = {"name": s.name, **v.to_dict()}
         if s.name in digests:
             entry["inputs_digest"] = digests[s.name]
@@ -231,6 +231,11 @@ _OUT = None  # the real stdout (results channel), set by main()
 def _phase(name: str) -> None:
     if _OUT is not None:
         print(RESULT_TAG + json.dumps({"phase": name}), file=_OUT, flush=True)
+
+
+def judge_input_set(judge, s, ref, got, fp64, ref2, idx):
+    """The verdict on one input set: single tasks and batches (runners/batch.py) judge alike."""
+    return judge(ref, got, fp64, ref2=ref2, index_info=idx, extreme_inputs=s.name.startswith("special"))
 
 
 def _cpu(x):

@@ -123,6 +123,7 @@ WRITER = textwrap.dedent("""
             continue
         st.mark_running(j)
         st.record_job(j, _outcome(i))
+        time.sleep(0.004)  # >= 0.6 s of writing in all: every kill below lands mid-way
     print("finished", flush=True)
 """)
 
@@ -135,7 +136,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path):
         for i in range(n):
             ref.record_job(_job(i), _outcome(i))
         want = _snapshot(ref)
-    seed = int(os.environ.get("EQSAT_TEST_SEED", time.time_ns() % 100000))
+    seed = int(os.environ.get("EQSAT_TEST_SEED", "8036"))  # set it to explore other kill points
     rng = random.Random(seed)
     db = tmp_path / "killed.sqlite"
     kills = 0

@@ -1,0 +1,116 @@
+"""Throughput: variants checked per minute by eqsat-test vs a naive loop, same models, same variants, one run.
+
+    python benchmarks/throughput.py [--models small,medium,large] [--variants 8]
+        [--config NAME=ARGS ...] [--rules SPEC] [--out DIR]
+
+eqsat-test arm: the real command (`eqsat-test MODEL -n N --json ...`, generation included) in a
+subprocess, timed from start to exit. Each `--config NAME="--jobs 2 --batch 4"` adds one arm
+with those extra options (default: one arm with eqsat-test's defaults).
+Naive arm: for every variant of the bundle the first arm wrote, a fresh `python` process that
+imports torch, runs eager, torch.compile and compares (benchmarks/naive_check.py), one at a time.
+Every arm starts with its own empty Inductor cache folder, so no arm reuses another's compiles.
+eqsat-test does more work per variant than the naive loop (three input sets, eager twice, fp64
+reference, the oracle), so the ratio is conservative.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import MODELS, REPO, machine, table  # noqa: E402
+
+MODEL_FILES = {"small": "small_mlp.py", "medium": "medium_block.py", "large": "large_stack.py"}
+EQSAT = [sys.executable, "-m", "runners.cli"]
+
+
+def _env(cache: Path) -> dict:
+    env = dict(os.environ)
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
+def run_eqsat(model: Path, n: int, extra: list[str], out: Path, rules: list[str], scratch: Path) -> dict:
+    cache = Path(tempfile.mkdtemp(prefix="inductor-", dir=scratch))
+    cmd = EQSAT + [str(model), "-n", str(n), "--out", str(out), "--json"] + \
+        [a for r in rules for a in ("-r", r)] + extra
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=_env(cache), cwd=scratch)
+    wall = time.perf_counter() - t0
+    if p.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr[-2000:]}")
+    report = json.loads(p.stdout)
+    return {"wall": wall, "report": report, "cmd": " ".join(shlex.quote(c) for c in cmd)}
+
+
+def run_naive(bundle: Path, scratch: Path) -> dict:
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    files = [bundle / v["file"] for v in manifest["variants"] if not v["seed"]]
+    cache = Path(tempfile.mkdtemp(prefix="inductor-", dir=scratch))
+    verdicts: dict[str, int] = {}
+    t0 = time.perf_counter()
+    for f in files:
+        p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "naive_check.py"), str(f)],
+                           capture_output=True, text=True, env=_env(cache), cwd=scratch)
+        word = (p.stdout.strip().splitlines() or ["?"])[-1].split()[0]
+        verdicts[word] = verdicts.get(word, 0) + 1
+    return {"wall": time.perf_counter() - t0, "variants": len(files), "verdicts": verdicts}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default="small,medium,large")
+    ap.add_argument("--variants", type=int, default=8)
+    ap.add_argument("--config", action="append", default=[], help='NAME="extra eqsat-test options"')
+    ap.add_argument("--common", default="--no-sweep --no-artifacts --no-minimize",
+                    help="options every eqsat-test arm gets (default: check variants only, as the naive loop "
+                         "does: no dtype/size sweeps, no minimization or debug reruns of findings)")
+    ap.add_argument("--rules", action="append", default=[])
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--no-naive", action="store_true")
+    args = ap.parse_args(argv)
+    configs = [(c.split("=", 1)[0], shlex.split(c.split("=", 1)[1])) for c in args.config] or [("eqsat-test", [])]
+    configs = [(n, shlex.split(args.common) + extra) for n, extra in configs]
+    out = Path(args.out or tempfile.mkdtemp(prefix="eqsat-throughput-"))
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {machine()}; load average at start {os.getloadavg()[0]:.1f}")
+    rows = []
+    for name in args.models.split(","):
+        model = MODELS / MODEL_FILES.get(name, name)
+        arms = []
+        for cname, extra in configs:
+            r = run_eqsat(model, args.variants, extra, out / name / cname, args.rules, out)
+            rep = r["report"]
+            nv = rep["variants"]
+            st = rep["stats"]
+            print(f"[{name}] {cname}: {r['cmd']}\n    {nv} variants (+ seeds) in {r['wall']:.1f} s; "
+                  f"generate {sum(v for k, v in st.get('timings', {}).items() if k in ('load', 'rules', 'capture', 'lift', 'saturate', 'extract', 'render')):.1f} s, "
+                  f"execute {st['wall_seconds']:.1f} s; batch {st.get('batch')}; "
+                  f"findings {len([f for f in rep['findings'] if f.get('repro')])}", flush=True)
+            arms.append((cname, nv, r["wall"]))
+        naive = None if args.no_naive else run_naive(out / name / configs[0][0] / "bundle", out)
+        if naive:
+            print(f"[{name}] naive loop: {naive['variants']} variants in {naive['wall']:.1f} s {naive['verdicts']}",
+                  flush=True)
+        for cname, nv, wall in arms:
+            rate = 60.0 * nv / wall if wall else 0.0
+            nrate = 60.0 * naive["variants"] / naive["wall"] if naive else None
+            rows.append([name, cname, nv, f"{wall:.1f}", f"{rate:.1f}",
+                         f"{naive['wall']:.1f}" if naive else "-", f"{nrate:.1f}" if nrate else "-",
+                         f"{rate / nrate:.2f}x" if nrate else "-"])
+    print(f"\nload average at end {os.getloadavg()[0]:.1f}\n")
+    print(table(rows, ["model", "arm", "variants", "eqsat s", "eqsat var/min", "naive s", "naive var/min",
+                       "ratio"]))
+
+
+if __name__ == "__main__":
+    main()
