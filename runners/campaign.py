@@ -771,6 +771,8 @@ def summarize(store, out: Path, jobs: list[dict] | None = None) -> dict:
 
 
 def _text_summary(s: dict) -> str:
+    from runners.findings import notes_line
+
     j = s["jobs"]
     lines = [f"eqsat-test: campaign {s['campaign']}: {j['total']} jobs: " +
              ", ".join(f"{v} {k}" for k, v in j.items() if k != "total")]
@@ -791,10 +793,7 @@ def _text_summary(s: dict) -> str:
     else:
         lines.append("  no compiler-bug candidates")
     if notes:
-        kinds: dict[str, int] = {}
-        for n in notes:
-            kinds[n["kind"]] = kinds.get(n["kind"], 0) + 1
-        lines.append("  notes (not compiler bugs): " + ", ".join(f"{v} {k}" for k, v in kinds.items()))
+        lines.append(notes_line(notes))
     lines.append(f"  store: {s['store']}   report: eqsat-test report {s['out']}")
     return "\n".join(lines)
 

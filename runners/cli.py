@@ -179,6 +179,8 @@ def _log(msg: str) -> None:
 
 
 def _summary(report: dict, manifest: dict, out: Path) -> str:
+    from runners.findings import notes_line
+
     lines = [f"eqsat-test: {report['model']}  (torch {report['torch_version']})"]
     gs = manifest["graphs"]
     ops = sum(g["ops"] for g in gs)
@@ -214,10 +216,7 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
     else:
         lines.append("  no compiler-bug candidates")
     if notes:
-        kinds: dict[str, int] = {}
-        for n in notes:
-            kinds[n["kind"]] = kinds.get(n["kind"], 0) + 1
-        lines.append("  notes (not compiler bugs): " + ", ".join(f"{v} {k}" for k, v in kinds.items()))
+        lines.append(notes_line(notes))
         for n in notes:
             if n["kind"] == "slow-variant":
                 lines.append(f"    [slow-variant] {n['variant']} {n['ratio']:.1f}x slower compiled than {n['baseline']}: "

@@ -120,3 +120,11 @@ def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *,
                  "collect_env": env_text if env_text is not None else collect_env()})
     (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
     return d
+
+
+def notes_line(notes: list[dict]) -> str:
+    """One summary line counting informational notes by kind (terminal summaries)."""
+    kinds: dict[str, int] = {}
+    for n in notes:
+        kinds[n["kind"]] = kinds.get(n["kind"], 0) + 1
+    return "  notes (not compiler bugs): " + ", ".join(f"{v} {k}" for k, v in kinds.items())
