@@ -10,7 +10,7 @@ from egglog.bindings import EGraph
 from rewrite.compile_rules import CompiledRule
 from rewrite.program import Program
 from rewrite.ruledsl import ANY_DTYPE
-from rewrite.terms import add_program, list_text, new_egraph, program_text, q, run_text
+from rewrite.terms import add_program, call_text, list_text, new_egraph, parse_call_fn, program_calls, q, run_text
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,22 @@ def _expr(t) -> str:
         return f"(T_seq {q(t[1])} {list_text(_expr(a) for a in t[2])})"
     if kind == "call":
         kws = list_text(f"(T_kw {q(k)} {_expr(v)})" for k, v in t[3])
-        return f"(T_call {q(t[1])} {list_text(_expr(a) for a in t[2])} {kws})"
+        return call_text(t[1], (_expr(a) for a in t[2]), kws)
     raise ValueError(kind)
+
+
+def pattern_calls(t) -> set[tuple[str, int]]:
+    """The (target, arity) pairs of a rule pattern's calls: constructors its rule needs."""
+    out: set[tuple[str, int]] = set()
+    stack = [t]
+    while stack:
+        t = stack.pop()
+        if t[0] == "call":
+            out.add((t[1], len(t[2])))
+            stack += list(t[2]) + [v for _, v in t[3]]
+        elif t[0] == "seq":
+            stack += list(t[2])
+    return out
 
 
 def _fact_actions(t, tensor_vars, out: list[str]) -> None:
@@ -126,7 +140,7 @@ def rule_name_of(egglog_name: str) -> str:
 
 def enode_count(eg: EGraph) -> int:
     sizes = run_text(eg, "(print-size)")[0].sizes
-    return sum(n for name, n in sizes if name.startswith("T_"))
+    return sum(n for name, n in sizes if name.startswith("T_") or parse_call_fn(name))
 
 
 def relevant_rules(program: Program, rules: list[CompiledRule]) -> list[CompiledRule]:
@@ -177,7 +191,10 @@ def saturate(program: Program, rules: list[CompiledRule], budget: Budget = Budge
     for g in sorted(groups):
         for d in g[2:].split(","):
             text.append(f"(rule ((= (dtype _t) {q(d)})) ((dtype_in _t {q(g)})) :ruleset facts)")
-    eg = new_egraph()
+    calls = program_calls(program)
+    for cr in rules:
+        calls |= pattern_calls(cr.lhs) | pattern_calls(cr.rhs)
+    eg = new_egraph(calls)
     run_text(eg, text)
     names = add_program(eg, program)  # dtype_in facts come from the facts ruleset
     lifted = Lifted(eg, names[program.output], names)
