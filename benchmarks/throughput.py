@@ -1,13 +1,14 @@
 """Throughput: variants checked per minute by eqsat-test vs a naive loop, same models, same variants, one run.
 
-    python benchmarks/throughput.py [--models small,medium,large] [--variants 8]
+    python benchmarks/throughput.py [--models small,medium,large] [--variants 32] [--naive-sample 8]
         [--config NAME=ARGS ...] [--rules SPEC] [--out DIR]
 
 eqsat-test arm: the real command (`eqsat-test MODEL -n N --json ...`, generation included) in a
 subprocess, timed from start to exit. Each `--config NAME="--jobs 2 --batch 4"` adds one arm
 with those extra options (default: one arm with eqsat-test's defaults).
-Naive arm: for every variant of the bundle the first arm wrote, a fresh `python` process that
-imports torch, runs eager, torch.compile and compares (benchmarks/naive_check.py), one at a time.
+Naive arm: for variants of the bundle the first arm wrote (`--naive-sample` of them, spread
+evenly; 0 for all), a fresh `python` process that imports torch, runs eager, torch.compile and
+compares (benchmarks/naive_check.py), one at a time. Ratios compare rates (variants per minute).
 Every arm starts with its own Inductor cache folder holding only the toolchain set-up (as on any
 machine that has run torch.compile before), so no arm reuses another's compiles.
 eqsat-test does more work per variant than the naive loop (three input sets, eager twice, fp64
@@ -76,9 +77,13 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def run_naive(bundle: Path, scratch: Path) -> dict:
+def run_naive(bundle: Path, scratch: Path, sample: int = 0) -> dict:
+    """The naive loop over the bundle's variants (every one, or `sample` of them spread evenly:
+    each costs the same fresh process and compile, so the rate is what is compared)."""
     manifest = json.loads((bundle / "manifest.json").read_text())
     files = [bundle / v["file"] for v in manifest["variants"] if not v["seed"]]
+    if 0 < sample < len(files):
+        files = [files[round(i * (len(files) - 1) / max(1, sample - 1))] for i in range(sample)]
     cache = fresh_cache(scratch)
     verdicts: dict[str, int] = {}
     t0, c0 = time.perf_counter(), _children_cpu()
@@ -94,7 +99,9 @@ def run_naive(bundle: Path, scratch: Path) -> dict:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="small,medium,large")
-    ap.add_argument("--variants", type=int, default=8)
+    ap.add_argument("--variants", type=int, default=32, help="variants per model (eqsat-test's default: 32)")
+    ap.add_argument("--naive-sample", type=int, default=8,
+                    help="variants the naive loop checks, spread over the bundle (0: all); rates are compared")
     ap.add_argument("--config", action="append", default=[], help='NAME="extra eqsat-test options"')
     ap.add_argument("--common", default="--no-sweep --no-artifacts --no-minimize",
                     help="options every eqsat-test arm gets (default: check variants only, as the naive loop "
@@ -122,7 +129,7 @@ def main(argv=None) -> None:
                   f"execute {st['wall_seconds']:.1f} s; batch {st.get('batch')}; "
                   f"findings {len([f for f in rep['findings'] if f.get('repro')])}", flush=True)
             arms.append((cname, nv, r["wall"], r["cpu"]))
-        naive = None if args.no_naive else run_naive(out / name / configs[0][0] / "bundle", out)
+        naive = None if args.no_naive else run_naive(out / name / configs[0][0] / "bundle", out, args.naive_sample)
         if naive:
             print(f"[{name}] naive loop: {naive['variants']} variants in {naive['wall']:.1f} s "
                   f"({naive['cpu']:.1f} CPU s) {naive['verdicts']}", flush=True)

@@ -223,7 +223,7 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     """Like runners.execute.run_tasks (same warm workers, results in task order), with batching;
     returns (results, stats). Confirmation tasks go to the same warm workers as soon as a batch
     reports a suspect."""
-    from runners.execute import _Worker
+    from runners.execute import worker
 
     batches, singles = make_batches(tasks, k, group_of)
     todo: queue.Queue = queue.Queue()
@@ -254,7 +254,7 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
             on_result(r)
 
     def slot(n: int) -> None:
-        w = _Worker(n, opts, log)
+        w = worker(n, opts, log)
         try:
             while True:
                 try:

@@ -247,10 +247,13 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
         timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, **diag):
     """The whole pipeline on one model file: generate variants, execute, judge, report."""
     from rewrite.generate import GenerateOptions, generate
-    from runners.pipeline import execute_bundle, exit_code
+    from runners.execute import prestart
+    from runners.pipeline import execute_bundle, exit_code, pool_options
 
     eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
     out = out or Path("eqsat-out") / model.stem
+    if model.is_file():  # workers start and warm up while the variants are generated
+        prestart(pool_options(eo), device=eo.devices[0], log=_log)
     go = GenerateOptions(variants=variants, rules=tuple(rules), seed=seed,
                          budget=_budget(iterations, max_enodes, sat_seconds),
                          modes=tuple(modes) or ("uniform", "near-original"))

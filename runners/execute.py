@@ -34,6 +34,7 @@ class _Worker:
         self.proc: subprocess.Popen | None = None
         self.lines: queue.Queue = queue.Queue()
         self.stderr_tail: list[str] = []
+        self.warm: dict | None = None  # the warm-up's result, for a prestarted worker
 
     def _env(self) -> dict:
         env = dict(os.environ)
@@ -133,6 +134,58 @@ class _Worker:
         return msg
 
 
+_spares: list[tuple[_Worker, threading.Thread]] = []
+_spares_lock = threading.Lock()
+
+
+def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] = lambda s: None) -> None:
+    """Start `opts.jobs` workers now, each warmed by one tiny compile on `device`, for the next
+    `run_tasks`/`run_batched` with the same options to take (`worker`). `eqsat-test run` calls
+    it before generating, so worker start-up (import torch, Inductor's first-compile costs)
+    overlaps generation instead of following it. Spares nobody takes are killed at exit."""
+    for k in range(max(1, opts.jobs)):
+        w = _Worker(k, opts, log)
+
+        def go(w=w) -> None:
+            try:
+                w.start()
+                w.warm = w.run({"warmup": device, "id": "warmup"})
+            except Exception as e:  # noqa: BLE001 - the taker starts a fresh one
+                log(f"spare worker {w.slot}: {e}")
+                w.kill()
+        th = threading.Thread(target=go, daemon=True)
+        th.start()
+        with _spares_lock:
+            _spares.append((w, th))
+
+
+def worker(slot: int, opts: PoolOptions, log: Callable[[str], None] = lambda s: None) -> _Worker:
+    """A prestarted worker with the same environment (waiting for its warm-up), or a new one
+    that starts on its first task."""
+    want = _Worker(slot, opts, log)
+    with _spares_lock:
+        i = next((i for i, (w, _) in enumerate(_spares) if w._env() == want._env()), None)
+        if i is None:
+            return want
+        w, th = _spares.pop(i)
+    th.join()
+    w.slot, w.opts, w.log = slot, opts, log
+    return w
+
+
+def _kill_spares() -> None:
+    with _spares_lock:
+        spares = list(_spares)
+        _spares.clear()
+    for w, _ in spares:  # one still starting exits by itself when our end of its stdin closes
+        w.kill()
+
+
+import atexit  # noqa: E402
+
+atexit.register(_kill_spares)
+
+
 def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[dict], None] | None = None,
               log: Callable[[str], None] = lambda s: None) -> list[dict]:
     """Run every task on `opts.jobs` warm workers; results come back in task order."""
@@ -144,7 +197,7 @@ def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[dict], 
     errors: list[BaseException] = []
 
     def slot(k: int) -> None:
-        w = _Worker(k, opts, log)
+        w = worker(k, opts, log)
         try:
             while True:
                 try:

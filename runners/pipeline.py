@@ -167,6 +167,11 @@ def _ops_of(v: dict, manifest: dict) -> list[str]:
     return g.get("op_names", [])
 
 
+def pool_options(opts: ExecOptions) -> PoolOptions:
+    """The worker pool `execute_bundle` runs its tasks on (`runners.execute.prestart` takes the same)."""
+    return PoolOptions(jobs=opts.jobs, timeout=opts.timeout, env=opts.env)
+
+
 def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=lambda s: None) -> dict:
     """Execute every variant of `bundle` under every backend x device; write findings under `out`."""
     bundle, out = Path(bundle), Path(out)
@@ -193,7 +198,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     t0 = time.perf_counter()
     batch_stats = None
     try:
-        pool = PoolOptions(jobs=opts.jobs, timeout=opts.timeout, env=opts.env)
+        pool = pool_options(opts)
         if opts.batch != 1:  # K variants per compile, suspects confirmed alone (runners/batch.py)
             from runners.batch import auto_batch_size, batch_group, run_batched
             ops = {g["id"]: g.get("ops", 0) for g in manifest["graphs"]}

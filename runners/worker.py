@@ -64,9 +64,25 @@ def compile_options(backend: str) -> tuple[str, dict]:
     return backend, opts
 
 
+def warm_up(device: str) -> dict:
+    """One tiny compile on `device`: pays the process's one-time Inductor costs (imports, the
+    compile-worker pool, toolchain checks; ~2-3 s on CPU) before the first real task."""
+    import torch
+
+    t0 = time.perf_counter()
+    torch._dynamo.reset()
+    x = torch.randn(4, 4, device=device)
+    with torch.no_grad():
+        torch.compile(lambda t: (t.relu() * 2).sum(-1))(x)
+    torch._dynamo.reset()
+    return {"warmup": device, "status": "ok", "seconds": time.perf_counter() - t0}
+
+
 def run_task(task: dict) -> dict:
     import torch
 
+    if task.get("warmup"):  # a spare worker started ahead of its tasks: runners/execute.py
+        return warm_up(task["warmup"])
     if task.get("sweep_only"):  # dtype/size sweep of the variant: runners/sweeps.py
         from runners.sweeps import run_sweep_task
         return run_sweep_task(task)
