@@ -68,16 +68,22 @@ class _Worker:
 
     @staticmethod
     def _read(proc: subprocess.Popen, q: queue.Queue) -> None:
-        for line in proc.stdout:  # type: ignore[union-attr]
-            if line.startswith(RESULT_TAG):
-                q.put(json.loads(line[len(RESULT_TAG):]))
+        try:
+            for line in proc.stdout:  # type: ignore[union-attr]
+                if line.startswith(RESULT_TAG):
+                    q.put(json.loads(line[len(RESULT_TAG):]))
+        except (OSError, ValueError):  # the pipe closed under us (the worker was killed at exit)
+            pass
         q.put(None)  # EOF: the worker died
 
     def _read_err(self, proc: subprocess.Popen) -> None:
-        for line in proc.stderr:  # type: ignore[union-attr]
-            self.stderr_tail.append(line)
-            if len(self.stderr_tail) > 200:
-                del self.stderr_tail[:100]
+        try:
+            for line in proc.stderr:  # type: ignore[union-attr]
+                self.stderr_tail.append(line)
+                if len(self.stderr_tail) > 200:
+                    del self.stderr_tail[:100]
+        except (OSError, ValueError):
+            pass
 
     def _next(self, timeout: float):
         try:
@@ -136,6 +142,7 @@ class _Worker:
 
 _spares: list[tuple[_Worker, threading.Thread]] = []
 _spares_lock = threading.Lock()
+_closing = threading.Event()  # set at exit: spares still starting die quietly
 
 
 def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] = lambda s: None) -> None:
@@ -143,6 +150,7 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
     `run_tasks`/`run_batched` with the same options to take (`worker`). `eqsat-test run` calls
     it before generating, so worker start-up (import torch, Inductor's first-compile costs)
     overlaps generation instead of following it. Spares nobody takes are killed at exit."""
+    _closing.clear()
     for k in range(max(1, opts.jobs)):
         w = _Worker(k, opts, log)
 
@@ -151,7 +159,8 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
                 w.start()
                 w.warm = w.run({"warmup": device, "id": "warmup"})
             except Exception as e:  # noqa: BLE001 - the taker starts a fresh one
-                log(f"spare worker {w.slot}: {e}")
+                if not _closing.is_set():
+                    log(f"spare worker {w.slot}: {e}")
                 w.kill()
         th = threading.Thread(target=go, daemon=True)
         th.start()
@@ -174,6 +183,7 @@ def worker(slot: int, opts: PoolOptions, log: Callable[[str], None] = lambda s: 
 
 
 def _kill_spares() -> None:
+    _closing.set()
     with _spares_lock:
         spares = list(_spares)
         _spares.clear()
