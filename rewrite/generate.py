@@ -132,8 +132,9 @@ def rules_applied(variant: Program, original: Program, rules: list[CompiledRule]
 
 
 def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions = GenerateOptions(),
-             log=lambda s: None) -> dict:
-    """Write a bundle for `model_path` into `out_dir`; returns its manifest."""
+             log=lambda s: None, on_loaded=None) -> dict:
+    """Write a bundle for `model_path` into `out_dir`; returns its manifest. `on_loaded()` is
+    called once the model file has loaded (`eqsat-test run` starts its workers there)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
@@ -146,6 +147,8 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
             timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
 
     loaded = timed("load", load_model, model_path, seed=opts.seed)
+    if on_loaded is not None:
+        on_loaded()
     rules = timed("rules", load_rules, list(opts.rules) or None)
     compiled, rule_errors = timed("rules", compile_rules, rules)
     for e in rule_errors:

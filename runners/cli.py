@@ -252,12 +252,12 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
 
     eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
     out = out or Path("eqsat-out") / model.stem
-    if model.is_file():  # workers start and warm up while the variants are generated
-        prestart(pool_options(eo), device=eo.devices[0], log=_log)
     go = GenerateOptions(variants=variants, rules=tuple(rules), seed=seed,
                          budget=_budget(iterations, max_enodes, sat_seconds),
                          modes=tuple(modes) or ("uniform", "near-original"))
-    manifest = generate(model, out / "bundle", go, log=_log)
+    # workers start and warm up while the variants are generated
+    manifest = generate(model, out / "bundle", go, log=_log,
+                        on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log))
     report = execute_bundle(out / "bundle", out, eo, log=_log)
     report["stats"]["timings"] = {**manifest["timings"], **{k: v for k, v in report["stats"]["exec_timings"].items()}}
     report["stats"]["graphs"] = [{k: g.get(k) for k in ("id", "ops", "saturation", "extraction", "skipped_rewrites")}

@@ -35,6 +35,7 @@ class _Worker:
         self.lines: queue.Queue = queue.Queue()
         self.stderr_tail: list[str] = []
         self.warm: dict | None = None  # the warm-up's result, for a prestarted worker
+        self.readers: list[threading.Thread] = []
 
     def _env(self) -> dict:
         env = dict(os.environ)
@@ -58,8 +59,10 @@ class _Worker:
             [sys.executable, "-m", "runners.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, env=self._env(), start_new_session=True, bufsize=1,
         )
-        threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True).start()
-        threading.Thread(target=self._read_err, args=(self.proc,), daemon=True).start()
+        self.readers = [threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True),
+                        threading.Thread(target=self._read_err, args=(self.proc,), daemon=True)]
+        for th in self.readers:
+            th.start()
         msg = self._next(STARTUP_TIMEOUT)
         if msg is None or not msg.get("ready"):
             tail = "".join(self.stderr_tail[-20:])
@@ -155,6 +158,8 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
         w = _Worker(k, opts, log)
 
         def go(w=w) -> None:
+            if _closing.is_set():
+                return
             try:
                 w.start()
                 w.warm = w.run({"warmup": device, "id": "warmup"})
@@ -187,8 +192,15 @@ def _kill_spares() -> None:
     with _spares_lock:
         spares = list(_spares)
         _spares.clear()
-    for w, _ in spares:  # one still starting exits by itself when our end of its stdin closes
+    for w, _ in spares:
         w.kill()
+    # Reader threads end once their pipes close; joined here, they cannot print while the
+    # interpreter shuts down (a bad-input run must print one line).
+    for w, th in spares:
+        th.join(timeout=5)
+        w.kill()  # one that was still starting when killed above
+        for r in w.readers:
+            r.join(timeout=5)
 
 
 import atexit  # noqa: E402
