@@ -1,30 +1,30 @@
-"""What a naive tester does for one variant, in a fresh process: import torch, run eager, run
-torch.compile, compare. Used by benchmarks/throughput.py as the baseline (one process per variant).
+"""What a naive tester does per variant: load it, run eager, run torch.compile, compare. Used by
+benchmarks/throughput.py as the baselines: one fresh process per variant, or one process that
+checks its variants one after another (a fresh `torch.compile`, after `torch._dynamo.reset()`).
 
-    python benchmarks/naive_check.py VARIANT.py [--backend inductor]
+    python benchmarks/naive_check.py VARIANT.py [VARIANT.py ...] [--backend inductor]
 
-Prints one line: OK or MISMATCH (or the exception), exit code 0/1/2.
+Prints one line per variant: OK or MISMATCH (or ERROR and the exception); exit code 0, or 1 if
+any variant mismatched, or 2 if any raised.
 """
 import importlib.util
 import sys
 
 
-def main() -> int:
-    path = sys.argv[1]
-    backend = sys.argv[sys.argv.index("--backend") + 1] if "--backend" in sys.argv else "inductor"
+def check(path: str, backend: str) -> str:
     import torch
 
     spec = importlib.util.spec_from_file_location("variant", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     inputs = mod.get_inputs()
+    torch._dynamo.reset()
     try:
         with torch.no_grad():
             eager = mod.forward(*inputs)
             got = torch.compile(mod.forward, backend=backend)(*inputs)
     except Exception as e:  # noqa: BLE001
-        print(f"ERROR {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
-        return 2
+        return f"ERROR {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
     ok = True
     for a, b in zip(eager, got):
         if isinstance(a, torch.Tensor):
@@ -32,8 +32,21 @@ def main() -> int:
                 ok &= bool(torch.allclose(a, b, rtol=1e-3, atol=1e-3, equal_nan=True))
             else:
                 ok &= bool(torch.equal(a, b))
-    print("OK" if ok else "MISMATCH")
-    return 0 if ok else 1
+    return "OK" if ok else "MISMATCH"
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    backend = "inductor"
+    if "--backend" in args:
+        i = args.index("--backend")
+        backend = args[i + 1]
+        del args[i:i + 2]
+    words = []
+    for path in args:
+        words.append(check(path, backend))
+        print(words[-1], flush=True)
+    return 2 if any(w.startswith("ERROR") for w in words) else 1 if "MISMATCH" in words else 0
 
 
 if __name__ == "__main__":

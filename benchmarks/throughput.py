@@ -6,9 +6,11 @@
 eqsat-test arm: the real command (`eqsat-test MODEL -n N --json ...`, generation included) in a
 subprocess, timed from start to exit. Each `--config NAME="--jobs 2 --batch 4"` adds one arm
 with those extra options (default: one arm with eqsat-test's defaults).
-Naive arm: for variants of the bundle the first arm wrote (`--naive-sample` of them, spread
-evenly; 0 for all), a fresh `python` process that imports torch, runs eager, torch.compile and
-compares (benchmarks/naive_check.py), one at a time. Ratios compare rates (variants per minute).
+Naive arms, on variants of the bundle the first arm wrote (`--naive-sample` of them, spread
+evenly; 0 for all), one at a time (benchmarks/naive_check.py: load, eager, torch.compile,
+compare): "process per variant" starts a fresh `python` for each (imports torch each time);
+"one process" checks them all in one process, a fresh torch.compile after torch._dynamo.reset()
+each. Ratios compare rates (variants per minute).
 Every arm starts with its own Inductor cache folder holding only the toolchain set-up (as on any
 machine that has run torch.compile before), so no arm reuses another's compiles.
 eqsat-test does more work per variant than the naive loop (three input sets, eager twice, fp64
@@ -77,21 +79,26 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def run_naive(bundle: Path, scratch: Path, sample: int = 0) -> dict:
-    """The naive loop over the bundle's variants (every one, or `sample` of them spread evenly:
-    each costs the same fresh process and compile, so the rate is what is compared)."""
+def run_naive(bundle: Path, scratch: Path, sample: int = 0, one_process: bool = False) -> dict:
+    """A naive loop over the bundle's variants (every one, or `sample` of them spread evenly; each
+    costs about the same, so rates are compared): a fresh process per variant, or, with
+    `one_process`, one process checking them one after another."""
     manifest = json.loads((bundle / "manifest.json").read_text())
     files = [bundle / v["file"] for v in manifest["variants"] if not v["seed"]]
     if 0 < sample < len(files):
         files = [files[round(i * (len(files) - 1) / max(1, sample - 1))] for i in range(sample)]
     cache = fresh_cache(scratch)
-    verdicts: dict[str, int] = {}
+    check = [sys.executable, str(REPO / "benchmarks" / "naive_check.py")]
+    words: list[str] = []
     t0, c0 = time.perf_counter(), _children_cpu()
-    for f in files:
-        p = subprocess.run([sys.executable, str(REPO / "benchmarks" / "naive_check.py"), str(f)],
-                           capture_output=True, text=True, env=_env(cache), cwd=scratch)
-        word = (p.stdout.strip().splitlines() or ["?"])[-1].split()[0]
-        verdicts[word] = verdicts.get(word, 0) + 1
+    for group in ([files] if one_process else [[f] for f in files]):
+        p = subprocess.run(check + [str(f) for f in group], capture_output=True, text=True, env=_env(cache),
+                           cwd=scratch)
+        got = [line.split()[0] for line in p.stdout.strip().splitlines() if line.strip()]
+        words += got + ["?"] * (len(group) - len(got))
+    verdicts: dict[str, int] = {}
+    for w in words:
+        verdicts[w] = verdicts.get(w, 0) + 1
     return {"wall": time.perf_counter() - t0, "cpu": _children_cpu() - c0, "variants": len(files),
             "verdicts": verdicts}
 
@@ -129,21 +136,25 @@ def main(argv=None) -> None:
                   f"execute {st['wall_seconds']:.1f} s; batch {st.get('batch')}; "
                   f"findings {len([f for f in rep['findings'] if f.get('repro')])}", flush=True)
             arms.append((cname, nv, r["wall"], r["cpu"]))
-        naive = None if args.no_naive else run_naive(out / name / configs[0][0] / "bundle", out, args.naive_sample)
-        if naive:
-            print(f"[{name}] naive loop: {naive['variants']} variants in {naive['wall']:.1f} s "
-                  f"({naive['cpu']:.1f} CPU s) {naive['verdicts']}", flush=True)
+        naives = {}
+        if not args.no_naive:
+            bundle = out / name / configs[0][0] / "bundle"
+            for nname, one in (("naive, process per variant", False), ("naive, one process", True)):
+                nv_ = naives[nname] = run_naive(bundle, out, args.naive_sample, one_process=one)
+                print(f"[{name}] {nname}: {nv_['variants']} variants in {nv_['wall']:.1f} s "
+                      f"({nv_['cpu']:.1f} CPU s) {nv_['verdicts']}", flush=True)
         for cname, nv, wall, cpu in arms:
             rate = 60.0 * nv / wall if wall else 0.0
-            nrate = 60.0 * naive["variants"] / naive["wall"] if naive else None
             crate = 60.0 * nv / cpu if cpu else 0.0
-            ncrate = 60.0 * naive["variants"] / naive["cpu"] if naive and naive["cpu"] else None
-            rows.append([name, cname, nv, f"{wall:.1f}", f"{cpu:.1f}", f"{rate:.1f}",
-                         f"{naive['wall']:.1f}" if naive else "-", f"{naive['cpu']:.1f}" if naive else "-",
-                         f"{nrate:.1f}" if nrate else "-", f"{rate / nrate:.2f}x" if nrate else "-",
-                         f"{crate / ncrate:.2f}x" if ncrate else "-"])
+            for nname, naive in (naives.items() or [("-", None)]):
+                nrate = 60.0 * naive["variants"] / naive["wall"] if naive else None
+                ncrate = 60.0 * naive["variants"] / naive["cpu"] if naive and naive["cpu"] else None
+                rows.append([name, cname, nv, f"{wall:.1f}", f"{cpu:.1f}", f"{rate:.1f}", nname,
+                             f"{naive['wall']:.1f}" if naive else "-", f"{naive['cpu']:.1f}" if naive else "-",
+                             f"{nrate:.1f}" if nrate else "-", f"{rate / nrate:.2f}x" if nrate else "-",
+                             f"{crate / ncrate:.2f}x" if ncrate else "-"])
     print(f"\nload average at end {os.getloadavg()[0]:.1f}\n")
-    print(table(rows, ["model", "arm", "variants", "eqsat s", "eqsat CPU s", "eqsat var/min", "naive s",
+    print(table(rows, ["model", "arm", "variants", "eqsat s", "eqsat CPU s", "eqsat var/min", "baseline", "naive s",
                        "naive CPU s", "naive var/min", "ratio (wall)", "ratio (CPU)"]))
 
 
