@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from codegen_templates import render
 from runners.devices import (
     DEVICE_MISMATCH,
     cross_device_findings,
@@ -185,17 +186,7 @@ def index_sources(x):
     return {}
 
 
-class Model(torch.nn.Module):
-    def forward(self, *inputs):
-        return forward(*inputs)
-
-
-def get_inputs(device=None):
-    inputs = torch.load(INPUTS_FILE, weights_only=True)
-    if device is not None:
-        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
-    return inputs
-'''
+''' + render("variant_tail.py.j2")  # Model, get_inputs: as emitted
 
 
 def handmade_bundle(dest: Path, variant_source: str) -> Path:

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from conftest import REPO, TEST_MODELS
+from codegen_templates import render
 from runners.perf import MIN_ABS_S, THRESHOLD, screen, spread, time_call
 
 
@@ -92,17 +93,7 @@ def index_sources(x):
     return {{}}
 
 
-class Model(torch.nn.Module):
-    def forward(self, *inputs):
-        return forward(*inputs)
-
-
-def get_inputs(device=None):
-    inputs = torch.load(INPUTS_FILE, weights_only=True)
-    if device is not None:
-        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
-    return inputs
-'''
+''' + render("variant_tail.py.j2")  # Model, get_inputs: as emitted
 
 
 def test_slow_equivalent_program_is_reported(eqsat, tmp_path):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from codegen_templates import render
 from conftest import REPO
 
 RELU_BUG = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"'
@@ -41,17 +42,7 @@ def index_sources(x, w):
     return {{"['am']": (h, 1)}}
 
 
-class Model(torch.nn.Module):
-    def forward(self, *inputs):
-        return forward(*inputs)
-
-
-def get_inputs(device=None):
-    inputs = torch.load(INPUTS_FILE, weights_only=True)
-    if device is not None:
-        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
-    return inputs
-'''
+''' + render("variant_tail.py.j2")  # Model, get_inputs: as emitted
 
 
 def make_bundle(folder: Path, programs: dict[str, str], inputs: list, *, is_param: list[bool]) -> Path:
