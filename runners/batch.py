@@ -223,7 +223,7 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     """Like runners.execute.run_tasks (same warm workers, results in task order), with batching;
     returns (results, stats). Confirmation tasks go to the same warm workers as soon as a batch
     reports a suspect."""
-    from runners.execute import worker
+    from runners.execute import run_slots, worker
 
     batches, singles = make_batches(tasks, k, group_of)
     todo: queue.Queue = queue.Queue()
@@ -308,12 +308,4 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
         finally:
             w.kill()
 
-    n = max(1, min(opts.jobs, len(batches) + len(singles)))
-    threads = [threading.Thread(target=slot, args=(j,), daemon=True) for j in range(n)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    if errors and any(r is None for r in results):
-        raise RuntimeError(str(errors[0]))
-    return [r for r in results if r is not None], stats
+    return run_slots(slot, max(1, min(opts.jobs, len(batches) + len(singles))), results, errors), stats

@@ -1,6 +1,7 @@
 """A pool of warm worker subprocesses with per-task timeouts; a hang or crash costs one task only."""
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import queue
@@ -151,8 +152,9 @@ _closing = threading.Event()  # set at exit: spares still starting die quietly
 def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] = lambda s: None) -> None:
     """Start `opts.jobs` workers now, each warmed by one tiny compile on `device`, for the next
     `run_tasks`/`run_batched` with the same options to take (`worker`). `eqsat-test run` calls
-    it before generating, so worker start-up (import torch, Inductor's first-compile costs)
-    overlaps generation instead of following it. Spares nobody takes are killed at exit."""
+    it once the model file has loaded, so worker start-up (import torch, Inductor's
+    first-compile costs) overlaps generation instead of following it. Spares nobody takes are
+    killed at exit."""
     _closing.clear()
     for k in range(max(1, opts.jobs)):
         w = _Worker(k, opts, log)
@@ -192,18 +194,15 @@ def _kill_spares() -> None:
     with _spares_lock:
         spares = list(_spares)
         _spares.clear()
-    for w, _ in spares:
-        w.kill()
     # Reader threads end once their pipes close; joined here, they cannot print while the
     # interpreter shuts down (a bad-input run must print one line).
     for w, th in spares:
-        th.join(timeout=5)
-        w.kill()  # one that was still starting when killed above
+        w.kill()
+        th.join(timeout=5)  # a spare still starting fails at once when killed ...
+        w.kill()  # ... unless it started its process just after
         for r in w.readers:
             r.join(timeout=5)
 
-
-import atexit  # noqa: E402
 
 atexit.register(_kill_spares)
 
@@ -238,7 +237,12 @@ def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[dict], 
         finally:
             w.kill()
 
-    n = max(1, min(opts.jobs, len(tasks)))
+    return run_slots(slot, max(1, min(opts.jobs, len(tasks))), results, errors)
+
+
+def run_slots(slot: Callable[[int], None], n: int, results: list, errors: list[BaseException]) -> list:
+    """Run `slot(0)` .. `slot(n - 1)` (one per worker) in threads and wait for all; then the
+    results that came back, or the first worker error if a result is missing."""
     threads = [threading.Thread(target=slot, args=(k,), daemon=True) for k in range(n)]
     for th in threads:
         th.start()
