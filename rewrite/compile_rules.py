@@ -54,20 +54,23 @@ def _tuplify(x):
     return tuple(_tuplify(i) for i in x) if isinstance(x, list) else x
 
 
+def pattern_calls(t) -> set[tuple[str, int]]:
+    """The (target, number of positional arguments) pairs of a pattern's calls."""
+    out: set[tuple[str, int]] = set()
+    stack = [t]
+    while stack:
+        t = stack.pop()
+        if t[0] == "call":
+            out.add((t[1], len(t[2])))
+            stack += list(t[2]) + [v for _, v in t[3]]
+        elif t[0] == "seq":
+            stack += list(t[2])
+    return out
+
+
 def pattern_ops(t) -> set[str]:
-    if t[0] == "call":
-        s = {t[1]}
-        for a in t[2]:
-            s |= pattern_ops(a)
-        for _, v in t[3]:
-            s |= pattern_ops(v)
-        return s
-    if t[0] == "seq":
-        s = set()
-        for a in t[2]:
-            s |= pattern_ops(a)
-        return s
-    return set()
+    """The call targets of a pattern."""
+    return {target for target, _ in pattern_calls(t)}
 
 
 def _example(spec: Tensor, which: int, gen: torch.Generator) -> torch.Tensor:
