@@ -8,7 +8,7 @@ import torch.fx
 
 from codegen_templates import render
 from lowering.targets import BINARY, UNARY, name_of
-from rewrite.program import lit_source
+from lowering.program import lit_source
 
 # Index-producing ops: how to find the indexed tensor and dim (for tie-aware judging).
 _INDEX_OPS = {"argmax", "argmin", "argsort"}

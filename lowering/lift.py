@@ -7,7 +7,7 @@ import torch
 import torch.fx
 
 from lowering.targets import is_mutating, is_random, name_of
-from rewrite.program import UID_KW, Program, ProgramBuilder, TensorMeta, dtype_name
+from lowering.program import UID_KW, Program, ProgramBuilder, TensorMeta, dtype_name
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ import torch
 import torch.fx
 
 from lowering.targets import resolve
-from rewrite.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_value
+from lowering.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_value
 
 
 def to_fx(program: Program, input_names: tuple[str, ...] | list[str]) -> torch.fx.GraphModule:

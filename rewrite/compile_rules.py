@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from lowering.lift import lift_fx
-from rewrite.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_source
+from lowering.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_source
 from rewrite.ruledsl import Rule, RuleError, Scalar, Tensor, dtype_of
 
 CACHE_VERSION = 6

@@ -14,7 +14,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
-from rewrite.program import CALL, INPUT, LIT, SEQ, PNode, Program, ProgramBuilder
+from lowering.program import CALL, INPUT, LIT, SEQ, PNode, Program, ProgramBuilder
 from rewrite.terms import parse_call_fn, term_fn
 
 _FNS = ("input", "lit", "nil", "cons", "kw", "seq")  # and "call": one constructor per target

@@ -20,7 +20,7 @@ from lowering.load import load_model
 from lowering.lower import to_fx
 from rewrite.compile_rules import CompiledRule, compile_rules
 from rewrite.extract import extract_variants, read_egraph
-from rewrite.program import CALL, LIT, SEQ, UID_KW, Program
+from lowering.program import CALL, LIT, SEQ, UID_KW, Program
 from rewrite.ruledsl import load_rules
 from rewrite.saturate import Budget, saturate
 

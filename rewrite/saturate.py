@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from egglog.bindings import EGraph
 
 from rewrite.compile_rules import CompiledRule, pattern_calls, pattern_ops
-from rewrite.program import Program
+from lowering.program import Program
 from rewrite.ruledsl import ANY_DTYPE
 from rewrite.terms import add_program, call_text, list_text, new_egraph, parse_call_fn, program_calls, q, run_text
 

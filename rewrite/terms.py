@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from egglog.bindings import EGraph
 
-from rewrite.program import CALL, INPUT, LIT, SEQ, Program, lit_kind
+from lowering.program import CALL, INPUT, LIT, SEQ, Program, lit_kind
 
 SCHEMA = """
 (sort Term)

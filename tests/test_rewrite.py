@@ -15,7 +15,7 @@ from lowering.lower import to_fx
 from rewrite.compile_rules import compile_rule, compile_rules
 from rewrite.extract import extract_variants, read_egraph
 from rewrite.generate import _node_keys
-from rewrite.program import CALL
+from lowering.program import CALL
 from rewrite.ruledsl import FLOATING, RuleError, Scalar, Tensor, load_rules, rule
 from rewrite.saturate import Budget, saturate
 

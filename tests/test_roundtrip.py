@@ -10,7 +10,7 @@ from lowering.capture import capture
 from lowering.emit import emit_module
 from lowering.lift import lift_fx
 from lowering.lower import to_fx
-from rewrite.program import CALL
+from lowering.program import CALL
 
 UNARY = [
     lambda x: x.relu(), lambda x: torch.tanh(x), lambda x: -x, lambda x: x * 2.0, lambda x: x + 1,
