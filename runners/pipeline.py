@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runners.execute import PoolOptions, run_tasks
-from runners.findings import COMPILER_BUG_KINDS, signature, versions, write_finding
+from runners.exec.pool import PoolOptions, run_tasks
+from runners.findings.write import COMPILER_BUG_KINDS, signature, versions, write_finding
 
 
 @dataclass
@@ -90,7 +90,7 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path) -> tuple[l
     """Turn worker results into findings (compiler bugs and informational notes)."""
     import torch
 
-    from runners.oracle import compare_eager
+    from runners.oracle.judge import compare_eager
 
     findings: list[dict] = []
     notes: list[dict] = []
@@ -143,7 +143,7 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path) -> tuple[l
                         break
     # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/devices.py).
     if len({r["device"] for r in results}) > 1:
-        from runners.devices import cross_device_findings
+        from runners.checks.devices import cross_device_findings
         findings += cross_device_findings(manifest, results, scratch, findings, notes)
     by_task = {(r["variant"], r["backend"], r["device"]): r for r in results}
     for f in findings:  # where Inductor left its code; read only when the finding is written
@@ -181,7 +181,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     scratch.mkdir(parents=True, exist_ok=True)
     tasks = make_tasks(bundle, manifest, opts, scratch)
     if opts.sweep is not None:  # dtype/size sweeps: tasks of their own, the longest first (runners/sweeps.py)
-        from runners.sweeps import make_sweep_tasks
+        from runners.checks.sweeps import make_sweep_tasks
         tasks = make_sweep_tasks(bundle, manifest, opts.sweep, backends=opts.backends, devices=opts.devices,
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                  first_backend=opts.backends[0]) + tasks
@@ -200,7 +200,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     try:
         pool = pool_options(opts)
         if opts.batch != 1:  # K variants per compile, suspects confirmed alone (runners/batch.py)
-            from runners.batch import auto_batch_size, batch_group, run_batched
+            from runners.exec.batch import auto_batch_size, batch_group, run_batched
             ops = {g["id"]: g.get("ops", 0) for g in manifest["graphs"]}
             k = opts.batch if opts.batch > 1 else (lambda g: auto_batch_size(ops.get(g[0], 0)))
             results, batch_stats = run_batched(tasks, pool, k, batch_group(manifest), on_result=on_result,
@@ -216,13 +216,13 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     findings, notes = judge_results(manifest, results, scratch)
     sweep_stats = None
     if sweep_results:
-        from runners.sweeps import judge_sweep_results
+        from runners.checks.sweeps import judge_sweep_results
         sf, sn, sweep_stats = judge_sweep_results(manifest, sweep_results, tasks, scratch, opts.backends[0], findings)
         findings += sf
         notes += sn
     min_stats = {"seconds": 0.0, "checks": 0}
     if opts.minimize and findings:
-        from runners.minimize import minimize_findings
+        from runners.findings.minimize import minimize_findings
         t1 = time.perf_counter()
         # sweep findings keep their full program: minimize.py re-runs candidates on the model's own inputs
         minimize_findings([f for f in findings if not f.get("sweep")], bundle, manifest, tasks, opts,
@@ -230,13 +230,13 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
         min_stats = {"seconds": round(time.perf_counter() - t1, 3),
                      "checks": sum(f.get("min_checks") or 0 for f in findings)}
     if opts.configs:  # verdicts across Inductor configurations: config-mismatch (runners/configs.py)
-        from runners.configs import config_judge
+        from runners.checks.configs import config_judge
         findings = config_judge(manifest, results, findings, opts.backends[0], opts.configs, opts.config_overrides)
     findings = dedupe(findings)
-    from runners.triage import annotate
+    from runners.findings.triage import annotate
     perf_stats = None
     if opts.perf:  # slow-variant notes, confirmed A/B (runners/perf.py)
-        from runners.perf import slow_variant_findings, spread
+        from runners.checks.perf import slow_variant_findings, spread
         t1 = time.perf_counter()
         import os
         cores = os.cpu_count() or 1  # the workers' threads (runners/execute.py): one share of the cores each
@@ -259,18 +259,18 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     for k, f in enumerate(findings, 1):
         fid = f"{k:03d}-{f['kind']}-{f['variant']}"
         if env_text is None and opts.collect_env:
-            env_text = __import__("runners.findings", fromlist=["collect_env"]).collect_env()
+            env_text = __import__("runners.findings.write", fromlist=["collect_env"]).collect_env()
         d = write_finding(out, fid, f, bundle, manifest, env_text=env_text or "")
         f["repro"] = str(d / "repro.py")
         f["id"] = fid
         written.append(f)
     for k, n in enumerate([n for n in notes if n["kind"] == "slow-variant"], len(written) + 1):
-        from runners.perf import write_slow_variant
+        from runners.checks.perf import write_slow_variant
         n["id"] = f"{k:03d}-slow-variant-{n['variant']}"
         n["folder"] = str(write_slow_variant(out, n["id"], n, bundle, manifest))
     art_stats = None
     if opts.artifacts is not None and getattr(opts.artifacts, "enabled", False) and written:
-        from runners.artifacts import collect_all
+        from runners.findings.artifacts import collect_all
         art_stats = collect_all(written, out, opts.artifacts, log=log)
     timings: dict[str, float] = {}
     for r in results:

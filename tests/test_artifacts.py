@@ -148,7 +148,7 @@ def forward(x, w):
 def test_small_inputs_are_inlined_exactly_and_cuda_findings_run_on_cuda(tmp_path):
     import torch
 
-    from runners.artifacts import INLINE_MAX_NUMEL, test_repro_source
+    from runners.findings.artifacts import INLINE_MAX_NUMEL, test_repro_source
     x = torch.tensor([[-0.0, float("nan"), float("inf"), 1e-40], [1.5, -2.25, 3.0, 0.1]])
     torch.save([x, torch.ones(4, 2)], tmp_path / "inputs.pt")
     f = {"kind": "miscompile", "variant": "g0_v001", "rules": ["r1"], "backend": 'inductor+cpp.simdlen=1',

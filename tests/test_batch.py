@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.batch import make_batches
+from runners.exec.batch import make_batches
 
 MODEL = '''
 import torch

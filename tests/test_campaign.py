@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from runners.campaign import load_spec, make_jobs, processes_with_env, ray_job
-from runners.store import Store
+from runners.campaign.run import load_spec, make_jobs, processes_with_env, ray_job
+from runners.campaign.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "tests" / "models" / "campaign"
@@ -38,7 +38,7 @@ def campaign(*args, timeout=900, env=None) -> subprocess.CompletedProcess:
 
 def campaign_here(capsys, *args) -> tuple[int, str, str]:
     """`eqsat-test campaign ...` in this process (cheap: for commands that run no job)."""
-    from runners.cli import main
+    from runners.cli.main import main
     capsys.readouterr()
     with pytest.raises(SystemExit) as e:
         main(["campaign", *map(str, args)])
@@ -71,7 +71,7 @@ def snapshot(out: Path) -> dict:
 
 
 def leftovers(out: Path) -> list[int]:
-    from runners.campaign import campaign_id_of
+    from runners.campaign.run import campaign_id_of
     return processes_with_env(f"EQSAT_CAMPAIGN={campaign_id_of(out)}")
 
 

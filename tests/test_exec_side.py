@@ -12,8 +12,9 @@ import torch
 
 REPO = Path(__file__).resolve().parent.parent
 # every module of runners/ (the execution side), the CLI first
-EXEC_MODULES = ("runners.cli",) + tuple(sorted(f"runners.{p.stem}" for p in (REPO / "runners").glob("*.py")
-                                               if p.stem not in ("__init__", "cli")))
+EXEC_MODULES = ("runners.cli.main",) + tuple(sorted(
+    ".".join(p.relative_to(REPO).with_suffix("").parts) for p in (REPO / "runners").rglob("*.py")
+    if p.stem not in ("__init__", "__main__") and p.relative_to(REPO).parts[:2] != ("runners", "cli")))
 GENERATION_MODULES = ("egglog", "rewrite.terms", "rewrite.saturate", "rewrite.extract", "rewrite.generate")
 
 
@@ -44,7 +45,7 @@ def test_execution_modules_import_without_egglog(no_egglog):
             f"for m in {EXEC_MODULES!r}: __import__(m)\n"
             f"loaded = [m for m in {GENERATION_MODULES!r} if sys.modules.get(m) is not None]\n"
             "assert not loaded, loaded\n"
-            "import runners.worker as w; assert w.compile_options('inductor+triton.x=\"a\",y=1') == "
+            "import runners.exec.protocol as w; assert w.compile_options('inductor+triton.x=\"a\",y=1') == "
             "('inductor', {'options': {'triton.x': 'a', 'y': 1}})\n"
             "print('ok')\n")
     r = _py(code, no_egglog)
@@ -69,7 +70,7 @@ def bundle(tmp_path_factory) -> Path:
 def test_exec_runs_without_egglog(bundle, no_egglog, tmp_path):
     """`eqsat-test exec BUNDLE` with egglog unimportable in the command and in its workers."""
     out = tmp_path / "out"
-    code = ("import sys\nfrom runners.cli import main\n"
+    code = ("import sys\nfrom runners.cli.main import main\n"
             f"sys.argv = ['eqsat-test', 'exec', {str(bundle)!r}, '-o', {str(out)!r}, '--json', '--no-minimize',"
             " '-j', '2', '--inputs', 'given', '-b', 'inductor', '--no-sweep', '--no-artifacts']\n"
             "main()\n")

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from codegen_templates import render
-from runners.devices import (
+from runners.checks.devices import (
     DEVICE_MISMATCH,
     cross_device_findings,
     inputs_digest,
@@ -24,7 +24,7 @@ from runners.devices import (
     kernel_source,
     to_device,
 )
-from runners.findings import COMPILER_BUG_KINDS
+from runners.findings.write import COMPILER_BUG_KINDS
 
 REPO = Path(__file__).resolve().parent.parent
 BUNDLES = Path(os.environ.get("EQSAT_GPU_BUNDLES", REPO / "gpu_bundles"))
@@ -282,7 +282,7 @@ def test_ints_and_nan_positions_are_exact():
 
 
 def test_input_sets_are_made_on_the_cpu_and_moved():
-    from runners.inputs import input_sets
+    from runners.oracle.inputs import input_sets
     base = [torch.randn(5, 7), torch.tensor([0, 3, 2]), torch.randn(3).t()]
     a = input_sets(base, seed=3)
     b = input_sets(to_device(base, "cpu"), seed=3)

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from runners.inputs import InputSet, input_sets, special_values, to_fp64_inputs
+from runners.oracle.inputs import InputSet, input_sets, special_values, to_fp64_inputs
 
 
 def base_inputs():

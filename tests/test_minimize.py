@@ -9,9 +9,9 @@ import torch
 import torch.fx
 
 from lowering.emit import emit_module
-from runners import minimize as M
-from runners.execute import PoolOptions
-from runners.findings import signature
+import runners.findings.minimize as M
+from runners.exec.pool import PoolOptions
+from runners.findings.write import signature
 from runners.pipeline import dedupe
 
 

@@ -19,7 +19,7 @@ import torch
 
 from conftest import REPO, TEST_MODELS
 from codegen_templates import render
-from runners.perf import MIN_ABS_S, THRESHOLD, screen, spread, time_call
+from runners.checks.perf import MIN_ABS_S, THRESHOLD, screen, spread, time_call
 
 
 def _manifest(n: int) -> dict:

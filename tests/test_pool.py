@@ -1,8 +1,8 @@
 """Worker pool start-up (runners/execute.py): workers prestarted and warmed while `run` generates."""
 from __future__ import annotations
 
-from runners import execute
-from runners.execute import PoolOptions, prestart, run_tasks, worker
+import runners.exec.pool as execute
+from runners.exec.pool import PoolOptions, prestart, run_tasks, worker
 
 
 def test_prestarted_worker_is_taken_warm_and_unclaimed_spares_are_killed(tmp_path):

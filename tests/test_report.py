@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from runners.findings import signature
-from runners.report import build_view, collect, write_report
-from runners.store import Store
+from runners.findings.write import signature
+from runners.campaign.report import build_view, collect, write_report
+from runners.campaign.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "tests" / "models" / "campaign"

@@ -12,8 +12,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from runners.findings import signature
-from runners.store import Store
+from runners.findings.write import signature
+from runners.campaign.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -113,7 +113,7 @@ WRITER = textwrap.dedent("""
     sys.path.insert(0, {repo!r})
     sys.path.insert(0, {here!r})
     from test_store import _job, _outcome
-    from runners.store import Store
+    from runners.campaign.store import Store
     st = Store(sys.argv[1])
     done = st.finished_keys()
     print("ready", flush=True)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from runners.findings import _repro_source, signature
-from runners.oracle import judge
-from runners.sweeps import (
+from runners.findings.write import _repro_source, signature
+from runners.oracle.judge import judge
+from runners.checks.sweeps import (
     DEFAULT_DTYPES,
     Group,
     Point,
@@ -28,7 +28,7 @@ from runners.sweeps import (
     run_sweeps,
     sweep_findings,
 )
-from runners.worker import _load_module
+from runners.exec.protocol import load_module as _load_module
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "tests" / "models"
@@ -81,7 +81,7 @@ def test_parse_dtypes_and_sizes():
 
 
 def test_cli_sweep_options():
-    from runners.cli import _exec_opts
+    from runners.cli.main import _exec_opts
     eo = _exec_opts((), (), 300.0, 1, "given", 0, False)
     assert eo.sweep is not None and tuple(eo.sweep["dtypes"]) == DEFAULT_DTYPES  # on by default
     eo = _exec_opts((), (), 300.0, 1, "given", 0, False, sweep_dtypes="int8,half", sweep_sizes="7,9",

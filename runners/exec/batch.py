@@ -38,12 +38,11 @@ def _eager(sub: dict, device) -> tuple:
     raises when anything goes wrong (the variant then runs as a single task, which reports it)."""
     import torch
 
-    from runners.devices import to_device
-    from runners.inputs import InputSet, input_sets, to_fp64_inputs
-    from runners.worker import _cpu, _load_module
+    from runners.oracle.inputs import InputSet, input_sets, to_fp64_inputs
+    from runners.exec.protocol import load_module, to_cpu, to_device
 
     t0 = time.perf_counter()
-    mod = _load_module(sub["file"])
+    mod = load_module(sub["file"])
     mod.DEVICE = device
     sys.modules[mod.__name__] = mod  # Dynamo looks up the globals of inlined functions by module name
     base = to_device(mod.get_inputs(), torch.device("cpu"))
@@ -71,7 +70,7 @@ def _eager(sub: dict, device) -> tuple:
         if sub.get("save_eager"):  # the unsound-rewrite check reads these (runners/pipeline.py)
             out = Path(sub["save_eager"]) / f"{s.name}.pt"
             out.parent.mkdir(parents=True, exist_ok=True)
-            torch.save(_cpu(ref), out)
+            torch.save(to_cpu(ref), out)
     return mod, refs, {"load": t_load, "eager": time.perf_counter() - t0}
 
 
@@ -89,8 +88,8 @@ def run_batch_task(task: dict) -> dict:
     "batch": {...}}; never raises for a variant's failure (that variant gets None)."""
     import torch
 
-    from runners.oracle import judge
-    from runners.worker import _error, compile_options, judge_input_set
+    from runners.exec.protocol import compile_options, error_info
+    from runners.oracle.judge import judge_input_set
 
     subs = task[BATCH_KEY]
     device = torch.device(task.get("device", "cpu"))
@@ -101,7 +100,7 @@ def run_batch_task(task: dict) -> dict:
         try:
             got = _eager(sub, device)
         except Exception as e:  # noqa: BLE001 - the single task reports it properly
-            info.setdefault("eager_errors", []).append({"variant": sub["variant"], "error": _error(e)["message"]})
+            info.setdefault("eager_errors", []).append({"variant": sub["variant"], "error": error_info(e)["message"]})
             continue
         live.append((i, sub, *got))
     if not live:
@@ -134,13 +133,13 @@ def run_batch_task(task: dict) -> dict:
             if device.type == "cuda":
                 torch.cuda.synchronize()
         except Exception as e:  # noqa: BLE001 - every variant of the batch goes back to a single task
-            info["error"] = _error(e)["message"]
-            info["error_type"] = _error(e)["type"]
+            info["error"] = error_info(e)["message"]
+            info["error_type"] = error_info(e)["type"]
             return {"batch_results": results, "batch": info}
         times["compile" if j == 0 else "run"] += time.perf_counter() - t0
         for k, (_, _, _, refs, _) in enumerate(live):
             s, ref, ref2, fp64, idx = refs[j]
-            v = judge_input_set(judge, s, ref, outs[k], fp64, ref2, idx)
+            v = judge_input_set(s, ref, outs[k], fp64, ref2, idx)
             verdicts[k].append({"name": s.name, **v.to_dict()})
     share = len(live)
     info.update({k: round(v, 4) for k, v in times.items()})
@@ -223,7 +222,7 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     """Like runners.execute.run_tasks (same warm workers, results in task order), with batching;
     returns (results, stats). Confirmation tasks go to the same warm workers as soon as a batch
     reports a suspect."""
-    from runners.execute import run_slots, worker
+    from runners.exec.pool import run_slots, worker
 
     batches, singles = make_batches(tasks, k, group_of)
     todo: queue.Queue = queue.Queue()

@@ -769,6 +769,11 @@ def _judge(ref, got, fp64, ref2, index_info, dtype_hint) -> Verdict:
     return Verdict(True, MATCH, max_abs, max_rel, None, detail)
 
 
+def judge_input_set(s, ref, got, fp64, ref2, idx) -> Verdict:
+    """The verdict on one input set (an oracle.inputs.InputSet): single tasks and batches judge alike."""
+    return judge(ref, got, fp64, ref2=ref2, index_info=idx, extreme_inputs=s.name.startswith("special"))
+
+
 def compare_eager(
     seed_ref: Any,
     variant_ref: Any,

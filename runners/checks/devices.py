@@ -26,6 +26,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from runners.exec.protocol import compile_options, to_cpu, to_device
+
 DEVICE_MISMATCH = "device-mismatch"
 SAME_DEVICE_BUG_KINDS = ("miscompile", "seed-miscompile")
 KERNEL_SOURCE_FILE = "kernel_source.py"
@@ -42,23 +44,6 @@ def cuda_available() -> bool:
         return bool(torch.cuda.is_available())
     except Exception:
         return False
-
-
-def to_device(x: Any, device) -> Any:
-    """Tensors (nested in lists, tuples, dicts) moved to `device`, values and requires_grad kept."""
-    import torch
-    if isinstance(x, torch.Tensor):
-        y = x.detach().to(device)
-        if x.requires_grad and (y.is_floating_point() or y.is_complex()):
-            y.requires_grad_(True)
-        return y
-    if isinstance(x, dict):
-        return {k: to_device(v, device) for k, v in x.items()}
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*(to_device(v, device) for v in x))
-    if isinstance(x, (list, tuple)):
-        return type(x)(to_device(v, device) for v in x)
-    return x
 
 
 def inputs_digest(inputs: Any) -> str:
@@ -102,12 +87,12 @@ def judge_across_devices(outs: dict, fp64: Any = None, *, index_info: dict | Non
     (compared on the CPU). fp64: the CPU eager output of the same program in float64 (None:
     plain allclose at the dtype's tolerance). Returns device -> {"outlier": bool,
     "vs_other": Verdict, "vs_eager": Verdict}."""
-    from runners.oracle import judge
+    from runners.oracle.judge import judge
     devs = list(outs)
     if len(devs) != 2:
         raise ValueError(f"judge_across_devices needs two devices, got {devs}")
-    cpu = {d: {k: _cpu(v) for k, v in o.items()} for d, o in outs.items()}
-    f = _cpu(fp64)
+    cpu = {d: {k: to_cpu(v) for k, v in o.items()} for d, o in outs.items()}
+    f = to_cpu(fp64)
     res = {}
     for d in devs:
         o = devs[1] if d == devs[0] else devs[0]
@@ -115,19 +100,6 @@ def judge_across_devices(outs: dict, fp64: Any = None, *, index_info: dict | Non
         vs_eager = judge(cpu[d]["eager"], cpu[d]["compiled"], f, index_info=index_info)
         res[d] = {"outlier": (not vs_other.ok) and (not vs_eager.ok), "vs_other": vs_other, "vs_eager": vs_eager}
     return res
-
-
-def _cpu(x: Any) -> Any:
-    import torch
-    if isinstance(x, torch.Tensor):
-        return x.detach().cpu()
-    if isinstance(x, dict):
-        return {k: _cpu(v) for k, v in x.items()}
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*(_cpu(v) for v in x))
-    if isinstance(x, (list, tuple)):
-        return type(x)(_cpu(v) for v in x)
-    return x
 
 
 def _load(path: Path) -> Any:
@@ -218,7 +190,7 @@ def _inputs_file(v: dict, g: dict, r: dict, name: str, scratch: Path) -> str | N
     """The input set `name` of variant v, rebuilt on the CPU (deterministic) and saved for a finding."""
     import torch
 
-    from runners.inputs import input_sets
+    from runners.oracle.inputs import input_sets
     if not r.get("file"):
         return None
     bundle = Path(r["file"])
@@ -436,7 +408,6 @@ if __name__ == "__main__":
 
 def device_repro_main(f: dict) -> str:
     """The `__main__` part of a device-mismatch finding's repro.py (appended to the variant module's code)."""
-    from runners.worker import compile_options
     backend, opts = compile_options(f.get("backend", "inductor"))
     config = opts.pop("options", {})
     cfg = ""

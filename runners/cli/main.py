@@ -114,7 +114,7 @@ def _budget(iterations, max_enodes, sat_seconds):
 
 def _sweep_opts(timeout, sweep_dtypes=None, sweep_sizes=None, sweep_points=2, sweep_dynamic="seed", no_sweep=False):
     """--dtypes/--sizes/--sweep-points/--sweep-dynamic/--no-sweep -> ExecOptions.sweep (runners/sweeps.py)."""
-    from runners.sweeps import SweepConfig, parse_dtypes, parse_sizes
+    from runners.checks.sweeps import SweepConfig, parse_dtypes, parse_sizes
     if no_sweep:
         return None
     try:
@@ -157,8 +157,8 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
 def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artifacts=False, artifacts_max=4,
                  artifacts_timeout=180.0, bisect="accuracy"):
     """--configs, --perf and the findings' debug artifacts (runners/configs.py, perf.py, artifacts.py)."""
-    from runners.artifacts import ArtifactOptions
-    from runners.configs import ConfigError, configured_backends, parse
+    from runners.findings.artifacts import ArtifactOptions
+    from runners.checks.configs import ConfigError, configured_backends, parse
     if configs_spec:
         try:
             overrides = parse(configs_spec)
@@ -179,7 +179,7 @@ def _log(msg: str) -> None:
 
 
 def _summary(report: dict, manifest: dict, out: Path) -> str:
-    from runners.findings import notes_line
+    from runners.findings.write import notes_line
 
     lines = [f"eqsat-test: {report['model']}  (torch {report['torch_version']})"]
     gs = manifest["graphs"]
@@ -247,7 +247,7 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
         timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, **diag):
     """The whole pipeline on one model file: generate variants, execute, judge, report."""
     from rewrite.generate import GenerateOptions, generate
-    from runners.execute import prestart
+    from runners.exec.pool import prestart
     from runners.pipeline import execute_bundle, exit_code, pool_options
 
     eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
@@ -397,7 +397,7 @@ def rules_new(name, dest, family):
 @click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
 def rules_stats(out, as_json):
     """How often each rule fired and how many findings it took part in, for a run or campaign folder."""
-    from runners.rulestats import rule_stats
+    from runners.campaign.rulestats import rule_stats
     rows = rule_stats(out)
     if as_json:
         click.echo(json.dumps(rows))
@@ -407,7 +407,7 @@ def rules_stats(out, as_json):
         click.echo(f"{r['rule']:<40} {r['fired']:>8} {r['variants']:>9} {r['findings']:>9} {r['unsound']:>8}")
 
 
-from runners.campaign import campaign_cmd, report_cmd  # noqa: E402  (imports nothing heavy)
+from runners.campaign.run import campaign_cmd, report_cmd  # noqa: E402  (imports nothing heavy)
 
 cli.add_command(campaign_cmd)
 cli.add_command(report_cmd)

@@ -59,8 +59,9 @@ from typing import Any
 
 import torch
 
-from runners.inputs import input_sets, to_fp64_inputs
-from runners.oracle import LOOSE_TOL, Verdict, _rebuild, judge, leaves, tolerance
+from runners.exec.protocol import compile_options, error_info, load_module, phase, to_cpu
+from runners.oracle.inputs import input_sets, to_fp64_inputs
+from runners.oracle.judge import LOOSE_TOL, Verdict, _rebuild, judge, leaves, tolerance
 
 __all__ = ["SweepConfig", "Plan", "Point", "analyse", "plan_points", "run_sweeps", "run_sweep_task",
            "sweep_findings", "parse_dtypes", "parse_sizes", "DEFAULT_DTYPES", "DEFAULT_SIZES"]
@@ -251,7 +252,7 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg[0][:200] if msg else ''}"
 
 
-def _eager_error(mod, inputs: tuple) -> str | None:
+def _eagererror_info(mod, inputs: tuple) -> str | None:
     """None when the program runs eagerly on `inputs`, else the error's first line."""
     try:
         with torch.no_grad():
@@ -369,7 +370,7 @@ def analyse(mod, base, is_param: list[bool] | None, cfg: SweepConfig) -> Plan:
         for policy in policies:
             trial = Plan(**{**plan.__dict__, "dtypes": {name: policy}})
             inputs = point_inputs(base, is_param, trial, Point(name, None), cfg.seed, kinds=("random",))["random"]
-            why = _eager_error(mod, inputs)
+            why = _eagererror_info(mod, inputs)
             if why is None:
                 plan.dtypes[name] = policy
                 break
@@ -389,7 +390,7 @@ def analyse(mod, base, is_param: list[bool] | None, cfg: SweepConfig) -> Plan:
                 trial = Plan(**{**plan.__dict__, "groups": [Group(tuple(members), s)]})
                 inputs = point_inputs(base, is_param, trial, Point(None, (probe,)), cfg.seed,
                                       kinds=("random",))["random"]
-                if _eager_error(mod, inputs) is None:
+                if _eagererror_info(mod, inputs) is None:
                     return True
             return False
 
@@ -629,7 +630,7 @@ class _Sweeper:
             self._timed("eager", t0)
 
     def _prepare(self, point: Point) -> _Job | None:
-        _phase("eager")  # the worker pool: a death from here on is the program's own (SIGFPE in eager)
+        phase("eager")  # the worker pool: a death from here on is the program's own (SIGFPE in eager)
         inputs = point_inputs(self.base, self.is_param, self.plan, point, self.cfg.seed)
         inputs = {k: tuple(x.to(self.device) if isinstance(x, torch.Tensor) else x for x in v)
                   for k, v in inputs.items()}
@@ -644,12 +645,12 @@ class _Sweeper:
         if self.save_eager is not None:
             self.save_eager.mkdir(parents=True, exist_ok=True)
             for set_name, e in job.eager.items():
-                torch.save(_cpu(e["ref"]), self.save_eager / f"{job.name(set_name)}.pt")
+                torch.save(to_cpu(e["ref"]), self.save_eager / f"{job.name(set_name)}.pt")
         return job
 
     # -- compiled --------------------------------------------------------------------------
     def _compile(self, fn, dynamic: bool):
-        _phase("compile")
+        phase("compile")
         torch._dynamo.reset()
         self.compiles += 1
         opts = dict(self.opts)
@@ -687,16 +688,16 @@ class _Sweeper:
         self.save_compiled.mkdir(parents=True, exist_ok=True)
         stem = self.save_compiled / job.name(set_name)
         out = {"inputs_file": str(stem) + ".inputs.pt"}
-        torch.save(_cpu(list(job.inputs[set_name])), out["inputs_file"])
+        torch.save(to_cpu(list(job.inputs[set_name])), out["inputs_file"])
         if got is not None:
-            torch.save(_cpu(got), str(stem) + ".out.pt")
+            torch.save(to_cpu(got), str(stem) + ".out.pt")
         if warmup:
             out["warmup_file"] = str(stem) + ".warmup.pt"
-            torch.save([_cpu(list(w)) for w in warmup], out["warmup_file"])
+            torch.save([to_cpu(list(w)) for w in warmup], out["warmup_file"])
         return out
 
     def _crash_entry(self, job: _Job, set_name: str, kind: str, e: BaseException, confirmed: bool) -> dict:
-        err = _error(e)
+        err = error_info(e)
         extra = self._save_inputs(job, set_name) if confirmed else {}
         if job.point.dynamic:
             extra["compile_extra"] = {"dynamic": True}
@@ -890,23 +891,6 @@ class _Sweeper:
         return None
 
 
-def _cpu(x):
-    from runners.worker import _cpu as cpu
-    return cpu(x)
-
-
-def _error(e: BaseException) -> dict:
-    from runners.worker import _error as err
-    return err(e)
-
-
-def _phase(name: str) -> None:
-    """Tell the worker pool what runs now (runners/execute.py: a death in "eager" is no compiler bug)."""
-    from runners import worker
-    if hasattr(worker, "_phase"):
-        worker._phase(name)
-
-
 def run_sweeps(mod, base, is_param, cfg: SweepConfig, *, backend: str = "inductor", opts: dict | None = None,
                device: torch.device | str = "cpu", save_eager: str | None = None,
                save_compiled: str | None = None, progress=None) -> dict:
@@ -955,14 +939,13 @@ def run_sweeps(mod, base, is_param, cfg: SweepConfig, *, backend: str = "inducto
 
 def run_sweep_task(task: dict) -> dict:
     """The worker's handler of a task with "sweep_only": the variant's sweep, as a worker result."""
-    from runners.worker import _load_module, compile_options
 
     device = torch.device(task.get("device", "cpu"))
     res: dict = {"task": task.get("id"), "variant": task["variant"], "backend": task["backend"],
                  "device": device.type, "status": "ok", "input_sets": [], "timings": {}, "sweep_task": True}
     t0 = time.perf_counter()
-    _phase("eager")  # the analysis runs the program eagerly first
-    mod = _load_module(task["file"])
+    phase("eager")  # the analysis runs the program eagerly first
+    mod = load_module(task["file"])
     mod.DEVICE = device
     base = mod.get_inputs(device)
     cfg = SweepConfig.from_dict(task.get("sweep"))
@@ -1096,7 +1079,7 @@ def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], 
     """Findings, notes and stats from the sweep tasks' results (the counterpart of
     pipeline.judge_results): compiler bugs per sweep category, and unsound rewrites where a
     variant's eager output at a sweep point differs from its seed's at the same point."""
-    from runners.oracle import compare_eager
+    from runners.oracle.judge import compare_eager
 
     findings: list[dict] = []
     notes: list[dict] = []

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from runners.execute import PoolOptions, _Worker
+from runners.exec.pool import PoolOptions, _Worker
 
 # Finding kinds that minimization tries to preserve (a timeout would cost a timeout per check).
 MINIMIZABLE_KINDS = ("miscompile", "seed-miscompile", "compile-crash", "run-crash")

@@ -698,7 +698,7 @@ def _lock(out: Path):
 
 def run_campaign(spec: Spec, out: Path, *, as_json: bool = False, retry_failed: bool = False) -> dict:
     """Run (or resume) every job of `spec` not yet finished in OUT's store; returns the summary."""
-    from runners.store import Store, STORE_NAME
+    from runners.campaign.store import Store, STORE_NAME
     if spec.executor == "ray":
         try:
             import ray  # noqa: F401
@@ -771,7 +771,7 @@ def summarize(store, out: Path, jobs: list[dict] | None = None) -> dict:
 
 
 def _text_summary(s: dict) -> str:
-    from runners.findings import notes_line
+    from runners.findings.write import notes_line
 
     j = s["jobs"]
     lines = [f"eqsat-test: campaign {s['campaign']}: {j['total']} jobs: " +
@@ -859,7 +859,7 @@ def campaign_cmd(spec, out, jobs, executor, address, dry_run, retry_failed, job_
     Exit codes: 0 nothing found, 1 compiler-bug candidates in the store, 2 interrupted or
     budget spent (run again to resume), 3 some job failed inside eqsat-test, 4 usage error.
     """
-    from runners.store import STORE_NAME, Store
+    from runners.campaign.store import STORE_NAME, Store
     if spec.is_dir() or spec.suffix == ".sqlite":
         folder = spec if spec.is_dir() else spec.parent
         if not (folder / STORE_NAME).is_file():
@@ -958,6 +958,6 @@ def report_cmd(folder, out, title):
 
     Findings grouped by signature with their repro code, counts and where they were seen; charts of
     findings per rule family, op, backend and device; variants checked per minute; rules that never fired."""
-    from runners.report import write_report
+    from runners.campaign.report import write_report
     path = write_report(folder, out, title=title)
     click.echo(str(path))

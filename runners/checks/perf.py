@@ -143,8 +143,8 @@ import importlib.util, json, statistics, sys, time
 import torch
 torch.set_num_threads({threads})
 sys.path.insert(0, {repo!r})
-from runners.worker import compile_options
-from runners.perf import time_call
+from runners.exec.protocol import compile_options
+from runners.checks.perf import time_call
 
 def load(path, name):
     spec = importlib.util.spec_from_file_location(name, path)
@@ -321,7 +321,7 @@ if __name__ == "__main__":
 
 
 def perf_repro_source(note: dict) -> str:
-    from runners.worker import compile_options
+    from runners.exec.protocol import compile_options
     backend, opts = compile_options(note["backend"])
     config = opts.pop("options", {})
     return _PERF_REPRO.format(variant=note["variant"], baseline=note["baseline"], backend=note["backend"],
@@ -343,7 +343,7 @@ def write_slow_variant(out: Path, fid: str, note: dict, bundle: Path, manifest: 
     (d / "perf_repro.py").write_text(perf_repro_source(note))
     meta = dict(note)
     try:
-        from runners.findings import versions
+        from runners.findings.write import versions
         meta["versions"] = versions()
     except Exception:
         pass

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from runners.worker import RESULT_TAG
+from runners.exec.protocol import RESULT_TAG
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STARTUP_TIMEOUT = 180.0
@@ -57,7 +57,7 @@ class _Worker:
         self.lines = queue.Queue()
         self.stderr_tail = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "runners.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-m", "runners.exec.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, env=self._env(), start_new_session=True, bufsize=1,
         )
         self.readers = [threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True),

@@ -126,8 +126,8 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
     inlined, its inputs inlined when small (else loaded from `inputs_file` beside the test), one
     TestCase method that compiles it the way the finding did and judges it like Dynamo's
     accuracy checker (torch._dynamo.utils.same with an fp64 reference)."""
-    from runners.triage import triage
-    from runners.worker import compile_options
+    from runners.findings.triage import triage
+    from runners.exec.protocol import compile_options
     if f.get("kind") in _NO_TEST_KINDS or f.get("kind") in ("slow-variant", "unsound-rewrite", "nondeterministic"):
         return None
     forward_src, mods = _forward_and_imports(program_src)
@@ -208,7 +208,7 @@ def _base_env() -> dict:
 
 def _minify_mode(f: dict) -> tuple[str | None, str]:
     """(TORCHDYNAMO_REPRO_LEVEL or None, why)."""
-    from runners.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH
+    from runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH
     cls = f.get("triage") or (f.get("triage_info") or {}).get("class")
     backend = f.get("backend", "inductor")
     if not backend.startswith("inductor"):
@@ -371,7 +371,7 @@ def _bisect_text(r: dict | None, calls: int, f: dict) -> str:
 
 def collect(d: Path, f: dict, opts: ArtifactOptions) -> dict:
     """Run the debug steps for the finding in folder d; returns the summary (also in meta.json)."""
-    from runners.worker import compile_options
+    from runners.exec.protocol import compile_options
     summary: dict = {"files": []}
     if f.get("kind") == "timeout":
         return {"skipped": "timeout finding: a rerun would hang again"}

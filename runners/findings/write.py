@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from codegen_templates import render
-from runners.worker import compile_options
+from runners.exec.protocol import compile_options
 
 COMPILER_BUG_KINDS = ("miscompile", "seed-miscompile", "compile-crash", "run-crash", "timeout",
                       "device-mismatch", "config-mismatch")
@@ -42,7 +42,7 @@ def _repro_source(variant_src: str, f: dict) -> str:
     head = re.sub(r'INPUTS_FILE = Path\(__file__\)\.with_name\(.*\)',
                   'INPUTS_FILE = Path(__file__).with_name("inputs.pt")', head)
     if f.get("kind") == "device-mismatch":  # compiled on two devices against CPU fp64
-        from runners.devices import device_repro_main
+        from runners.checks.devices import device_repro_main
         return head.rstrip() + "\n" + device_repro_main(f)
     backend, opts = compile_options(f.get("backend", "inductor"))
     config = opts.pop("options", {})
@@ -53,7 +53,7 @@ def _repro_source(variant_src: str, f: dict) -> str:
     if f.get("sweep"):
         context.append(f"sweep: {f['sweep']} (inputs.pt holds the swept inputs)")
     if f.get("warmup_file"):
-        from runners.sweeps import REPRO_WARMUP
+        from runners.checks.sweeps import REPRO_WARMUP
         head = head.rstrip() + "\n\n" + REPRO_WARMUP
     text = head.rstrip() + "\n\n" + render(
         "repro_main.py.j2", kind=f["kind"], backend=backend, options=opts, device=f.get("device", "cpu"),
@@ -107,11 +107,11 @@ def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *,
         shutil.copy(f["minimized_file"], d / "minimized.py")
         src = Path(f["minimized_file"]).read_text()
     (d / "repro.py").write_text(_repro_source(src, f))
-    from runners.artifacts import write_test_repro  # test_repro.py: a PyTorch-style regression test
+    from runners.findings.artifacts import write_test_repro  # test_repro.py: a PyTorch-style regression test
     write_test_repro(d, src, f)
     artifacts = dict(f.get("artifacts") or {})
     if "kernel_source.py" not in artifacts and (f.get("kernel_files") or f.get("kernel_source_file")):
-        from runners.devices import kernel_artifacts  # Inductor's generated code, where it left it
+        from runners.checks.devices import kernel_artifacts  # Inductor's generated code, where it left it
         artifacts.update(kernel_artifacts(f))
     for name, text in artifacts.items():
         (d / name).write_text(text)

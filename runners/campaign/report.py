@@ -41,7 +41,7 @@ def collect(folder: str | Path) -> dict:
 
 
 def _collect_campaign(folder: Path) -> dict:
-    from runners.store import Store
+    from runners.campaign.store import Store
     with Store(folder / STORE_NAME) as store:
         meta = store.meta()
         jobs = []
@@ -60,7 +60,7 @@ def _collect_campaign(folder: Path) -> dict:
 
 
 def _collect_runs(folder: Path) -> dict:
-    from runners.findings import COMPILER_BUG_KINDS, signature
+    from runners.findings.write import COMPILER_BUG_KINDS, signature
     runs = [r.parent for r in sorted(folder.rglob("report.json")) if (r.parent / "bundle" / "manifest.json").is_file()]
     if not runs:
         raise NoResults(f"{folder}: neither a campaign folder ({STORE_NAME}) nor a run folder "

@@ -56,7 +56,7 @@ CREATE INDEX IF NOT EXISTS sightings_job ON sightings(job_key);
 
 
 def is_compiler_bug(kind: str) -> bool:
-    from runners.findings import COMPILER_BUG_KINDS
+    from runners.findings.write import COMPILER_BUG_KINDS
     return kind in COMPILER_BUG_KINDS
 
 
@@ -153,7 +153,7 @@ class Store:
         report = outcome.get("report") or {}
         findings = list(report.get("findings") or [])
         groups: dict[str, dict] = {}
-        from runners.findings import signature
+        from runners.findings.write import signature
         for f in findings:
             sig = f.get("signature") or signature(f)
             g = groups.setdefault(sig, {"finding": {**f, "signature": sig}, "count": 0})

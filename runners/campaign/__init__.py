@@ -1,0 +1,1 @@
+"""Campaigns: the spec, local and Ray executors, the SQLite store, the HTML report and rule statistics."""

@@ -1,0 +1,136 @@
+"""The worker wire protocol and the helpers every execution module shares (loading, errors, devices).
+
+A worker reads one JSON task per line on stdin and writes one JSON line per result or phase on
+the real stdout, each prefixed with RESULT_TAG so stray prints from torch are never mistaken
+for results. Imports nothing of the project: every execution module may import this one.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import traceback
+from typing import Any, TextIO
+
+RESULT_TAG = "@@EQSAT-RESULT@@ "
+
+_channel: TextIO | None = None  # the real stdout of a worker process (set by open_channel)
+
+
+def open_channel(stream: TextIO) -> None:
+    """Make `stream` this process's result channel (a worker does this once, at start)."""
+    global _channel
+    _channel = stream
+
+
+def send(message: dict) -> None:
+    """One message on the result channel (nothing outside a worker process)."""
+    if _channel is not None:
+        print(RESULT_TAG + json.dumps(message, default=str), file=_channel, flush=True)
+
+
+def phase(name: str) -> None:
+    """Tell the pool what runs now: a worker death in "eager" is no compiler bug (runners/exec/pool.py)."""
+    send({"phase": name})
+
+
+def load_module(path: str):
+    """Import a variant (or model) file by path under a name of its own."""
+    name = "eqsat_variant_" + str(abs(hash(path)))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def error_info(e: BaseException) -> dict:
+    """An exception as JSON: type, module, first message line, traceback, stack and cause chain (for triage)."""
+    tb = traceback.format_exception(type(e), e, e.__traceback__)
+    msg = str(e).strip().splitlines()
+    chain, c, seen = [], e.__cause__ or e.__context__, set()
+    while c is not None and id(c) not in seen and len(chain) < 8:  # for triage (runners/findings/triage.py)
+        seen.add(id(c))
+        first = str(c).strip().splitlines()
+        chain.append({"type": type(c).__name__, "module": type(c).__module__, "message": first[0][:300] if first else ""})
+        c = c.__cause__ or c.__context__
+    return {"type": type(e).__name__, "module": type(e).__module__,
+            "message": msg[0][:500] if msg else "", "traceback": "".join(tb)[-6000:],
+            "stack": "".join(traceback.format_tb(e.__traceback__))[-4000:], "chain": chain}
+
+
+def compile_options(backend: str) -> tuple[Any, dict]:
+    """Backend spec -> (torch.compile backend, options). Specs: inductor, eager, aot_eager,
+    cudagraphs, inductor-max-autotune, inductor-reduce-overhead, inductor-dynamic,
+    inductor+<config>=<value>,... for Inductor config overrides, and FILE.py:FN or module:FN
+    for any torch.compile backend callable."""
+    opts: dict = {}
+    config: dict = {}
+    if ":" in backend and "+" not in backend:
+        return load_backend(backend), opts
+    if "+" in backend:
+        backend, cfg = backend.split("+", 1)
+        for item in cfg.split(","):
+            k, _, v = item.partition("=")
+            try:
+                config[k] = json.loads(v) if v else True
+            except json.JSONDecodeError:  # an unquoted string, as shells leave `key="text"`
+                config[k] = v
+    if backend == "inductor-max-autotune":
+        backend, opts["mode"] = "inductor", "max-autotune"
+    elif backend == "inductor-reduce-overhead":
+        backend, opts["mode"] = "inductor", "reduce-overhead"
+    elif backend == "inductor-dynamic":
+        backend, opts["dynamic"] = "inductor", True
+    if config:
+        opts["options"] = config
+    return backend, opts
+
+
+def load_backend(spec: str):
+    """`FILE.py:FN` or `module:FN` -> the backend callable it names (raises ValueError if none)."""
+    where, _, fn = spec.rpartition(":")
+    if where.endswith(".py"):
+        mod = load_module(where)
+    else:
+        mod = importlib.import_module(where)
+    obj = getattr(mod, fn, None)
+    if not callable(obj):
+        raise ValueError(f"backend {spec!r}: {where} has no callable {fn!r}")
+    return obj
+
+
+def to_cpu(x: Any) -> Any:
+    """Tensors (nested in lists, tuples, dicts) detached on the CPU; namedtuples become plain
+    tuples, so saved outputs load with torch.load(weights_only=True)."""
+    import torch
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu()
+    if isinstance(x, dict):
+        return {k: to_cpu(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(to_cpu(v) for v in x)
+    if isinstance(x, list):
+        return [to_cpu(v) for v in x]
+    return x
+
+
+def to_device(x: Any, device) -> Any:
+    """Tensors (nested in lists, tuples, dicts) moved to `device`, values and requires_grad kept."""
+    import torch
+    if isinstance(x, torch.Tensor):
+        y = x.detach().to(device)
+        if x.requires_grad and (y.is_floating_point() or y.is_complex()):
+            y.requires_grad_(True)
+        return y
+    if isinstance(x, dict):
+        return {k: to_device(v, device) for k, v in x.items()}
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*(to_device(v, device) for v in x))
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_device(v, device) for v in x)
+    return x
+
+
+def load_tensors(path) -> Any:
+    """Read back what an eqsat-test worker saved (tensors in lists/tuples/dicts) without running pickled code."""
+    import torch
+    return torch.load(path, weights_only=True, map_location="cpu")

@@ -1,0 +1,1 @@
+"""Findings: signatures, finding folders, triage, minimization and debug artifacts."""

@@ -1,0 +1,1 @@
+"""The oracle: numerics (tolerances, output walkers), input sets, and the per-element judge."""
