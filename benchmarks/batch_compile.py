@@ -6,7 +6,7 @@ For each model, generates N variants (rewrite.generate, the built-in rules), the
 fresh processes with their own Inductor cache (holding only the toolchain set-up):
   alone: each variant's `forward` compiled and run after `torch._dynamo.reset()`;
   batch: one function calling every variant's `forward` on its own copy of the inputs (what
-         runners/batch.py compiles), compiled and run once.
+         runners/exec/batch.py compiles), compiled and run once.
 Each process first warms Inductor with one tiny compile, as eqsat-test's workers do. Prints the
 seconds of both and their ratio: what `--batch` can save on graphs of that size.
 """

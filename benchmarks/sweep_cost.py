@@ -62,7 +62,7 @@ def main() -> None:
     models = args.models or sorted((REPO / "examples").glob("*.py"))
 
     from rewrite.generate import GenerateOptions, generate
-    from runners.checks.sweeps import SweepConfig
+    from runners.checks.sweep_plan import SweepConfig
 
     sweep = SweepConfig(seconds=150.0).to_dict()  # what the CLI passes at its default --timeout 300
     print(f"sweeps: default SweepConfig (seed: every point; variants: {sweep['points']} points; dynamic: "

@@ -25,16 +25,16 @@ class ExecOptions:
     env: dict = field(default_factory=dict)
     collect_env: bool = True
     progress: bool = True
-    minimize: bool = True  # shrink each compiler-bug finding while it still fails (runners/minimize.py)
+    minimize: bool = True  # shrink each compiler-bug finding while it still fails (runners/findings/minimize.py)
     minimize_checks: int = 12  # subprocess checks per finding
     minimize_max_findings: int = 16  # findings beyond this many keep their full program only
-    configs: dict = field(default_factory=dict)  # runners/configs.py: {backend spec: config name}, siblings of backends[0]
+    configs: dict = field(default_factory=dict)  # runners/checks/configs.py: {backend spec: config name}, siblings of backends[0]
     config_overrides: dict = field(default_factory=dict)  # {config name: Inductor overrides}
-    perf: bool = False  # runners/perf.py: time compiled variants; slow-variant notes
+    perf: bool = False  # runners/checks/perf.py: time compiled variants; slow-variant notes
     perf_threshold: float = 3.0  # x the siblings' median compiled time
     artifacts: object = None  # runners/artifacts.ArtifactOptions (debug rerun, minifier, bisector); None: off
-    sweep: dict | None = None  # runners/sweeps.SweepConfig fields (dtype/size sweeps); None: off
-    batch: int = 1  # >1: this many variants per compile, suspects confirmed alone; 0: by graph size (runners/batch.py)
+    sweep: dict | None = None  # runners/checks/sweep_plan.SweepConfig fields (dtype/size sweeps); None: off
+    batch: int = 1  # >1: this many variants per compile, suspects confirmed alone; 0: by graph size (runners/exec/batch.py)
 
 
 class BadBundle(Exception):
@@ -141,7 +141,7 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path) -> tuple[l
                         notes.append({**base, "kind": "unsound-rewrite", "input_set": s["name"],
                                       "max_abs_err": verdict.max_abs_err, "detail": verdict.detail})
                         break
-    # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/devices.py).
+    # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/checks/devices.py).
     if len({r["device"] for r in results}) > 1:
         from runners.checks.devices import cross_device_findings
         findings += cross_device_findings(manifest, results, scratch, findings, notes)
@@ -180,7 +180,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     scratch = out / "scratch"
     scratch.mkdir(parents=True, exist_ok=True)
     tasks = make_tasks(bundle, manifest, opts, scratch)
-    if opts.sweep is not None:  # dtype/size sweeps: tasks of their own, the longest first (runners/sweeps.py)
+    if opts.sweep is not None:  # dtype/size sweeps: tasks of their own, the longest first (runners/checks/sweeps.py)
         from runners.checks.sweeps import make_sweep_tasks
         tasks = make_sweep_tasks(bundle, manifest, opts.sweep, backends=opts.backends, devices=opts.devices,
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
@@ -199,7 +199,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     batch_stats = None
     try:
         pool = pool_options(opts)
-        if opts.batch != 1:  # K variants per compile, suspects confirmed alone (runners/batch.py)
+        if opts.batch != 1:  # K variants per compile, suspects confirmed alone (runners/exec/batch.py)
             from runners.exec.batch import auto_batch_size, batch_group, run_batched
             ops = {g["id"]: g.get("ops", 0) for g in manifest["graphs"]}
             k = opts.batch if opts.batch > 1 else (lambda g: auto_batch_size(ops.get(g[0], 0)))
@@ -229,17 +229,17 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
                           scratch / "minimize", log=log)
         min_stats = {"seconds": round(time.perf_counter() - t1, 3),
                      "checks": sum(f.get("min_checks") or 0 for f in findings)}
-    if opts.configs:  # verdicts across Inductor configurations: config-mismatch (runners/configs.py)
+    if opts.configs:  # verdicts across Inductor configurations: config-mismatch (runners/checks/configs.py)
         from runners.checks.configs import config_judge
         findings = config_judge(manifest, results, findings, opts.backends[0], opts.configs, opts.config_overrides)
     findings = dedupe(findings)
     from runners.findings.triage import annotate
     perf_stats = None
-    if opts.perf:  # slow-variant notes, confirmed A/B (runners/perf.py)
+    if opts.perf:  # slow-variant notes, confirmed A/B (runners/checks/perf.py)
         from runners.checks.perf import slow_variant_findings, spread
         t1 = time.perf_counter()
         import os
-        cores = os.cpu_count() or 1  # the workers' threads (runners/execute.py): one share of the cores each
+        cores = os.cpu_count() or 1  # the workers' threads (runners/exec/pool.py): one share of the cores each
         slow, screened = slow_variant_findings(manifest, results, bundle, threshold=opts.perf_threshold, env=opts.env,
                                                threads=max(1, cores // max(1, opts.jobs)) if opts.jobs > 1 else cores,
                                                log=log)

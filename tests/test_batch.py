@@ -1,4 +1,4 @@
-"""Batch mode (runners/batch.py): K variants per compile, suspects confirmed alone.
+"""Batch mode (runners/exec/batch.py): K variants per compile, suspects confirmed alone.
 
 One small bundle (an MLP with relu, and variants where relu is spelled other ways) is executed
 with Inductor's test-only relu fault injected, once plainly and once in batches: the fault must

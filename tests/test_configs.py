@@ -1,4 +1,4 @@
-"""Configuration divergence (runners/configs.py): the named configurations exist in this torch, `--configs` parsing, the cross-configuration judge on synthetic verdicts (both directions, all-wrong, sweep points), and end to end: the default compile and a configuration with Inductor's injected accuracy bug disagree on the same programs, and the finding names that configuration.
+"""Configuration divergence (runners/checks/configs.py): the named configurations exist in this torch, `--configs` parsing, the cross-configuration judge on synthetic verdicts (both directions, all-wrong, sweep points), and end to end: the default compile and a configuration with Inductor's injected accuracy bug disagree on the same programs, and the finding names that configuration.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of runners/inputs.py: given, random and special input sets."""
+"""Tests of runners/oracle/inputs.py: given, random and special input sets."""
 
 from __future__ import annotations
 

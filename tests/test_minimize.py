@@ -1,4 +1,4 @@
-"""Tests of runners/minimize.py: reading emitted variants, the moves, the search (with a stand-in
+"""Tests of runners/findings/minimize.py: reading emitted variants, the moves, the search (with a stand-in
 checker), signature/dedupe of minimized findings, and one real check in a worker subprocess."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of runners/oracle.py: verdicts on nested outputs, with real torch.compile(inductor) runs on CPU."""
+"""Tests of runners/oracle/judge.py: verdicts on nested outputs, with real torch.compile(inductor) runs on CPU."""
 
 from __future__ import annotations
 

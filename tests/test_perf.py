@@ -1,4 +1,4 @@
-"""Performance divergence (runners/perf.py): timing, screening against siblings, A/B confirmation, and the CLI's slow-variant notes.
+"""Performance divergence (runners/checks/perf.py): timing, screening against siblings, A/B confirmation, and the CLI's slow-variant notes.
 
 - unit: the screen's threshold, absolute floor and minimum group size on synthetic timings;
 - e2e, no false alarm: a bundled example's variants under `--perf` report their compiled-runtime

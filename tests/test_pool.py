@@ -1,4 +1,4 @@
-"""Worker pool start-up (runners/execute.py): workers prestarted and warmed while `run` generates."""
+"""Worker pool start-up (runners/exec/pool.py): workers prestarted and warmed while `run` generates."""
 from __future__ import annotations
 
 import runners.exec.pool as execute

@@ -1,4 +1,4 @@
-"""Tests of runners/store.py: one transaction per job, dedup by signature, resume, JSONL export,
+"""Tests of runners/campaign/store.py: one transaction per job, dedup by signature, resume, JSONL export,
 and a writer killed with SIGKILL at random moments that loses nothing and duplicates nothing."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of runners/sweeps.py: dtype and size sweeps (analysis by eager runs, points, values, the
+"""Tests of runners/checks/sweeps.py: dtype and size sweeps (analysis by eager runs, points, values, the
 low-precision leniency, batching/confirmation with planted bugs) and the sweeps end to end."""
 from __future__ import annotations
 
@@ -14,20 +14,20 @@ import torch
 
 from runners.findings.write import _repro_source, signature
 from runners.oracle.judge import judge
-from runners.checks.sweeps import (
+from runners.checks.sweep_plan import (
     DEFAULT_DTYPES,
     Group,
     Point,
     SweepConfig,
     analyse,
-    lenient_judge,
     parse_dtypes,
     parse_sizes,
     plan_points,
     point_inputs,
-    run_sweeps,
-    sweep_findings,
 )
+from runners.checks.sweep_run import run_sweeps
+from runners.checks.sweeps import sweep_findings
+from runners.oracle.lenient import lenient_judge
 from runners.exec.protocol import load_module as _load_module
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Triage classes from the worker's error dicts and verdicts (runners/triage.py).
+"""Triage classes from the worker's error dicts and verdicts (runners/findings/triage.py).
 
 Realistic error dicts (the shapes the worker records for Inductor's injected C++ compile and
 runtime errors, Triton and CUDA failures, signals), and real Dynamo exceptions raised in-process

@@ -2,7 +2,7 @@
 
 A job runs in its own subprocess with a timeout (a crash or hang costs one job), on a local pool
 (one job per core) or as Ray tasks; every outcome goes into the campaign's SQLite store
-(runners/store.py) in one transaction, so a campaign killed at any moment resumes where it stopped.
+(runners/campaign/store.py) in one transaction, so a campaign killed at any moment resumes where it stopped.
 Imports nothing heavy at module level: torch, egglog and ray stay out of `eqsat-test --help`.
 """
 from __future__ import annotations

@@ -67,7 +67,7 @@ _SWEEP_DTYPES = ("float16", "bfloat16", "float64", "int8", "uint8", "int16", "in
 _SWEEP_SIZES = (1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)  # = sweeps.DEFAULT_SIZES
 
 
-_DEFAULT_BATCH = "auto"  # variants per compile by graph size (runners/batch.py); see benchmarks/throughput.py
+_DEFAULT_BATCH = "auto"  # variants per compile by graph size (runners/exec/batch.py); see benchmarks/throughput.py
 
 
 def exec_options(f):
@@ -113,8 +113,8 @@ def _budget(iterations, max_enodes, sat_seconds):
 
 
 def _sweep_opts(timeout, sweep_dtypes=None, sweep_sizes=None, sweep_points=2, sweep_dynamic="seed", no_sweep=False):
-    """--dtypes/--sizes/--sweep-points/--sweep-dynamic/--no-sweep -> ExecOptions.sweep (runners/sweeps.py)."""
-    from runners.checks.sweeps import SweepConfig, parse_dtypes, parse_sizes
+    """--dtypes/--sizes/--sweep-points/--sweep-dynamic/--no-sweep -> ExecOptions.sweep (runners/checks/sweeps.py)."""
+    from runners.checks.sweep_plan import SweepConfig, parse_dtypes, parse_sizes
     if no_sweep:
         return None
     try:
@@ -156,7 +156,7 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
 
 def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artifacts=False, artifacts_max=4,
                  artifacts_timeout=180.0, bisect="accuracy"):
-    """--configs, --perf and the findings' debug artifacts (runners/configs.py, perf.py, artifacts.py)."""
+    """--configs, --perf and the findings' debug artifacts (runners/checks/configs.py, perf.py, artifacts.py)."""
     from runners.findings.artifacts import ArtifactOptions
     from runners.checks.configs import ConfigError, configured_backends, parse
     if configs_spec:

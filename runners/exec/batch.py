@@ -14,7 +14,7 @@ or every variant of a batch that crashed, timed out or errored, is re-run as the
 single-variant task, and that task's result is the verdict (so findings are those of the plain
 mode; a mismatch seen only in the batch is counted as `unconfirmed`, not reported).
 
-Worker side: `run_batch_task` (called by runners/worker.py for tasks with a "batch" key).
+Worker side: `run_batch_task` (called by runners/exec/worker.py for tasks with a "batch" key).
 Pool side: `run_batched`, a drop-in for `runners.execute.run_tasks`.
 """
 from __future__ import annotations

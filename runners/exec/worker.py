@@ -33,12 +33,12 @@ def warm_up(device: str) -> dict:
 
 
 def run_task(task: dict) -> dict:
-    if task.get("warmup"):  # a spare worker started ahead of its tasks: runners/execute.py
+    if task.get("warmup"):  # a spare worker started ahead of its tasks: runners/exec/pool.py
         return warm_up(task["warmup"])
-    if task.get("sweep_only"):  # dtype/size sweep of the variant: runners/sweeps.py
-        from runners.checks.sweeps import run_sweep_task
+    if task.get("sweep_only"):  # dtype/size sweep of the variant: runners/checks/sweeps.py
+        from runners.checks.sweep_run import run_sweep_task
         return run_sweep_task(task)
-    if task.get("batch"):  # K variants in one compile: runners/batch.py
+    if task.get("batch"):  # K variants in one compile: runners/exec/batch.py
         from runners.exec.batch import run_batch_task
         return run_batch_task(task)
 
@@ -129,7 +129,7 @@ def run_task(task: dict) -> dict:
     if res["status"] != "ok" or any(not e["ok"] for e in res["input_sets"]):
         keep_kernels()
     res["dynamo"] = _dynamo_stats(mod.forward)
-    if task.get("perf") and res["status"] == "ok" and refs:  # runners/perf.py: warm, repeated, median
+    if task.get("perf") and res["status"] == "ok" and refs:  # runners/checks/perf.py: warm, repeated, median
         from runners.checks.perf import time_task
         try:
             res["perf"] = time_task(task, compiled, mod.forward, refs[0][0].inputs, device)

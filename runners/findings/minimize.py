@@ -2,7 +2,7 @@
 
 A variant module's `forward` is straight-line code: `name = expr` lines, then `return (...)`.
 We read it with `ast`, make smaller programs from it and check each one in a warm worker
-subprocess (runners/worker.py, through runners/execute.py's worker, so a compile crash or a hang
+subprocess (runners/exec/worker.py, through runners/exec/pool.py's worker, so a compile crash or a hang
 costs one check only) with the same backend, device and input set kind. Moves, in order:
 
 1. keep only the output that failed (multi-output programs);

@@ -53,7 +53,7 @@ def _repro_source(variant_src: str, f: dict) -> str:
     if f.get("sweep"):
         context.append(f"sweep: {f['sweep']} (inputs.pt holds the swept inputs)")
     if f.get("warmup_file"):
-        from runners.checks.sweeps import REPRO_WARMUP
+        from runners.checks.sweep_plan import REPRO_WARMUP
         head = head.rstrip() + "\n\n" + REPRO_WARMUP
     text = head.rstrip() + "\n\n" + render(
         "repro_main.py.j2", kind=f["kind"], backend=backend, options=opts, device=f.get("device", "cpu"),
