@@ -5,13 +5,27 @@ Needs torch, numpy, click and jinja2 only (no egglog): bundles made on one host 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runners.checks.configs import config_judge
+from runners.checks.devices import cross_device_findings
+from runners.checks.perf import slow_variant_findings, spread, write_slow_variant
+from runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
+from runners.exec.batch import auto_batch_size, batch_group, run_batched
 from runners.exec.pool import PoolOptions, run_tasks
-from runners.findings.write import COMPILER_BUG_KINDS, signature, versions, write_finding
+from runners.exec.protocol import load_tensors
+from runners.findings.artifacts import collect_all
+from runners.findings.confirm import confirm_all
+from runners.findings.minimize import minimize_findings
+from runners.findings.rootcause import dedupe, fold_into_seeds
+from runners.findings.triage import annotate
+from runners.findings.write import collect_env, signature, versions, write_finding
+from runners.oracle.judge import compare_eager
+from runners.records import COMPILER_BUG_KINDS, Task, exit_code_of
 
 
 @dataclass
@@ -35,6 +49,8 @@ class ExecOptions:
     artifacts: object = None  # runners/artifacts.ArtifactOptions (debug rerun, minifier, bisector); None: off
     sweep: dict | None = None  # runners/checks/sweep_plan.SweepConfig fields (dtype/size sweeps); None: off
     batch: int = 1  # >1: this many variants per compile, suspects confirmed alone; 0: by graph size (runners/exec/batch.py)
+    confirm: bool = True  # re-run each candidate alone from its repro.py before claiming it (runners/findings/confirm.py)
+    time_budget: float | None = None  # seconds: no task starts after this; the run reports what was done
 
 
 class BadBundle(Exception):
@@ -63,35 +79,53 @@ def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -
             for v in manifest["variants"]:
                 tid = f"{v['id']}@{backend}@{device}"
                 safe = tid.replace("@", "__").replace("+", "_").replace("=", "_").replace(",", "_")
-                tasks.append({
-                    "id": tid, "variant": v["id"], "file": str((bundle / v["file"]).resolve()),
-                    "backend": backend, "device": device, "seed": opts.seed,
-                    "input_kinds": list(opts.input_kinds), "is_param": graphs[v["graph"]]["is_param"],
-                    "save_eager": str(scratch / "eager" / f"{v['id']}__{device}") if bi == 0 else None,
-                    "save_compiled": str(scratch / "compiled" / safe),
-                    "save_outputs": cross_device,
-                    "perf": {"budget": 0.15} if opts.perf else None,
-                })
+                tasks.append(Task(
+                    id=tid, variant=v["id"], file=str((bundle / v["file"]).resolve()),
+                    backend=backend, device=device, seed=opts.seed,
+                    input_kinds=list(opts.input_kinds), is_param=graphs[v["graph"]]["is_param"],
+                    save_eager=str(scratch / "eager" / f"{v['id']}__{device}") if bi == 0 else None,
+                    save_compiled=str(scratch / "compiled" / safe),
+                    save_outputs=cross_device,
+                    perf={"budget": 0.15} if opts.perf else None,
+                ).to_dict())
     return tasks
 
 
-def _progress(total: int, enabled: bool):
-    if not enabled:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="task", file=sys.stderr, dynamic_ncols=True,
-                disable=None)  # None: plain when stderr is not a terminal
+class Progress:
+    """A bar on a terminal; a plain line every PLAIN_EVERY seconds otherwise (logs, CI, pipes)."""
+
+    PLAIN_EVERY = 10.0
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled, self.done = total, enabled, 0
+        self.t0 = self.last = time.monotonic()
+        self.bar = None
+        if enabled and sys.stderr.isatty():
+            try:
+                from tqdm import tqdm  # optional: plain lines without it
+                self.bar = tqdm(total=total, unit="task", file=sys.stderr, dynamic_ncols=True)
+            except ImportError:
+                pass
+
+    def update(self, r: dict, suspicious: int) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"suspicious={suspicious}")
+            self.bar.update(1)
+        elif self.enabled and (time.monotonic() - self.last >= self.PLAIN_EVERY or self.done == self.total):
+            self.last = time.monotonic()
+            print(f"eqsat-test: {self.done}/{self.total} tasks done, {suspicious} suspicious, "
+                  f"{self.last - self.t0:.0f} s", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
-def judge_results(manifest: dict, results: list[dict], scratch: Path) -> tuple[list[dict], list[dict]]:
-    """Turn worker results into findings (compiler bugs and informational notes)."""
-    import torch
-
-    from runners.oracle.judge import compare_eager
-
+def judge_results(manifest: dict, results: list[dict], scratch: Path,
+                  first_backend: str | None = None) -> tuple[list[dict], list[dict]]:
+    """Turn worker results into findings (compiler bugs and informational notes). The
+    unsound-rewrite check reads the eager outputs that the tasks of `first_backend` saved."""
     findings: list[dict] = []
     notes: list[dict] = []
     variants = {v["id"]: v for v in manifest["variants"]}
@@ -99,7 +133,7 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path) -> tuple[l
     for r in results:
         v = variants[r["variant"]]
         base = {"variant": v["id"], "graph": v["graph"], "backend": r["backend"], "device": r["device"],
-                "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(_ops_of(v, manifest)))}
+                "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(_ops_of(v, manifest))), "seed": v["seed"]}
         status = r["status"]
         if status in ("compile-crash", "run-crash", "timeout", "process-crash"):
             kind = "run-crash" if status == "process-crash" else status
@@ -128,13 +162,13 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path) -> tuple[l
                                  "failing_inputs": s.get("inputs_file")})
                 break
         # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
-        if not v["seed"] and r["backend"] == manifest.get("_first_backend"):
+        if not v["seed"] and r["backend"] == (first_backend or r["backend"]):
             sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
             vd = scratch / "eager" / f"{v['id']}__{r['device']}"
             for s in r["input_sets"]:
                 a, b = sd / f"{s['name']}.pt", vd / f"{s['name']}.pt"
                 if a.is_file() and b.is_file():
-                    verdict = compare_eager(torch.load(a, weights_only=False), torch.load(b, weights_only=False))
+                    verdict = compare_eager(load_tensors(a), load_tensors(b))
                     if not verdict.ok and _declared_edge_difference(verdict, v, manifest):
                         break
                     if not verdict.ok:
@@ -143,7 +177,6 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path) -> tuple[l
                         break
     # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/checks/devices.py).
     if len({r["device"] for r in results}) > 1:
-        from runners.checks.devices import cross_device_findings
         findings += cross_device_findings(manifest, results, scratch, findings, notes)
     by_task = {(r["variant"], r["backend"], r["device"]): r for r in results}
     for f in findings:  # where Inductor left its code; read only when the finding is written
@@ -167,86 +200,76 @@ def _ops_of(v: dict, manifest: dict) -> list[str]:
     return g.get("op_names", [])
 
 
-def pool_options(opts: ExecOptions) -> PoolOptions:
-    """The worker pool `execute_bundle` runs its tasks on (`runners.execute.prestart` takes the same)."""
-    return PoolOptions(jobs=opts.jobs, timeout=opts.timeout, env=opts.env)
+def pool_options(opts: ExecOptions, deadline: float | None = None) -> PoolOptions:
+    """The worker pool `execute_bundle` runs its tasks on (`runners.exec.pool.prestart` takes the same)."""
+    return PoolOptions(jobs=opts.jobs, timeout=opts.timeout, env=opts.env, deadline=deadline)
+
+
+class VerdictStream:
+    """OUT/verdicts.jsonl: one JSON line per task result and per finding, appended and flushed as
+    they come, so a run killed at any point (kill -9 included) keeps every finished verdict."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file = path.open("a", buffering=1)
+
+    def result(self, r: dict) -> None:
+        sets = [{k: s.get(k) for k in ("name", "ok", "kind", "max_abs_err", "max_rel_err", "leaf", "detail")}
+                for s in r.get("input_sets") or []]
+        self._write({"type": "result", "task": r.get("task"), "variant": r.get("variant"),
+                     "backend": r.get("backend"), "device": r.get("device"), "status": r.get("status"),
+                     "error": (r.get("error") or {}).get("message"), "input_sets": sets,
+                     "timings": r.get("timings")})
+
+    def finding(self, f: dict) -> None:
+        self._write({"type": "finding", **_public(f)})
+
+    def _write(self, obj: dict) -> None:
+        self.file.write(json.dumps(obj, default=str) + "\n")
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
 
 
 def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=lambda s: None) -> dict:
-    """Execute every variant of `bundle` under every backend x device; write findings under `out`."""
+    """Execute every variant of `bundle` under every backend x device; write findings under `out`.
+
+    Stages: run the tasks (verdicts streamed to OUT/verdicts.jsonl) -> judge -> fold variant
+    candidates into their seed's -> deduplicate -> write finding folders and results.json (the
+    verdicts, first) -> confirm each candidate alone from its repro.py -> minimize and collect
+    artifacts for the confirmed ones -> results.json again, final."""
     bundle, out = Path(bundle), Path(out)
     manifest = read_manifest(bundle)
-    manifest["_first_backend"] = opts.backends[0]
     scratch = out / "scratch"
     scratch.mkdir(parents=True, exist_ok=True)
+    t_start = time.perf_counter()
+    deadline = time.monotonic() + opts.time_budget if opts.time_budget else None
     tasks = make_tasks(bundle, manifest, opts, scratch)
     if opts.sweep is not None:  # dtype/size sweeps: tasks of their own, the longest first (runners/checks/sweeps.py)
-        from runners.checks.sweeps import make_sweep_tasks
         tasks = make_sweep_tasks(bundle, manifest, opts.sweep, backends=opts.backends, devices=opts.devices,
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                  first_backend=opts.backends[0]) + tasks
-    bar = _progress(len(tasks), opts.progress)
-    counts = {"bugs": 0}
+    stream = VerdictStream(out / "verdicts.jsonl")
+    results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log)
+    skipped = len(tasks) - len(results)
+    if skipped:
+        log(f"time budget of {opts.time_budget:g} s spent: {skipped} of {len(tasks)} tasks not started")
 
-    def on_result(r: dict) -> None:
-        if r["status"] not in ("ok", "eager-error") or any(not s["ok"] for s in r["input_sets"]):
-            counts["bugs"] += 1
-        if bar is not None:
-            bar.set_postfix_str(f"suspicious={counts['bugs']}")
-            bar.update(1)
-
-    t0 = time.perf_counter()
-    batch_stats = None
-    try:
-        pool = pool_options(opts)
-        if opts.batch != 1:  # K variants per compile, suspects confirmed alone (runners/exec/batch.py)
-            from runners.exec.batch import auto_batch_size, batch_group, run_batched
-            ops = {g["id"]: g.get("ops", 0) for g in manifest["graphs"]}
-            k = opts.batch if opts.batch > 1 else (lambda g: auto_batch_size(ops.get(g[0], 0)))
-            results, batch_stats = run_batched(tasks, pool, k, batch_group(manifest), on_result=on_result,
-                                               log=log, batch_timeout=opts.timeout * 4)
-        else:
-            results = run_tasks(tasks, pool, on_result=on_result, log=log)
-    finally:
-        if bar is not None:
-            bar.close()
-    wall = time.perf_counter() - t0
     sweep_results = [r for r in results if str(r.get("task", "")).endswith("#sweep")]
     results = [r for r in results if not str(r.get("task", "")).endswith("#sweep")]
-    findings, notes = judge_results(manifest, results, scratch)
+    findings, notes = judge_results(manifest, results, scratch, first_backend=opts.backends[0])
     sweep_stats = None
     if sweep_results:
-        from runners.checks.sweeps import judge_sweep_results
         sf, sn, sweep_stats = judge_sweep_results(manifest, sweep_results, tasks, scratch, opts.backends[0], findings)
         findings += sf
         notes += sn
-    min_stats = {"seconds": 0.0, "checks": 0}
-    if opts.minimize and findings:
-        from runners.findings.minimize import minimize_findings
-        t1 = time.perf_counter()
-        # sweep findings keep their full program: minimize.py re-runs candidates on the model's own inputs
-        minimize_findings([f for f in findings if not f.get("sweep")], bundle, manifest, tasks, opts,
-                          scratch / "minimize", log=log)
-        min_stats = {"seconds": round(time.perf_counter() - t1, 3),
-                     "checks": sum(f.get("min_checks") or 0 for f in findings)}
     if opts.configs:  # verdicts across Inductor configurations: config-mismatch (runners/checks/configs.py)
-        from runners.checks.configs import config_judge
         findings = config_judge(manifest, results, findings, opts.backends[0], opts.configs, opts.config_overrides)
+    folded = len(findings)
+    findings = fold_into_seeds(findings)
+    folded -= len(findings)
     findings = dedupe(findings)
-    from runners.findings.triage import annotate
-    perf_stats = None
-    if opts.perf:  # slow-variant notes, confirmed A/B (runners/checks/perf.py)
-        from runners.checks.perf import slow_variant_findings, spread
-        t1 = time.perf_counter()
-        import os
-        cores = os.cpu_count() or 1  # the workers' threads (runners/exec/pool.py): one share of the cores each
-        slow, screened = slow_variant_findings(manifest, results, bundle, threshold=opts.perf_threshold, env=opts.env,
-                                               threads=max(1, cores // max(1, opts.jobs)) if opts.jobs > 1 else cores,
-                                               log=log)
-        notes += slow
-        perf_stats = {"spread": spread(manifest, results), "screened": screened, "threshold": opts.perf_threshold,
-                      "seconds_timing": round(sum((r.get("perf") or {}).get("seconds", 0.0) for r in results), 3),
-                      "seconds_confirm": round(time.perf_counter() - t1, 3)}
     dyn = {(r["variant"], r["backend"], r["device"]): r.get("dynamo") for r in results}
     for f in findings + notes:  # graph breaks / recompiles of the task, for triage
         d = dyn.get((f.get("variant"), f.get("backend"), f.get("device")))
@@ -254,81 +277,127 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
             f["dynamo"] = d
     annotate(findings)
     annotate(notes)
-    env_text = None
+
+    env_text = collect_env() if (findings and opts.collect_env) else ""
     written = []
     for k, f in enumerate(findings, 1):
-        fid = f"{k:03d}-{f['kind']}-{f['variant']}"
-        if env_text is None and opts.collect_env:
-            env_text = __import__("runners.findings.write", fromlist=["collect_env"]).collect_env()
-        d = write_finding(out, fid, f, bundle, manifest, env_text=env_text or "")
-        f["repro"] = str(d / "repro.py")
-        f["id"] = fid
+        f["id"] = f"{k:03d}-{f['kind']}-{f['variant']}"
+        f["repro"] = str(write_finding(out, f["id"], f, bundle, manifest, env_text=env_text) / "repro.py")
+        stream.finding(f)
         written.append(f)
-    for k, n in enumerate([n for n in notes if n["kind"] == "slow-variant"], len(written) + 1):
-        from runners.checks.perf import write_slow_variant
-        n["id"] = f"{k:03d}-slow-variant-{n['variant']}"
-        n["folder"] = str(write_slow_variant(out, n["id"], n, bundle, manifest))
+    stats = {"tasks": len(tasks), "tasks_not_started": skipped, "time_budget": opts.time_budget,
+             "wall_seconds": round(wall, 3), "backends": list(opts.backends), "devices": list(opts.devices),
+             "input_kinds": list(opts.input_kinds), "folded_into_seed": folded, "batch": batch_stats,
+             "sweep": sweep_stats, "exec_timings": _timings(results)}
+    write_results(out, manifest, results + sweep_results, written, notes, stats)  # verdicts first
+
+    confirm_stats = None
+    if opts.confirm and written:
+        confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, log=log)
+        notes += [f for f in written if f["kind"] not in COMPILER_BUG_KINDS]
+        written = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
+    confirmed = [f for f in written if f.get("confirmed") is not False]
+    min_stats = {"seconds": 0.0, "checks": 0}
+    if opts.minimize and confirmed and not _late(deadline):
+        t1 = time.perf_counter()
+        # sweep findings keep their full program: minimize.py re-runs candidates on the model's own inputs
+        todo = [f for f in confirmed if not f.get("sweep")]
+        minimize_findings(todo, bundle, manifest, tasks, opts, scratch / "minimize", log=log)
+        for f in todo:
+            if f.get("minimized_file"):  # the finding's repro.py now runs the minimized program
+                f["signature"] = signature(f)
+                write_finding(out, f["id"], f, bundle, manifest, env_text=env_text)
+        min_stats = {"seconds": round(time.perf_counter() - t1, 3),
+                     "checks": sum(f.get("min_checks") or 0 for f in confirmed)}
+    perf_stats = _perf(manifest, results, bundle, opts, notes, out, log) if opts.perf else None
     art_stats = None
-    if opts.artifacts is not None and getattr(opts.artifacts, "enabled", False) and written:
-        from runners.findings.artifacts import collect_all
-        art_stats = collect_all(written, out, opts.artifacts, log=log)
+    if opts.artifacts is not None and getattr(opts.artifacts, "enabled", False) and confirmed and not _late(deadline):
+        art_stats = collect_all(confirmed, out, opts.artifacts, log=log)
+    stream.close()
+    stats.update({"wall_seconds_total": round(time.perf_counter() - t_start, 3), "confirm": confirm_stats,
+                  "minimize": min_stats, "perf": perf_stats, "artifacts": art_stats})
+    return write_results(out, manifest, results + sweep_results, written, notes, stats)
+
+
+def _late(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() > deadline
+
+
+def _run_tasks(tasks, manifest, opts, deadline, stream, log) -> tuple[list[dict], dict | None, float]:
+    bar = Progress(len(tasks), opts.progress)
+    counts = {"suspicious": 0}
+
+    def on_result(r: dict) -> None:
+        stream.result(r)
+        if r["status"] not in ("ok", "eager-error") or any(not s["ok"] for s in r["input_sets"]):
+            counts["suspicious"] += 1
+        bar.update(r, counts["suspicious"])
+
+    t0 = time.perf_counter()
+    batch_stats = None
+    try:
+        pool = pool_options(opts, deadline)
+        if opts.batch != 1:  # K variants per compile, suspects confirmed alone (runners/exec/batch.py)
+            ops = {g["id"]: g.get("ops", 0) for g in manifest["graphs"]}
+            k = opts.batch if opts.batch > 1 else (lambda g: auto_batch_size(ops.get(g[0], 0)))
+            results, batch_stats = run_batched(tasks, pool, k, batch_group(manifest), on_result=on_result,
+                                               log=log, batch_timeout=opts.timeout * 4)
+        else:
+            results = run_tasks(tasks, pool, on_result=on_result, log=log)
+    finally:
+        bar.close()
+    return results, batch_stats, time.perf_counter() - t0
+
+
+def _timings(results: list[dict]) -> dict:
     timings: dict[str, float] = {}
     for r in results:
         for k, v in (r.get("timings") or {}).items():
             timings[k] = timings.get(k, 0.0) + v
-    executed = sum(1 for r in results if r["status"] != "internal-error")
+    return {k: round(v, 3) for k, v in timings.items()}
+
+
+def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
+    """slow-variant notes, confirmed A/B (runners/checks/perf.py); their folders are written here."""
+    t1 = time.perf_counter()
+    cores = os.cpu_count() or 1  # the workers' threads (runners/exec/pool.py): one share of the cores each
+    slow, screened = slow_variant_findings(manifest, results, bundle, threshold=opts.perf_threshold, env=opts.env,
+                                           threads=max(1, cores // max(1, opts.jobs)) if opts.jobs > 1 else cores,
+                                           log=log)
+    notes += slow
+    for k, n in enumerate(slow, 1):
+        n["id"] = f"slow-{k:03d}-{n['variant']}"
+        n["folder"] = str(write_slow_variant(out, n["id"], n, bundle, manifest))
+    return {"spread": spread(manifest, results), "screened": screened, "threshold": opts.perf_threshold,
+            "seconds_timing": round(sum((r.get("perf") or {}).get("seconds", 0.0) for r in results), 3),
+            "seconds_confirm": round(time.perf_counter() - t1, 3)}
+
+
+def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict], notes: list[dict],
+                  stats: dict) -> dict:
+    """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object)."""
+    executed = sum(1 for r in raw if r["status"] != "internal-error" and not str(r.get("task", "")).endswith("#sweep"))
     report = {
         "model": manifest["model"], "torch_version": versions()["torch"],
         "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
-        "executed": executed,
+        "executed": executed, "sizes": manifest.get("sizes"),
         "findings": [_public(f) for f in written] + [_public(n) for n in notes],
-        "stats": {"tasks": len(tasks), "wall_seconds": round(wall, 3),
-                  "exec_timings": {k: round(v, 3) for k, v in timings.items()},
-                  "backends": list(opts.backends), "devices": list(opts.devices),
-                  "input_kinds": list(opts.input_kinds),
-                  "compiler_bugs": len(written), "notes": len(notes),
+        "stats": {**stats, "compiler_bugs": len(written), "notes": len(notes),
                   "internal_errors": sum(1 for n in notes if n["kind"] == "internal-error"),
-                  "batch": batch_stats,
-                  "minimize": min_stats, "perf": perf_stats, "artifacts": art_stats, "sweep": sweep_stats,
                   "triage": {c: sum(1 for f in written if f.get("triage") == c) for c in
                              sorted({f.get("triage") for f in written if f.get("triage")})}},
     }
-    (out / "results.json").write_text(json.dumps({"report": report, "raw": results + sweep_results}, indent=1,
-                                                 default=str))
+    tmp = out / "results.json.tmp"
+    tmp.write_text(json.dumps({"report": report, "raw": raw}, indent=1, default=str))
+    tmp.replace(out / "results.json")
     return report
-
-
-def dedupe(findings: list[dict]) -> list[dict]:
-    """One finding per signature, with a count and the variants it was seen in."""
-    by_sig: dict[str, dict] = {}
-    for f in findings:
-        sig = signature(f)
-        if sig in by_sig:
-            kept = by_sig[sig]
-            if _better_representative(f, kept):  # the seed, or the smaller program, represents the bug
-                by_sig[sig] = {**f, "signature": sig, "count": kept["count"],
-                               "also_seen_in": [kept["variant"], *kept["also_seen_in"]]}
-                kept = by_sig[sig]
-            else:
-                kept["also_seen_in"].append(f["variant"])
-            kept["count"] += 1
-        else:
-            by_sig[sig] = {**f, "signature": sig, "count": 1, "also_seen_in": []}
-    return list(by_sig.values())
-
-
-def _better_representative(f: dict, kept: dict) -> bool:
-    def rank(x: dict) -> tuple:
-        return (x["kind"] != "seed-miscompile", len(x.get("min_ops") or x.get("ops") or []))
-    return rank(f) < rank(kept)
-
-
-def _public(f: dict) -> dict:
-    return {k: v for k, v in f.items() if k not in ("failing_inputs", "minimized_file", "artifacts")}
 
 
 def exit_code(report: dict) -> int:
     """1: compiler-bug candidates; else 3 if eqsat-test itself failed on some task; else 0."""
-    if any(f["kind"] in COMPILER_BUG_KINDS for f in report["findings"]):
-        return 1
-    return 3 if report["stats"].get("internal_errors") else 0
+    return int(exit_code_of([f["kind"] for f in report["findings"]], report["stats"].get("internal_errors", 0)))
+
+
+def _public(f: dict) -> dict:
+    """A finding as reported (results.json, --json, verdicts.jsonl): without local scratch paths."""
+    return {k: v for k, v in f.items() if k not in ("failing_inputs", "minimized_file", "artifacts")}

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from runners.campaign.run import load_spec, make_jobs, processes_with_env, ray_job
+from runners.campaign.jobs import make_jobs, processes_with_env, ray_job
+from runners.campaign.spec import load_spec
 from runners.campaign.store import Store
 
 REPO = Path(__file__).resolve().parent.parent

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, TEST_MODELS
-from runners.findings.write import COMPILER_BUG_KINDS
+from runners.records import COMPILER_BUG_KINDS
 
 RULES = TEST_MODELS / "e2e_rules"  # a small stable rule set (the built-in library changes often)
 # Sweeps (dtype/size) and the debug artifacts (minifier, bisector) have tests of their own and

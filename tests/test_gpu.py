@@ -24,7 +24,7 @@ from runners.checks.devices import (
     kernel_source,
     to_device,
 )
-from runners.findings.write import COMPILER_BUG_KINDS
+from runners.records import COMPILER_BUG_KINDS
 
 REPO = Path(__file__).resolve().parent.parent
 BUNDLES = Path(os.environ.get("EQSAT_GPU_BUNDLES", REPO / "gpu_bundles"))

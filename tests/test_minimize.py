@@ -12,7 +12,7 @@ from lowering.emit import emit_module
 import runners.findings.minimize as M
 from runners.exec.pool import PoolOptions
 from runners.findings.write import signature
-from runners.pipeline import dedupe
+from runners.findings.rootcause import dedupe
 
 
 def _emit(fn, inputs, tmp_path: Path, name="g0_v001.py") -> Path:

@@ -12,7 +12,8 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from runners.campaign.run import load_spec, run_campaign  # noqa: E402
+from runners.campaign.run import run_campaign  # noqa: E402
+from runners.campaign.spec import load_spec  # noqa: E402
 from runners.campaign.store import Store  # noqa: E402
 
 pytestmark = pytest.mark.ray

@@ -60,7 +60,8 @@ def _collect_campaign(folder: Path) -> dict:
 
 
 def _collect_runs(folder: Path) -> dict:
-    from runners.findings.write import COMPILER_BUG_KINDS, signature
+    from runners.findings.write import signature
+    from runners.records import COMPILER_BUG_KINDS
     runs = [r.parent for r in sorted(folder.rglob("report.json")) if (r.parent / "bundle" / "manifest.json").is_file()]
     if not runs:
         raise NoResults(f"{folder}: neither a campaign folder ({STORE_NAME}) nor a run folder "

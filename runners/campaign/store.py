@@ -56,7 +56,7 @@ CREATE INDEX IF NOT EXISTS sightings_job ON sightings(job_key);
 
 
 def is_compiler_bug(kind: str) -> bool:
-    from runners.findings.write import COMPILER_BUG_KINDS
+    from runners.records import COMPILER_BUG_KINDS
     return kind in COMPILER_BUG_KINDS
 
 

@@ -26,6 +26,8 @@ import sys
 import time
 from pathlib import Path
 
+from runners import REPO_ROOT
+
 WARMUP = 3
 MIN_REPS = 7
 MAX_REPS = 2000
@@ -179,7 +181,7 @@ def confirm(slow_file: str, base_file: str, backend: str, device: str = "cpu", *
     "eager": {...}} medians in seconds, or {"error": why}. `threads`: CPU threads, as the
     workers had them (one per worker when several share the cores: oversubscribed OpenMP
     threads make timings meaningless)."""
-    repo = str(Path(__file__).resolve().parent.parent)
+    repo = str(REPO_ROOT)
     script = _AB_SCRIPT.format(repo=repo, device=device, backend=backend, slow=slow_file, base=base_file,
                                blocks=blocks, budget=budget / blocks, threads=int(threads))
     e = dict(os.environ)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-EXIT_OK, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2, 3, 4
+from runners.records import ExitCode
+
 COMMANDS = ("run", "generate", "exec", "rules", "campaign", "report")
 
 
@@ -18,11 +19,13 @@ def _err(msg: str) -> None:
 
 
 class _Group(click.Group):
-    """`eqsat-test MODEL.py ...` means `eqsat-test run MODEL.py ...`."""
+    """`eqsat-test MODEL.py ...` means `eqsat-test run MODEL.py ...`, options before or after the model."""
 
     def parse_args(self, ctx, args):
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
-            args = ["run", *args]
+        group_only = {"-h", "--help", "--version"}
+        if args and args[0] not in self.commands and args[0] not in group_only:
+            if not args[0].startswith("-") or not any(a in self.commands for a in args):
+                args = ["run", *args]
         return super().parse_args(ctx, args)
 
 
@@ -50,7 +53,8 @@ def _default_jobs() -> int:
 
 def gen_options(f):
     for opt in reversed([
-        click.option("--variants", "-n", default=32, show_default=True, help="Distinct variants to generate."),
+        click.option("--variants", "-n", default=32, show_default=True, type=click.IntRange(min=1),
+                     help="Distinct variants to generate."),
         click.option("--rules", "-r", "rules", multiple=True, help="Rule set name, file or folder (repeatable; default: the built-in library)."),
         click.option("--seed", default=0, show_default=True, help="Seed for models, sampling and input sets."),
         click.option("--iterations", default=8, show_default=True, help="Saturation budget: iterations."),
@@ -58,6 +62,12 @@ def gen_options(f):
         click.option("--sat-seconds", default=10.0, show_default=True, help="Saturation budget: seconds per graph."),
         click.option("--mode", "modes", multiple=True, type=click.Choice(["uniform", "near-original"]),
                      help="Extraction mode(s) (default: both, alternating)."),
+        click.option("--sizes", "size_policy", type=click.Choice(["test", "given"]), default="test", show_default=True,
+                     help="test: scale the model file's free sizes down until every input has at most "
+                          "--max-elements elements (validated eagerly; the size used is in the results); "
+                          "given: the file's own sizes."),
+        click.option("--max-elements", default=2 ** 18, show_default=True, type=click.IntRange(min=1),
+                     help="The test size's bound on each input's element count."),
     ]):
         f = opt(f)
     return f
@@ -72,9 +82,14 @@ _DEFAULT_BATCH = "auto"  # variants per compile by graph size (runners/exec/batc
 
 def exec_options(f):
     for opt in reversed([
-        click.option("--backend", "-b", "backends", multiple=True, help="inductor (default), eager, aot_eager, cudagraphs, inductor-max-autotune, inductor-reduce-overhead, inductor-dynamic, inductor+CONFIG=VALUE,... (repeatable)."),
+        click.option("--backend", "-b", "backends", multiple=True, help="inductor (default), eager, aot_eager, cudagraphs, inductor-max-autotune, inductor-reduce-overhead, inductor-dynamic, inductor+CONFIG=VALUE,..., or any torch.compile backend callable as FILE.py:FN or module:FN (repeatable)."),
         click.option("--device", "-d", "devices", multiple=True, type=click.Choice(["cpu", "cuda"]), help="cpu (default) and/or cuda (repeatable)."),
-        click.option("--timeout", default=300.0, show_default=True, help="Seconds per variant task (compile included)."),
+        click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+                     help="Seconds per variant task (compile included)."),
+        click.option("--time-budget", default=None, type=click.FloatRange(min=0, min_open=True),
+                     help="Seconds: start no task after this long; the run reports what it did."),
+        click.option("--no-confirm", is_flag=True,
+                     help="Claim candidates without re-running each alone from its repro.py first."),
         click.option("--jobs", "-j", default=None, type=int, help="Worker processes (default: one per core)."),
         click.option("--batch", "batch", default=None,
                      help="Compile this many variants of a graph as one program; every variant that is not a clean "
@@ -95,7 +110,7 @@ def exec_options(f):
                      help="Which findings the debug rerun runs the compiler bisector on (accuracy: silent wrong outputs)."),
         click.option("--dtypes", "sweep_dtypes", default=",".join(_SWEEP_DTYPES), show_default=True,
                      help="Dtype sweep: also run each program with its float inputs in these dtypes (where it runs eagerly); 'none' to skip."),
-        click.option("--sizes", "sweep_sizes", default=",".join(map(str, _SWEEP_SIZES)), show_default=True,
+        click.option("--sweep-sizes", "sweep_sizes", default=",".join(map(str, _SWEEP_SIZES)), show_default=True,
                      help="Size sweep: resize the inputs' free dims to these sizes (static and dynamic=True); 'none' to skip."),
         click.option("--sweep-points", default=2, show_default=True,
                      help="Sweep points per variant (the seed gets every point); 0: sweep the seeds only."),
@@ -107,13 +122,21 @@ def exec_options(f):
     return f
 
 
+def _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements):
+    from rewrite.generate import GenerateOptions
+    return GenerateOptions(variants=variants, rules=tuple(rules), seed=seed,
+                           budget=_budget(iterations, max_enodes, sat_seconds),
+                           modes=tuple(modes) or ("uniform", "near-original"),
+                           sizes=size_policy, max_elements=max_elements)
+
+
 def _budget(iterations, max_enodes, sat_seconds):
     from rewrite.saturate import Budget
     return Budget(iterations=iterations, max_enodes=max_enodes, seconds=sat_seconds)
 
 
 def _sweep_opts(timeout, sweep_dtypes=None, sweep_sizes=None, sweep_points=2, sweep_dynamic="seed", no_sweep=False):
-    """--dtypes/--sizes/--sweep-points/--sweep-dynamic/--no-sweep -> ExecOptions.sweep (runners/checks/sweeps.py)."""
+    """--dtypes/--sweep-sizes/--sweep-points/--sweep-dynamic/--no-sweep -> ExecOptions.sweep (runners/checks/sweeps.py)."""
     from runners.checks.sweep_plan import SweepConfig, parse_dtypes, parse_sizes
     if no_sweep:
         return None
@@ -121,7 +144,7 @@ def _sweep_opts(timeout, sweep_dtypes=None, sweep_sizes=None, sweep_points=2, sw
         dtypes = parse_dtypes(",".join(_SWEEP_DTYPES) if sweep_dtypes is None else sweep_dtypes)
         sizes = parse_sizes(",".join(map(str, _SWEEP_SIZES)) if sweep_sizes is None else sweep_sizes)
     except ValueError as e:
-        raise click.UsageError(f"--dtypes/--sizes: {e}") from e
+        raise click.UsageError(f"--dtypes/--sweep-sizes: {e}") from e
     if not dtypes and not sizes:
         return None
     return SweepConfig(dtypes=dtypes, sizes=sizes, points=sweep_points, dynamic=sweep_dynamic,
@@ -133,6 +156,10 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
     sweep = _sweep_opts(timeout, **{k: diag.pop(k) for k in ("sweep_dtypes", "sweep_sizes", "sweep_points",
                                                              "sweep_dynamic", "no_sweep") if k in diag})
     batch = diag.pop("batch", None) or _DEFAULT_BATCH
+    time_budget, no_confirm = diag.pop("time_budget", None), diag.pop("no_confirm", False)
+    backends = tuple(backends) or ("inductor",)
+    for b in backends:
+        _check_backend(b)
     if str(batch) == "auto":
         batch = 0
     elif not str(batch).isdigit() or int(batch) < 1:
@@ -146,12 +173,38 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
     bad = set(kinds) - {"given", "random", "special"}
     if bad or not kinds:
         raise click.UsageError(f"--inputs: unknown input set kind(s) {sorted(bad)}; use given, random, special")
-    eo = ExecOptions(backends=tuple(backends) or ("inductor",), devices=devices, timeout=timeout,
+    eo = ExecOptions(backends=backends, devices=devices, timeout=timeout, time_budget=time_budget,
+                       confirm=not no_confirm,
                        jobs=jobs or _default_jobs(), seed=seed, input_kinds=kinds, progress=True,
                        minimize=not no_minimize and minimize_checks > 0, minimize_checks=minimize_checks)
     eo.sweep = sweep
     eo.batch = int(batch)
     return _diagnostics(eo, **diag)
+
+
+_NAMED_BACKENDS = ("inductor", "inductor-max-autotune", "inductor-reduce-overhead", "inductor-dynamic")
+
+
+def _check_backend(spec: str) -> None:
+    """A backend spec that names nothing this torch knows is a usage error, before any work."""
+    from runners.exec.protocol import compile_options, load_backend
+    if ":" in spec and "+" not in spec:
+        try:
+            load_backend(spec)
+        except Exception as e:  # noqa: BLE001 - whatever importing the user's file raised
+            raise click.UsageError(f"--backend {spec}: cannot load it: {type(e).__name__}: {e}") from None
+        return
+    import torch._dynamo  # start-up time: only once a backend is named
+    name, opts = compile_options(spec)
+    known = set(torch._dynamo.list_backends(exclude_tags=())) | set(_NAMED_BACKENDS)
+    if name not in known:
+        raise click.UsageError(f"--backend {spec}: unknown backend {name!r}; known: {', '.join(sorted(known))}, "
+                               f"or FILE.py:FN / module:FN")
+    if opts.get("options"):
+        import torch._inductor.config as cfg
+        missing = [k for k in opts["options"] if k not in cfg.get_config_copy()]
+        if missing:
+            raise click.UsageError(f"--backend {spec}: no Inductor config named {', '.join(missing)}")
 
 
 def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artifacts=False, artifacts_max=4,
@@ -243,18 +296,16 @@ def _emit(report: dict, manifest: dict, out: Path, as_json: bool) -> None:
 @gen_options
 @exec_options
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: eqsat-out/<model name>).")
-def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, backends, devices,
-        timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, **diag):
+def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
+        backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, **diag):
     """The whole pipeline on one model file: generate variants, execute, judge, report."""
-    from rewrite.generate import GenerateOptions, generate
+    from rewrite.generate import generate
     from runners.exec.pool import prestart
     from runners.pipeline import execute_bundle, exit_code, pool_options
 
     eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
     out = out or Path("eqsat-out") / model.stem
-    go = GenerateOptions(variants=variants, rules=tuple(rules), seed=seed,
-                         budget=_budget(iterations, max_enodes, sat_seconds),
-                         modes=tuple(modes) or ("uniform", "near-original"))
+    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements)
     # workers start and warm up while the variants are generated
     manifest = generate(model, out / "bundle", go, log=_log,
                         on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log))
@@ -273,12 +324,12 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
 @gen_options
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True, help="Bundle folder to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
-def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, out, as_json):
+def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
+                 out, as_json):
     """Model file -> variant bundle (standalone modules + inputs + manifest.json)."""
-    from rewrite.generate import GenerateOptions, generate
-    manifest = generate(model, out, GenerateOptions(
-        variants=variants, rules=tuple(rules), seed=seed, budget=_budget(iterations, max_enodes, sat_seconds),
-        modes=tuple(modes) or ("uniform", "near-original")), log=_log)
+    from rewrite.generate import generate
+    manifest = generate(model, out, _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes,
+                                              size_policy, max_elements), log=_log)
     if as_json:
         click.echo(json.dumps(manifest, default=str))
     else:
@@ -376,7 +427,7 @@ def rules_check(specs, seed, as_json):
             elif getattr(r, "note", None):
                 click.echo(f"     note: {r.note}")
         click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
-    sys.exit(EXIT_FOUND if failed else EXIT_OK)
+    sys.exit(ExitCode.FOUND if failed else ExitCode.OK)
 
 
 @rules.command(name="new")
@@ -407,7 +458,7 @@ def rules_stats(out, as_json):
         click.echo(f"{r['rule']:<40} {r['fired']:>8} {r['variants']:>9} {r['findings']:>9} {r['unsound']:>8}")
 
 
-from runners.campaign.run import campaign_cmd, report_cmd  # noqa: E402  (imports nothing heavy)
+from runners.cli.campaign import campaign_cmd, report_cmd  # noqa: E402  (imports nothing heavy)
 
 cli.add_command(campaign_cmd)
 cli.add_command(report_cmd)
@@ -421,22 +472,22 @@ def main(argv=None) -> None:
     try:
         cli.main(args=argv, standalone_mode=False)
     except SystemExit as e:
-        sys.exit(e.code if isinstance(e.code, int) else EXIT_OK)
+        sys.exit(e.code if isinstance(e.code, int) else ExitCode.OK)
     except (KeyboardInterrupt, click.exceptions.Abort):
         _err("eqsat-test: interrupted")
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(ExitCode.INTERRUPTED)
     except click.exceptions.ClickException as e:  # usage errors, bad options
         e.show()
-        sys.exit(EXIT_USAGE)
+        sys.exit(ExitCode.USAGE)
     except (BadInput, RuleError, BadBundle) as e:
         _err(f"eqsat-test: error: {e}")
-        sys.exit(EXIT_USAGE)
+        sys.exit(ExitCode.USAGE)
     except BaseException as e:  # our bug (a Rust panic from egglog is a BaseException): one line, traceback in a file
         log = Path(os.environ.get("TMPDIR", "/tmp")) / f"eqsat-test-crash-{os.getpid()}.txt"
         log.write_text(traceback.format_exc())
         _err(f"eqsat-test: internal error: {type(e).__name__}: {e} (traceback: {log})")
-        sys.exit(EXIT_INTERNAL)
-    sys.exit(EXIT_OK)
+        sys.exit(ExitCode.INTERNAL)
+    sys.exit(ExitCode.OK)
 
 
 if __name__ == "__main__":

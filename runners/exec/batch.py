@@ -256,6 +256,8 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
         w = worker(n, opts, log)
         try:
             while True:
+                if opts.out_of_time():
+                    return
                 try:
                     kind, item = todo.get(timeout=0.2)
                 except queue.Empty:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from runners import REPO_ROOT
 from runners.exec.protocol import RESULT_TAG
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 STARTUP_TIMEOUT = 180.0
 
 
@@ -27,6 +27,10 @@ class PoolOptions:
     env: dict = field(default_factory=dict)  # extra environment for every worker
     per_worker_cache: str | None = None  # folder: each worker gets its own Inductor/Triton cache
     compile_threads: int | None = None
+    deadline: float | None = None  # time.monotonic() after which no new task starts (--time-budget)
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
 
 
 class _Worker:
@@ -221,6 +225,8 @@ def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[dict], 
         w = worker(k, opts, log)
         try:
             while True:
+                if opts.out_of_time():
+                    return
                 try:
                     i, t = todo.get_nowait()
                 except queue.Empty:

@@ -11,9 +11,6 @@ from pathlib import Path
 from codegen_templates import render
 from runners.exec.protocol import compile_options
 
-COMPILER_BUG_KINDS = ("miscompile", "seed-miscompile", "compile-crash", "run-crash", "timeout",
-                      "device-mismatch", "config-mismatch")
-INFO_KINDS = ("unsound-rewrite", "nondeterministic", "slow-variant")
 
 
 def signature(f: dict) -> str:
@@ -57,7 +54,8 @@ def _repro_source(variant_src: str, f: dict) -> str:
         head = head.rstrip() + "\n\n" + REPRO_WARMUP
     text = head.rstrip() + "\n\n" + render(
         "repro_main.py.j2", kind=f["kind"], backend=backend, options=opts, device=f.get("device", "cpu"),
-        rules=f.get("rules", []), inductor_config=config, context_lines=context)
+        rules=f.get("rules", []), inductor_config=config, context_lines=context,
+        extreme_inputs=str(f.get("input_set") or "").startswith("special"))
     return text.replace("dynamic=true", "dynamic=True").replace("dynamic=false", "dynamic=False")  # JSON -> Python
 
 

@@ -1,0 +1,67 @@
+"""One root cause, one finding: variant candidates the seed already shows are folded into the seed's, and findings with one signature are deduplicated."""
+from __future__ import annotations
+
+from runners.findings.write import signature
+
+_SAME_PROGRAM_KINDS = ("miscompile", "compile-crash", "run-crash", "timeout")
+
+
+def _seed_key(f: dict) -> tuple:
+    return (f.get("graph"), f.get("backend"), f.get("device"))
+
+
+def fold_into_seeds(findings: list[dict]) -> list[dict]:
+    """A variant candidate whose seed (same graph, backend and device) fails the same way on the
+    same input set is the seed's finding, not the rules': the variant is recorded on the seed's
+    finding (`variants_failing_alike`) and no rule is blamed. Same way: for a miscompile, the seed
+    also miscompiles on that input set; for a crash or timeout, the seed crashes with the same
+    error type or times out too."""
+    seeds: dict[tuple, list[dict]] = {}
+    for f in findings:
+        if f["kind"] == "seed-miscompile" or (f.get("seed") and f["kind"] in _SAME_PROGRAM_KINDS):
+            seeds.setdefault(_seed_key(f), []).append(f)
+    kept = []
+    for f in findings:
+        if f.get("seed") or f["kind"] not in _SAME_PROGRAM_KINDS or f.get("sweep"):
+            kept.append(f)
+            continue
+        seed_f = next((s for s in seeds.get(_seed_key(f), []) if _fails_alike(s, f)), None)
+        if seed_f is None:
+            kept.append(f)
+            continue
+        seed_f.setdefault("variants_failing_alike", []).append(f["variant"])
+    return kept
+
+
+def _fails_alike(seed_f: dict, f: dict) -> bool:
+    if f["kind"] == "miscompile":
+        return seed_f["kind"] == "seed-miscompile" and seed_f.get("input_set") == f.get("input_set")
+    if f["kind"] == "timeout":
+        return seed_f["kind"] == "timeout"
+    same_type = (seed_f.get("error") or {}).get("type") == (f.get("error") or {}).get("type")
+    return seed_f["kind"] == f["kind"] and same_type
+
+
+def dedupe(findings: list[dict]) -> list[dict]:
+    """One finding per signature, with a count and the variants it was seen in."""
+    by_sig: dict[str, dict] = {}
+    for f in findings:
+        sig = signature(f)
+        if sig in by_sig:
+            kept = by_sig[sig]
+            if _better_representative(f, kept):  # the seed, or the smaller program, represents the bug
+                by_sig[sig] = {**f, "signature": sig, "count": kept["count"],
+                               "also_seen_in": [kept["variant"], *kept["also_seen_in"]]}
+                kept = by_sig[sig]
+            else:
+                kept["also_seen_in"].append(f["variant"])
+            kept["count"] += 1
+        else:
+            by_sig[sig] = {**f, "signature": sig, "count": 1, "also_seen_in": []}
+    return list(by_sig.values())
+
+
+def _better_representative(f: dict, kept: dict) -> bool:
+    def rank(x: dict) -> tuple:
+        return (x["kind"] != "seed-miscompile", len(x.get("min_ops") or x.get("ops") or []))
+    return rank(f) < rank(kept)
