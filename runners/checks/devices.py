@@ -26,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from runners.exec.protocol import compile_options, to_cpu, to_device
+from runners.exec.protocol import compile_options, load_tensors, to_cpu, to_device
 
 DEVICE_MISMATCH = "device-mismatch"
 SAME_DEVICE_BUG_KINDS = ("miscompile", "seed-miscompile")
@@ -102,11 +102,6 @@ def judge_across_devices(outs: dict, fp64: Any = None, *, index_info: dict | Non
     return res
 
 
-def _load(path: Path) -> Any:
-    import torch
-    return torch.load(path, weights_only=False, map_location="cpu")
-
-
 def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, findings: list[dict],
                           notes: list[dict] | None = None) -> list[dict]:
     """Compare compiled outputs of the same variant, backend and input set across two devices.
@@ -143,9 +138,9 @@ def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, fi
             if not all(p.is_file() for d in devs for p in paths[d].values()):
                 continue
             eager_dir = scratch / "eager" / f"{vid}__{ref_dev}"
-            fp64 = _load(eager_dir / f"{name}.fp64.pt") if (eager_dir / f"{name}.fp64.pt").is_file() else None
-            idx = _load(eager_dir / f"{name}.idx.pt") if (eager_dir / f"{name}.idx.pt").is_file() else None
-            outs = {d: {k: _load(p) for k, p in paths[d].items()} for d in devs}
+            fp64 = load_tensors(eager_dir / f"{name}.fp64.pt") if (eager_dir / f"{name}.fp64.pt").is_file() else None
+            idx = load_tensors(eager_dir / f"{name}.idx.pt") if (eager_dir / f"{name}.idx.pt").is_file() else None
+            outs = {d: {k: load_tensors(p) for k, p in paths[d].items()} for d in devs}
             verdicts[name] = judge_across_devices(outs, fp64, index_info=idx or None)
         if not verdicts:
             continue

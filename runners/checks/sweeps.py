@@ -52,6 +52,7 @@ from pathlib import Path
 import torch
 
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, SweepConfig
+from runners.exec.protocol import load_tensors
 
 def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
                    base_failed: set[str] | frozenset = frozenset()) -> tuple[list[dict], list[dict]]:
@@ -196,7 +197,7 @@ def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], 
             for e in r.get("input_sets", []):
                 a, b = sd / f"{e['name']}.pt", vd / f"{e['name']}.pt"
                 if a.is_file() and b.is_file():
-                    verdict = compare_eager(torch.load(a, weights_only=False), torch.load(b, weights_only=False))
+                    verdict = compare_eager(load_tensors(a), load_tensors(b))
                     if not verdict.ok:
                         notes.append({**base, "kind": "unsound-rewrite", "input_set": e["name"], "sweep": e["sweep"],
                                       "max_abs_err": verdict.max_abs_err,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from runners.records import ExitCode
+from runners.records import COMPILER_BUG_KINDS, ExitCode
 
 COMMANDS = ("run", "generate", "exec", "rules", "campaign", "report")
 
@@ -122,8 +122,28 @@ def exec_options(f):
     return f
 
 
+USER_RULE_SAMPLES = 40  # a quick `rules check` of the user's own rule files before they are used
+
+
+def _check_user_rules(specs) -> None:
+    """Rule files the user names (not built-in sets) are checked quickly before use, with a loud
+    warning for each false claim: a rule that is not what it claims makes unsound-rewrite notes
+    (its variants are still judged eager vs compiled, so no false compiler bug comes of it)."""
+    from rewrite.rulecheck import check_rules  # generation side: imports egglog-free rule tooling only
+    from rewrite.ruledsl import load_rules
+    user = [s for s in specs if Path(s).exists()]
+    if not user:
+        return
+    for r in check_rules(load_rules(user), samples=USER_RULE_SAMPLES):
+        if not r.ok:
+            first = str(r.counterexample).strip().splitlines()
+            _log(f"WARNING: rule {r.rule} ({r.claimed}) fails a quick check: "
+                 f"{(first[0] if first else 'counterexample found')[:300]} -- see `eqsat-test rules check {' '.join(user)}`")
+
+
 def _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements):
     from rewrite.generate import GenerateOptions
+    _check_user_rules(rules)
     return GenerateOptions(variants=variants, rules=tuple(rules), seed=seed,
                            budget=_budget(iterations, max_enodes, sat_seconds),
                            modes=tuple(modes) or ("uniform", "near-original"),
@@ -231,7 +251,21 @@ def _log(msg: str) -> None:
     _err(f"eqsat-test: {msg}")
 
 
+_STOP_REASONS = {"saturated": "saturated", "iterations": "stopped: iteration budget",
+                 "enodes": "stopped: e-node budget", "seconds": "stopped: time budget"}
+
+
+def _err_text(f: dict) -> str:
+    if f.get("max_abs_err") is None:
+        return ""
+    if "differ in kind" in str(f.get("detail", "")) or "NaN/Inf" in str(f.get("detail", "")):
+        return " NaN/inf positions differ"
+    return f" max_abs_err={f['max_abs_err']:.3g}"
+
+
 def _summary(report: dict, manifest: dict, out: Path) -> str:
+    import textwrap
+
     from runners.findings.write import notes_line
 
     lines = [f"eqsat-test: {report['model']}  (torch {report['torch_version']})"]
@@ -240,32 +274,46 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
     fired = manifest["rules"].get("fired", {})
     lines.append(f"  graphs: {len(gs)} ({ops} ops) | rules: {manifest['rules']['count']} loaded, "
                  f"{sum(1 for n in fired.values() if n)} fired")
+    if manifest.get("sizes") and manifest["sizes"].get("scaled"):
+        sz = manifest["sizes"]
+        lines.append("  test size: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in sz["scaled"].items())
+                     + f" (each input <= {sz.get('max_elements')} elements; --sizes given for the file's own)")
     for g in gs:
         if "saturation" in g:
             s, e = g["saturation"], g["extraction"]
-            lines.append(f"  {g['id']}: {s['enodes']} e-nodes after {s['iterations']} iterations ({s['stop_reason']}), "
+            stop = _STOP_REASONS.get(s["stop_reason"], s["stop_reason"])
+            lines.append(f"  {g['id']}: {s['enodes']} e-nodes after {s['iterations']} iterations ({stop}), "
                          f"~10^{e['log10_choice_space']:.0f} choices, {e['distinct']} distinct variants found")
+            if not e["distinct"]:
+                lines.append(f"  WARNING: {g['id']} got 0 distinct variants: no rule changed it, so only the "
+                             f"unmodified model was tested (which ops no rule touches: "
+                             f"`eqsat-test rules coverage {report['model']}`)")
         elif g.get("skipped_rewrites"):
             lines.append(f"  {g['id']}: not rewritten ({g['skipped_rewrites']})")
     st = report["stats"]
+    budget = f", {st['tasks_not_started']} not started (time budget)" if st.get("tasks_not_started") else ""
     lines.append(f"  executed: {report['executed']} tasks ({report['variants']} variants + seeds) x "
                  f"{'/'.join(st['backends'])} on {'/'.join(st['devices'])}, inputs {','.join(st['input_kinds'])}, "
-                 f"{st['wall_seconds']:.0f} s")
+                 f"{st['wall_seconds']:.0f} s wall{budget}")
     if st.get("sweep"):
         sw = st["sweep"]
         lines.append(f"  sweeps: {sw['judged']} swept input sets judged in {sw['tasks']} sweep tasks "
                      f"({sw['compiles']} compiles, {sw['seconds']:.0f} s){', some cut short by the time budget' if sw['truncated'] else ''}")
-    bugs = [f for f in report["findings"] if f.get("repro")]
-    notes = [f for f in report["findings"] if not f.get("repro")]
+    if st.get("folded_into_seed"):
+        lines.append(f"  {st['folded_into_seed']} variant candidate(s) fail like their seed: counted as the seed's finding")
+    bugs = [f for f in report["findings"] if f.get("repro") and f["kind"] in COMPILER_BUG_KINDS]
+    notes = [f for f in report["findings"] if f not in bugs]
     if bugs:
-        lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s):")
+        conf = st.get("confirm") or {}
+        how = " (each confirmed alone from its repro.py)" if conf.get("checked") else ""
+        lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s){how}:")
         for f in bugs:
-            err = f" max_abs_err={f['max_abs_err']:.3g}" if f.get("max_abs_err") is not None else ""
             tri = f" triage={f['triage']}" if f.get("triage") else ""
-            lines.append(f"    [{f['kind']}]{tri} {f['variant']} {f['backend']}/{f['device']}{err} "
-                         f"(x{f.get('count', 1)}) rules: {', '.join(f['rules']) or '-'}")
-            lines.append(f"      {f.get('detail', '')[:160]}")
-            lines.append(f"      repro: {f['repro']}")
+            rules = "none (the unmodified model)" if f["kind"] == "seed-miscompile" else (", ".join(f["rules"]) or "-")
+            lines.append(f"    [{f['kind']}]{tri} {f['variant']} {f['backend']}/{f['device']}{_err_text(f)} "
+                         f"(x{f.get('count', 1)}) rules: {rules}")
+            lines.append("      " + textwrap.shorten(str(f.get("detail", "")), 200, placeholder=" ..."))
+            lines.append(f"      repro: python {f['repro']}")
     else:
         lines.append("  no compiler-bug candidates")
     if notes:
@@ -274,13 +322,19 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
             if n["kind"] == "slow-variant":
                 lines.append(f"    [slow-variant] {n['variant']} {n['ratio']:.1f}x slower compiled than {n['baseline']}: "
                              f"{n['folder']}")
+            elif n["kind"] in ("unsound-rewrite", "flaky", "resource"):
+                rules = f" rules: {', '.join(n.get('rules') or [])}" if n["kind"] == "unsound-rewrite" else ""
+                lines.append(f"    [{n['kind']}] {n['variant']}{rules}: "
+                             + textwrap.shorten(str(n.get("detail", "")), 140, placeholder=" ..."))
     perf = st.get("perf")
     if perf and perf.get("spread"):
         for row in perf["spread"]:
             lines.append(f"  compiled runtime {row['graph']} {row['backend']}/{row['device']}: {row['programs']} programs, "
                          f"min {row['min_us']:.1f} us, median {row['median_us']:.1f} us, max {row['max_us']:.1f} us "
                          f"(max/min {row['max_over_min']}x; slow-variant at >= {perf['threshold']:g}x, A/B confirmed)")
-    lines.append(f"  results: {out / 'results.json'}")
+    lines.append(f"  results: {out / 'results.json'} (verdicts as they came: {out / 'verdicts.jsonl'})")
+    if bugs:
+        lines.append(f"  next: python {bugs[0]['repro']}   (exits 1 while the bug reproduces)")
     return "\n".join(lines)
 
 
@@ -310,7 +364,9 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     manifest = generate(model, out / "bundle", go, log=_log,
                         on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log))
     report = execute_bundle(out / "bundle", out, eo, log=_log)
-    report["stats"]["timings"] = {**manifest["timings"], **{k: v for k, v in report["stats"]["exec_timings"].items()}}
+    # generation stages are wall seconds; task stages are summed over the workers (they overlap)
+    report["stats"]["timings"] = {"generate_wall": manifest["timings"],
+                                  "tasks_summed_over_workers": report["stats"]["exec_timings"]}
     report["stats"]["graphs"] = [{k: g.get(k) for k in ("id", "ops", "saturation", "extraction", "skipped_rewrites")}
                                  for g in manifest["graphs"]]
     report["stats"]["rules_fired"] = manifest["rules"].get("fired", {})

@@ -10,7 +10,7 @@ def e2e_add_commutes(x: Tensor(dtype=ANY_DTYPE), y: Tensor(dtype=ANY_DTYPE)):
 
 
 @rule(family="algebra", numerics="exact", same_shape=False, tags=("ac",))
-def e2e_mul_commutes(x: Tensor(dtype=ANY_DTYPE), y: Tensor(dtype=ANY_DTYPE)):
+def e2e_mul_commutes(x: Tensor(dtype=ANY_DTYPE, rank=(1, 2, 3, 4)), y: Tensor(dtype=ANY_DTYPE, rank=(1, 2, 3, 4))):
     return x * y, y * x
 
 

@@ -1,0 +1,57 @@
+"""Bad input is refused before any work, in one line with exit code 4; options may come before the model file (issue 17 items 1, 2, 3, 8)."""
+from __future__ import annotations
+
+import time
+
+from conftest import REPO, TEST_MODELS
+
+MODEL = REPO / "examples" / "mlp.py"
+
+
+def _one_line_usage_error(res) -> None:
+    assert res.rc == 4, (res.rc, res.stderr[-2000:])
+    assert "Traceback" not in res.stderr
+    assert res.stdout == ""
+
+
+def test_variants_must_be_at_least_one(eqsat):
+    for n in ("0", "-3"):
+        res = eqsat(MODEL, "-n", n, "--no-sweep")
+        _one_line_usage_error(res)
+        assert "--variants" in res.stderr
+
+
+def test_unknown_backend_is_refused_before_generating(eqsat, tmp_path):
+    t0 = time.monotonic()
+    res = eqsat(MODEL, "--backend", "nosuchbackend", "--out", tmp_path / "out")
+    _one_line_usage_error(res)
+    assert "unknown backend 'nosuchbackend'" in res.stderr
+    assert not (tmp_path / "out" / "bundle").exists(), "nothing is generated for a bad backend"
+    assert time.monotonic() - t0 < 120
+
+
+def test_unknown_inductor_config_and_unloadable_backend_file(eqsat, tmp_path):
+    res = eqsat(MODEL, "--backend", "inductor+no_such_config=1")
+    _one_line_usage_error(res)
+    assert "no Inductor config named no_such_config" in res.stderr
+    res = eqsat(MODEL, "--backend", f"{tmp_path / 'missing.py'}:fn")
+    _one_line_usage_error(res)
+    assert "cannot load it" in res.stderr
+
+
+def test_options_before_the_model_file(eqsat):
+    res = eqsat("-n", "0", MODEL)  # parsed as `run` (the -n is then refused, not "No such option")
+    _one_line_usage_error(res)
+    assert "No such option" not in res.stderr and "--variants" in res.stderr
+
+
+def test_a_wrong_user_rule_is_named_at_load(eqsat, tmp_path):
+    rules = tmp_path / "wrong_rules.py"
+    rules.write_text(
+        "import torch\nfrom rewrite.ruledsl import FLOATING, Tensor, rule\n\n\n"
+        "@rule(family='algebra', numerics='exact')\n"
+        "def times_two_is_three_adds(x: Tensor(dtype=FLOATING)):\n"
+        "    return x * 2, x + x + x\n")
+    res = eqsat("generate", TEST_MODELS / "relu_mlp.py", "-n", "2", "-r", rules, "--out", tmp_path / "b")
+    assert res.rc == 0, res.stderr[-2000:]
+    assert "WARNING: rule times_two_is_three_adds (exact) fails a quick check" in res.stderr
