@@ -212,6 +212,7 @@ class VerdictStream:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.file = path.open("a", buffering=1)
+        self.t0 = time.monotonic()
 
     def result(self, r: dict) -> None:
         sets = [{k: s.get(k) for k in ("name", "ok", "kind", "max_abs_err", "max_rel_err", "leaf", "detail")}
@@ -225,6 +226,7 @@ class VerdictStream:
         self._write({"type": "finding", **_public(f)})
 
     def _write(self, obj: dict) -> None:
+        obj["seconds"] = round(time.monotonic() - self.t0, 3)  # since execution started
         self.file.write(json.dumps(obj, default=str) + "\n")
         self.file.flush()
 

@@ -61,3 +61,43 @@ def test_bad_model_files(tmp_path, text, needle):
 def test_missing_file(tmp_path):
     with pytest.raises(BadInput, match="no such file"):
         load_model(tmp_path / "nope.py")
+
+
+def test_loaded_model_records_its_sizes(tmp_path):
+    kb = _write(tmp_path, """
+        import torch
+        rows, cols = 2048, 1024
+        class Model(torch.nn.Module):
+            def forward(self, x): return torch.softmax(x, -1)
+        def get_inputs(): return [torch.randn(rows, cols)]
+    """)
+    m = load_model(kb)  # the default: a test size
+    assert set(m.sizes) >= {"policy", "max_elements", "scaled", "input_shapes", "given_shapes", "fallback", "note"}
+    assert m.sizes["policy"] == "test" and m.sizes["given_shapes"] == [[2048, 1024]]
+    assert m.inputs[0].numel() <= m.sizes["max_elements"] == 2 ** 18
+    assert m.sizes["input_shapes"] == [list(m.inputs[0].shape)]
+    g = load_model(kb, sizes="given")
+    assert g.sizes["policy"] == "given" and g.inputs[0].shape == (2048, 1024)
+
+
+@pytest.mark.slow
+def test_a_2_to_the_28_element_input_runs_at_test_size_without_a_timeout(eqsat, tmp_path):
+    """Issue 14: a KernelBench softmax over a 4096 x 65536 input (1 GiB) is tested at a test size:
+    never built at full size, no timeout, and the size used is in the report and the bundle."""
+    import json
+    import math
+
+    from conftest import TEST_MODELS
+    out = tmp_path / "out"
+    res = eqsat(TEST_MODELS / "huge_softmax.py", "-n", "2", "--jobs", "1", "--timeout", "120",
+                "-r", TEST_MODELS / "e2e_rules", "-b", "inductor", "--inputs", "given,random",
+                "--no-sweep", "--no-artifacts", "--out", out, "--json", timeout=500)
+    assert res.rc == 0, f"rc={res.rc}\nstdout: {res.stdout[-2000:]}\nstderr: {res.stderr[-3000:]}"
+    report = res.json
+    assert not [f for f in report["findings"] if f["kind"] == "timeout"]
+    sizes = report["sizes"]
+    assert sizes["policy"] == "test" and not sizes["fallback"] and sizes["given_shapes"] == [[4096, 65536]]
+    assert sizes["scaled"] and math.prod(sizes["input_shapes"][0]) <= sizes["max_elements"] == 2 ** 18
+    manifest = json.loads((out / "bundle" / "manifest.json").read_text())
+    assert manifest["sizes"] == sizes
+    assert (out / "bundle" / "g0.inputs.pt").stat().st_size < 4 << 20  # 512 x 512 floats, not 1 GiB

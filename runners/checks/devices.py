@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from runners.exec.protocol import compile_options, load_tensors, to_cpu, to_device
+from runners.oracle.inputs import input_sets
+from runners.oracle.judge import judge
 
 DEVICE_MISMATCH = "device-mismatch"
 SAME_DEVICE_BUG_KINDS = ("miscompile", "seed-miscompile")
@@ -87,7 +89,6 @@ def judge_across_devices(outs: dict, fp64: Any = None, *, index_info: dict | Non
     (compared on the CPU). fp64: the CPU eager output of the same program in float64 (None:
     plain allclose at the dtype's tolerance). Returns device -> {"outlier": bool,
     "vs_other": Verdict, "vs_eager": Verdict}."""
-    from runners.oracle.judge import judge
     devs = list(outs)
     if len(devs) != 2:
         raise ValueError(f"judge_across_devices needs two devices, got {devs}")
@@ -185,7 +186,6 @@ def _inputs_file(v: dict, g: dict, r: dict, name: str, scratch: Path) -> str | N
     """The input set `name` of variant v, rebuilt on the CPU (deterministic) and saved for a finding."""
     import torch
 
-    from runners.oracle.inputs import input_sets
     if not r.get("file"):
         return None
     bundle = Path(r["file"])

@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 
 from runners import REPO_ROOT
+from runners.exec.protocol import compile_options
+from runners.findings.write import versions
 
 WARMUP = 3
 MIN_REPS = 7
@@ -323,7 +325,6 @@ if __name__ == "__main__":
 
 
 def perf_repro_source(note: dict) -> str:
-    from runners.exec.protocol import compile_options
     backend, opts = compile_options(note["backend"])
     config = opts.pop("options", {})
     return _PERF_REPRO.format(variant=note["variant"], baseline=note["baseline"], backend=note["backend"],
@@ -344,11 +345,7 @@ def write_slow_variant(out: Path, fid: str, note: dict, bundle: Path, manifest: 
     shutil.copy(bundle / graph["inputs_file"], d / graph["inputs_file"])
     (d / "perf_repro.py").write_text(perf_repro_source(note))
     meta = dict(note)
-    try:
-        from runners.findings.write import versions
-        meta["versions"] = versions()
-    except Exception:
-        pass
+    meta["versions"] = versions()
     meta["model"] = manifest.get("model")
     (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
     return d

@@ -53,6 +53,7 @@ import torch
 
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, SweepConfig
 from runners.exec.protocol import load_tensors
+from runners.oracle.judge import compare_eager
 
 def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
                    base_failed: set[str] | frozenset = frozenset()) -> tuple[list[dict], list[dict]]:
@@ -164,7 +165,6 @@ def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], 
     """Findings, notes and stats from the sweep tasks' results (the counterpart of
     pipeline.judge_results): compiler bugs per sweep category, and unsound rewrites where a
     variant's eager output at a sweep point differs from its seed's at the same point."""
-    from runners.oracle.judge import compare_eager
 
     findings: list[dict] = []
     notes: list[dict] = []

@@ -11,6 +11,9 @@ import click
 
 from runners.records import COMPILER_BUG_KINDS, ExitCode
 
+# Imports inside functions: each command imports what it needs, so `--help` and usage errors
+# stay fast and `exec` never imports egglog (the generation side) on a host without it.
+
 COMMANDS = ("run", "generate", "exec", "rules", "campaign", "report")
 
 
@@ -67,7 +70,7 @@ def gen_options(f):
                           "--max-elements elements (validated eagerly; the size used is in the results); "
                           "given: the file's own sizes."),
         click.option("--max-elements", default=2 ** 18, show_default=True, type=click.IntRange(min=1),
-                     help="The test size's bound on each input's element count."),
+                     help="The test size's bound on the element count of each input, parameter and buffer."),
     ]):
         f = opt(f)
     return f

@@ -26,6 +26,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import torch
+
+from runners.exec.pool import run_slots, worker
+from runners.exec.protocol import compile_options, error_info, load_module, to_cpu, to_device
+from runners.oracle.inputs import InputSet, input_sets, to_fp64_inputs
+from runners.oracle.judge import judge_input_set
+
 BATCH_KEY = "batch"
 
 
@@ -36,11 +43,6 @@ BATCH_KEY = "batch"
 def _eager(sub: dict, device) -> tuple:
     """Load one variant and compute its eager references, as runners.worker.run_task does;
     raises when anything goes wrong (the variant then runs as a single task, which reports it)."""
-    import torch
-
-    from runners.oracle.inputs import InputSet, input_sets, to_fp64_inputs
-    from runners.exec.protocol import load_module, to_cpu, to_device
-
     t0 = time.perf_counter()
     mod = load_module(sub["file"])
     mod.DEVICE = device
@@ -75,7 +77,6 @@ def _eager(sub: dict, device) -> tuple:
 
 
 def _copy(x):
-    import torch
     if isinstance(x, torch.Tensor):
         return x.detach().clone()
     return x
@@ -86,11 +87,6 @@ def run_batch_task(task: dict) -> dict:
 
     Returns {"batch_results": [result dict, or None where the variant needs its single task],
     "batch": {...}}; never raises for a variant's failure (that variant gets None)."""
-    import torch
-
-    from runners.exec.protocol import compile_options, error_info
-    from runners.oracle.judge import judge_input_set
-
     subs = task[BATCH_KEY]
     device = torch.device(task.get("device", "cpu"))
     results: list[dict | None] = [None] * len(subs)
@@ -139,7 +135,7 @@ def run_batch_task(task: dict) -> dict:
         times["compile" if j == 0 else "run"] += time.perf_counter() - t0
         for k, (_, _, _, refs, _) in enumerate(live):
             s, ref, ref2, fp64, idx = refs[j]
-            v = judge_input_set(s, ref, outs[k], fp64, ref2, idx)
+            v = judge_input_set(s, *to_cpu((ref, outs[k], fp64, ref2, idx)))  # the oracle works on CPU copies
             verdicts[k].append({"name": s.name, **v.to_dict()})
     share = len(live)
     info.update({k: round(v, 4) for k, v in times.items()})
@@ -222,8 +218,6 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     """Like runners.execute.run_tasks (same warm workers, results in task order), with batching;
     returns (results, stats). Confirmation tasks go to the same warm workers as soon as a batch
     reports a suspect."""
-    from runners.exec.pool import run_slots, worker
-
     batches, singles = make_batches(tasks, k, group_of)
     todo: queue.Queue = queue.Queue()
     for b in batches:

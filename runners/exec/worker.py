@@ -14,6 +14,9 @@ from pathlib import Path
 
 import torch
 
+from runners.checks.perf import time_task
+from runners.checks.sweep_run import run_sweep_task
+from runners.exec.batch import run_batch_task
 from runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
 from runners.exec.protocol import (compile_options, error_info, load_module, open_channel, phase,
                                       send, to_cpu, to_device)
@@ -36,10 +39,8 @@ def run_task(task: dict) -> dict:
     if task.get("warmup"):  # a spare worker started ahead of its tasks: runners/exec/pool.py
         return warm_up(task["warmup"])
     if task.get("sweep_only"):  # dtype/size sweep of the variant: runners/checks/sweeps.py
-        from runners.checks.sweep_run import run_sweep_task
         return run_sweep_task(task)
     if task.get("batch"):  # K variants in one compile: runners/exec/batch.py
-        from runners.exec.batch import run_batch_task
         return run_batch_task(task)
 
 
@@ -130,7 +131,6 @@ def run_task(task: dict) -> dict:
         keep_kernels()
     res["dynamo"] = _dynamo_stats(mod.forward)
     if task.get("perf") and res["status"] == "ok" and refs:  # runners/checks/perf.py: warm, repeated, median
-        from runners.checks.perf import time_task
         try:
             res["perf"] = time_task(task, compiled, mod.forward, refs[0][0].inputs, device)
         except Exception as e:
@@ -175,7 +175,7 @@ def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs
         dt = time.perf_counter() - t0
         res["timings"]["compile" if first else "run"] = res["timings"].get("compile" if first else "run", 0.0) + dt
         first = False
-        v = judge_input_set(s, ref, got, fp64, ref2, idx)
+        v = judge_input_set(s, *to_cpu((ref, got, fp64, ref2, idx)))  # the oracle works on CPU copies
         entry = {"name": s.name, **v.to_dict()}
         if s.name in digests:
             entry["inputs_digest"] = digests[s.name]

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from codegen_templates import render
 from runners.exec.protocol import compile_options
+from runners.checks.devices import device_repro_main
+from runners.checks.sweep_plan import REPRO_WARMUP
 
 
 
@@ -39,7 +41,6 @@ def _repro_source(variant_src: str, f: dict) -> str:
     head = re.sub(r'INPUTS_FILE = Path\(__file__\)\.with_name\(.*\)',
                   'INPUTS_FILE = Path(__file__).with_name("inputs.pt")', head)
     if f.get("kind") == "device-mismatch":  # compiled on two devices against CPU fp64
-        from runners.checks.devices import device_repro_main
         return head.rstrip() + "\n" + device_repro_main(f)
     backend, opts = compile_options(f.get("backend", "inductor"))
     config = opts.pop("options", {})
@@ -50,7 +51,6 @@ def _repro_source(variant_src: str, f: dict) -> str:
     if f.get("sweep"):
         context.append(f"sweep: {f['sweep']} (inputs.pt holds the swept inputs)")
     if f.get("warmup_file"):
-        from runners.checks.sweep_plan import REPRO_WARMUP
         head = head.rstrip() + "\n\n" + REPRO_WARMUP
     text = head.rstrip() + "\n\n" + render(
         "repro_main.py.j2", kind=f["kind"], backend=backend, options=opts, device=f.get("device", "cpu"),
@@ -115,6 +115,7 @@ def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *,
         (d / name).write_text(text)
     meta = {k: v for k, v in f.items() if k not in ("failing_inputs", "minimized_file", "artifacts")}
     meta.update({"versions": versions(), "model": manifest.get("model"), "graph": variant["graph"],
+                 "sizes": manifest.get("sizes"),
                  "collect_env": env_text if env_text is not None else collect_env()})
     (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
     return d

@@ -7,6 +7,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 LAYERS = {"codegen_templates": 0, "lowering": 1, "rewrite": 2, "rules": 2, "runners": 3}
 MAX_LINES = 600
+LAZY_MARKER = "# Imports inside functions:"  # a module-level comment explaining all of a module's lazy imports
 
 
 def _modules() -> dict[str, Path]:
@@ -99,6 +100,8 @@ def test_project_imports_inside_functions_say_why():
     silent = []
     for m, p in mods.items():
         lines = p.read_text().splitlines()
+        if any(line.startswith(LAZY_MARKER) for line in lines):  # the module says why, once for all
+            continue
         for t, node, in_fn in _imports(m, p, mods):
             if in_fn:
                 text = " ".join(lines[node.lineno - 1: node.end_lineno])
