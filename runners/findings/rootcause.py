@@ -50,14 +50,17 @@ def dedupe(findings: list[dict]) -> list[dict]:
         if sig in by_sig:
             kept = by_sig[sig]
             if _better_representative(f, kept):  # the seed, or the smaller program, represents the bug
-                by_sig[sig] = {**f, "signature": sig, "count": kept["count"],
-                               "also_seen_in": [kept["variant"], *kept["also_seen_in"]]}
+                alike = list(f.get("variants_failing_alike") or [])
+                by_sig[sig] = {**f, "signature": sig, "count": kept["count"] + len(alike),
+                               "also_seen_in": [kept["variant"], *kept["also_seen_in"], *alike]}
                 kept = by_sig[sig]
             else:
-                kept["also_seen_in"].append(f["variant"])
+                kept["also_seen_in"] += [f["variant"], *(f.get("variants_failing_alike") or [])]
+                kept["count"] += len(f.get("variants_failing_alike") or [])
             kept["count"] += 1
         else:
-            by_sig[sig] = {**f, "signature": sig, "count": 1, "also_seen_in": []}
+            alike = list(f.get("variants_failing_alike") or [])  # folded into this seed's finding
+            by_sig[sig] = {**f, "signature": sig, "count": 1 + len(alike), "also_seen_in": alike}
     return list(by_sig.values())
 
 
