@@ -99,7 +99,7 @@ def test_injected_fault_is_found_and_confirmed_in_batch_mode_like_unbatched(bund
     found = _found(plain)
     # the fault is in relu: the seed and every variant that kept torch.relu miscompile
     assert ("seed-miscompile", "g0_seed") in found
-    assert any(k == "miscompile" for k, _ in found)
+    assert len(found) > 1  # ... folded into the seed's finding (they fail like it)
     st = batched["stats"]["batch"]
     assert st["k"] == 4 and st["batches"] >= 1
     assert st["confirmed"] >= 1  # a suspect of a batch, confirmed by its own single task

@@ -37,8 +37,10 @@ def run_repro(folder: Path, timeout: float, threads: int = 1) -> dict:
         rc, timed_out = None, True
         out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
     m = re.search(r"eager: ran twice in ([0-9.]+) s", out)
+    verdict = re.findall(r"^VERDICT: ([A-Z]+)", out, flags=re.M)
     return {"rc": rc, "seconds": round(time.perf_counter() - t0, 3), "timed_out": timed_out,
-            "eager_seconds": float(m.group(1)) if m else None, "output": out[-4000:]}
+            "eager_seconds": float(m.group(1)) if m else None, "verdict": verdict[-1] if verdict else None,
+            "output": out[-4000:]}
 
 
 def outcome(f: dict, r: dict, timeout: float) -> tuple[str, str]:
@@ -54,17 +56,16 @@ def outcome(f: dict, r: dict, timeout: float) -> tuple[str, str]:
         return "resource", f"alone, it finished in {r['seconds']:.1f} s (limit {timeout:.0f} s): the timeout came from load"
     if r["timed_out"]:
         return "resource", f"its repro did not finish within {timeout:.0f} s alone"
-    if "VERDICT: NONDETERMINISTIC" in r["output"]:
+    if r["verdict"] == "NONDETERMINISTIC":
         return "flaky", "alone, two eager runs differ: the program is nondeterministic"
-    if kind in ("miscompile", "seed-miscompile"):
-        if r["rc"] == 1 and "VERDICT: MISCOMPILE" in r["output"]:
-            return "confirmed", "repro.py exits 1 alone"
-        return "flaky", "alone, repro.py finds eager and compiled in agreement" if r["rc"] == 0 else \
-            f"alone, repro.py exited {r['rc']} without a miscompile verdict"
-    # crashes: the repro raises (exit code 1 and a traceback)
-    if r["rc"] not in (0, None) and "Traceback" in r["output"]:
-        return "confirmed", "repro.py raises alone"
-    return "flaky", f"alone, repro.py exited {r['rc']} without the crash"
+    want = "MISCOMPILE" if kind in ("miscompile", "seed-miscompile") else "CRASH"
+    if r["rc"] == 1 and r["verdict"] == want:
+        return "confirmed", f"repro.py exits 1 alone ({want.lower()})"
+    if want == "CRASH" and r["rc"] is not None and r["rc"] < 0 and r["eager_seconds"] is not None:
+        return "confirmed", f"repro.py dies with signal {-r['rc']} alone after eager ran"
+    if r["rc"] == 0:
+        return "flaky", "alone, repro.py finds eager and compiled in agreement"
+    return "flaky", f"alone, repro.py exited {r['rc']} with verdict {r['verdict'] or 'none'} (claimed {kind})"
 
 
 def confirm_all(written: list[dict], out: Path, *, timeout: float, jobs: int = 1, deadline: float | None = None,
