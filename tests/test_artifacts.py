@@ -7,6 +7,7 @@ the subprocess checks of the produced files run concurrently.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +24,7 @@ RULES = TEST_MODELS / "e2e_rules"
 @pytest.fixture(scope="module")
 def run(eqsat, tmp_path_factory):
     out = tmp_path_factory.mktemp("artifacts") / "out"
-    res = eqsat(TEST_MODELS / "relu_mlp.py", "-n", "0", "-r", RULES, "--no-sweep", "--inputs", "given", "--jobs", "2",
+    res = eqsat(TEST_MODELS / "relu_mlp.py", "-n", "1", "-r", RULES, "--no-sweep", "--inputs", "given", "--jobs", "2",
                 "--no-minimize", "-b", RELU_BUG.format("compile_error"), "-b", RELU_BUG.format("accuracy"),
                 "--artifacts-max", "2", "--artifacts-timeout", "300", "--json", "--out", out, timeout=1500)
     assert res.rc == 1, f"rc={res.rc}\n{res.stdout[-3000:]}\n{res.stderr[-5000:]}"
@@ -167,3 +168,84 @@ def test_small_inputs_are_inlined_exactly_and_cuda_findings_run_on_cuda(tmp_path
     src = test_repro_source(PROGRAM, {**f, "device": "cpu", "backend": "inductor"}, tmp_path / "inputs.pt")
     assert 'INPUTS_FILE = Path(__file__).with_name("inputs.pt")' in src and "skipIf" not in src
     assert test_repro_source(PROGRAM, {**f, "kind": "device-mismatch"}, tmp_path / "inputs.pt") is None
+
+
+# ---- what a finding folder says: the same program and verdict as repro.py, only files that exist ----
+
+def _run_rendered_test(src: str, compile_fn):
+    """Run the rendered test class with torch.compile replaced by `compile_fn` (no compile here)."""
+    import unittest
+    from unittest import mock
+
+    import torch
+    ns: dict = {"__name__": "rendered_test_repro"}
+    exec(compile(src, "test_repro.py", "exec"), ns)
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(ns["TestEqsatRepro"])
+    assert suite.countTestCases() == 1
+    with mock.patch.object(torch, "compile", compile_fn), open(os.devnull, "w") as devnull:
+        return unittest.TextTestRunner(stream=devnull).run(suite)
+
+
+def test_test_repro_states_the_verdict_of_its_own_program_and_judges_like_repro_py(tmp_path):
+    import torch
+
+    from runners.findings.artifacts import test_repro_source
+    torch.save([torch.randn(2, 3), torch.randn(3, 2)], tmp_path / "inputs.pt")
+    base = {"kind": "miscompile", "variant": "g0_v003", "rules": ["r1"], "backend": "inductor", "device": "cpu",
+            "detail": "[0] float32[2, 2]: FULL VARIANT VERDICT", "min_ops": ["torch.relu"]}
+    # not minimized (min_ops set, but nothing smaller failed): the finding's own verdict, no "minimized" claim
+    src = test_repro_source(PROGRAM, base, tmp_path / "inputs.pt")
+    assert "Verdict: [0] float32[2, 2]: FULL VARIANT VERDICT" in src and "minimized" not in src.split('"""')[1]
+    # minimized, its verdict recorded: that one only
+    mini = {**base, "minimized_file": str(tmp_path / "minimized.py"), "min_detail": "[0] float32[2, 2]: MINI VERDICT"}
+    src = test_repro_source(PROGRAM, mini, tmp_path / "inputs.pt")
+    assert "Verdict on this minimized program: [0] float32[2, 2]: MINI VERDICT" in src
+    assert "FULL VARIANT VERDICT" not in src and "minimized (the program of repro.py)" in src
+    # minimized, verdict not recorded: the full variant's, labelled so, and where the program's own is printed
+    src = test_repro_source(PROGRAM, {**mini, "min_detail": None}, tmp_path / "inputs.pt")
+    assert "Verdict on the full variant before minimization: [0] float32[2, 2]: FULL VARIANT VERDICT" in src
+    assert "`python repro.py` prints" in src
+    # judged by eqsat-test's oracle, as repro.py is: a right compile passes, a wrong one fails with its verdict
+    assert "from runners.oracle.judge import judge as _eqsat_judge" in src
+    ok = _run_rendered_test(src, lambda fn, **kw: fn)
+    assert ok.wasSuccessful(), ok.failures + ok.errors
+    wrong = _run_rendered_test(src, lambda fn, **kw: (lambda *a: tuple(t * 1.5 + 1.0 for t in fn(*a))))
+    assert len(wrong.failures) == 1 and not wrong.errors, wrong.errors
+    assert "Tensor-likes are not close" in wrong.failures[0][1] or "Mismatch" in wrong.failures[0][1]
+
+
+def test_meta_next_step_names_only_files_that_exist(tmp_path):
+    from runners.findings.artifacts import _record, repro_verdict, write_test_repro
+    from runners.findings.triage import triage
+    d = tmp_path / "001-seed-miscompile-g0_seed"
+    d.mkdir()
+    import torch
+    torch.save([torch.randn(2, 3), torch.randn(3, 2)], d / "inputs.pt")
+    f = {"kind": "seed-miscompile", "variant": "g0_seed", "rules": [], "backend": "inductor", "device": "cpu",
+         "detail": "[0] float32[2, 2]: bad", "id": d.name}
+    f["triage_info"] = triage(f)
+    f["triage"] = f["triage_info"]["class"]
+    assert "minifier_repro.py" in f["triage_info"]["next_step"]  # triage's generic advice names it
+    write_test_repro(d, PROGRAM, f)  # as write_finding does, before meta.json is written
+    step = f["triage_info"]["next_step"]
+    assert "minifier_repro.py" not in step and "bisect.txt" not in step and "output_code.py" not in step
+    assert "TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL=4 python repro.py" in step
+    (d / "meta.json").write_text(json.dumps({"triage_info": f["triage_info"]}))
+    # the artifacts ran: the minifier found nothing, the bisector wrote its verdict, the rerun kept the code
+    (d / "bisect.txt").write_text("backend: inductor\n")
+    (d / "output_code.py").write_text("# code\n")
+    _record(d, f, {"minifier": {"status": "not applicable", "why": "Dynamo's after-AOT check did not flag the graph"},
+                   "files": ["bisect.txt", "output_code.py"]})
+    meta = json.loads((d / "meta.json").read_text())
+    step = meta["triage_info"]["next_step"]
+    assert "minifier_repro.py here: not applicable" in step and "run minifier_repro.py" not in step
+    assert "read bisect.txt" in step and "compare output_code.py" in step
+    (d / "minifier_repro.py").write_text("# minified\n")
+    _record(d, f, {"minifier": {"status": "minimized"}})
+    assert "run minifier_repro.py" in json.loads((d / "meta.json").read_text())["triage_info"]["next_step"]
+    # the verdict a repro.py run printed
+    out = "eager: ran twice\n  differs at output[0][1]: eager 1, compiled 2\nVERDICT: MISCOMPILE (eager and compiled disagree)\n  [0] float32[2]: x\n"
+    assert repro_verdict(out) == "MISCOMPILE (eager and compiled disagree): [0] float32[2]: x"
+    assert repro_verdict("Traceback ...\nAccuracyError: Bad accuracy detected\n") is None
+    # the debug rerun's own after-AOT check raised: not the program's verdict
+    assert repro_verdict("VERDICT: CRASH (compiled raised AccuracyError; eager ran)\n") is None

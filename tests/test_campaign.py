@@ -282,10 +282,136 @@ def test_total_seconds_budget_stops_and_resumes(tmp_path):
     assert r.returncode == 2, r.stderr[-2000:]
     s = json.loads(r.stdout)
     assert s["run"]["budget_spent"] and s["run"]["left"] == 3 and s["jobs"]["pending"] == 3
+    # the planned total and what is left are in the summary, though no job finished
+    assert s["plan"] == {"jobs": 3, "finished": 0, "done": 0, "left": 3, "models": 3, "models_done": 0}
     assert not leftovers(out)
+    with Store(out / "campaign.sqlite") as st:
+        assert {j["status"] for j in st.jobs()} <= {"interrupted"}  # the job the budget stopped
+        assert len(st.plan()) == 3
+    from runners.campaign.run import _text_summary
+    assert "planned: 3 jobs over 3 models; 0 finished, 3 left" in _text_summary(s)
+    from runners.campaign.report import build_view, collect
+    tiles = dict(build_view(collect(out), out / "report.html")["summary"])
+    assert tiles["jobs finished"].startswith("0 / 3 planned") and "3 left" in tiles["jobs finished"]
+    assert tiles["models"].startswith("0 / 3 planned")
     with Store(out / "campaign.sqlite") as st:
         assert st.finished_keys() == set()
     assert not [p for p in (out / "runs" / ".tmp").iterdir()] if (out / "runs" / ".tmp").exists() else True
+
+
+# ---------------------------------------------------------------------------------------------
+# Jobs at once; a killed campaign takes its jobs' processes with it; the plan stays visible
+# ---------------------------------------------------------------------------------------------
+
+SLEEPY = '''"""Test model {i}: sleeps while being imported, then defines no model (the job ends as bad-input)."""
+import time
+time.sleep({secs})
+X = {i}
+'''
+
+# Spawns a process in a session of its own (as the job's pool workers are) and waits, while FLAG exists.
+HANGS_WITH_A_WORKER = '''"""Test model: while {flag} exists, starts a detached child (like a pool worker) and hangs."""
+import os, subprocess, sys, time
+if os.path.exists({flag!r}):
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)  # eqsat-test-fake-worker"],
+                     start_new_session=True)
+    time.sleep(120)
+X = 1
+'''
+
+
+def _overlap(intervals: list[tuple[float, float]]) -> int:
+    """Most intervals open at one moment."""
+    events = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals], key=lambda e: (e[0], e[1]))
+    n = best = 0
+    for _, d in events:
+        n += d
+        best = max(best, n)
+    return best
+
+
+@pytest.mark.slow  # ~20 s idle, more on a loaded machine: 2N jobs, each a Python start and a 4 s import
+def test_a_campaign_on_n_cores_runs_n_jobs_at_once(tmp_path):
+    from runners.campaign.run import cpu_cores
+    cores = cpu_cores()
+    n = min(cores, 4)
+    models = []
+    for i in range(2 * n):
+        m = tmp_path / f"sleepy{i}.py"
+        m.write_text(SLEEPY.format(i=i, secs=4))
+        models.append(str(m))
+    spec = write_spec(tmp_path / "par.toml", name="par", models=models, backends=["eager"], variants=1,
+                      inputs="given", budget={"job_timeout": 300})
+    r = campaign(spec, "--json", *(["--jobs", str(n)] if n < cores else []), timeout=600)  # default: one per core
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = json.loads(r.stdout)
+    assert s["jobs"] == {"total": 2 * n, "bad-input": 2 * n}, s["jobs"]
+    assert s["run"]["jobs_at_once"] == n and s["run"]["peak_at_once"] == n
+    assert s["run"]["jobs_per_run"] == max(1, cores // n) and s["run"]["gpu_util"] is None
+    with Store(tmp_path / "par-out" / "campaign.sqlite") as st:
+        spans = [(j["started"], j["finished"]) for j in st.jobs()]
+        assert st.meta()["runs"][-1]["jobs_at_once"] == n
+    assert _overlap(spans) == n, spans  # n at once, never more
+
+
+@pytest.mark.slow  # three campaign processes and two jobs: ~30 s idle
+def test_kill_9_takes_the_jobs_processes_along_and_dry_run_says_interrupted(tmp_path, capsys):
+    from runners.campaign.run import campaign_id_of
+    flag = tmp_path / "hang.flag"
+    flag.write_text("")
+    model = tmp_path / "hangs.py"
+    model.write_text(HANGS_WITH_A_WORKER.format(flag=str(flag)))
+    spec = write_spec(tmp_path / "kill.toml", name="kill", models=[str(model)], backends=["eager"], variants=1,
+                      inputs="given", budget={"job_timeout": 300})
+    out = tmp_path / "kill-out"
+    marker = f"EQSAT_CAMPAIGN={campaign_id_of(out)}"
+    p = subprocess.Popen([sys.executable, "-m", "runners.cli", "campaign", str(spec), "--json"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd="/")
+
+    def fake_workers() -> list[int]:
+        found = []
+        for pid in processes_with_env(marker):
+            try:
+                if b"eqsat-test-fake-worker" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(pid)
+            except OSError:
+                pass
+        return found
+
+    try:
+        t0 = time.monotonic()
+        while not fake_workers():
+            assert p.poll() is None and time.monotonic() - t0 < 120, "the job's detached child never started"
+            time.sleep(0.2)
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        t1 = time.monotonic()
+        while processes_with_env(marker) and time.monotonic() - t1 < 10:
+            time.sleep(0.1)
+        gone_after = time.monotonic() - t1
+        assert not processes_with_env(marker), "the killed campaign's job processes are still running"
+        assert gone_after < 5, f"job processes outlived the campaign by {gone_after:.1f} s"
+    finally:
+        kill_left = processes_with_env(marker)
+        for pid in kill_left:
+            os.kill(pid, signal.SIGKILL)
+    rc, listed, err = campaign_here(capsys, spec, "--dry-run", "--json")
+    assert rc == 0, err
+    assert [j["status"] for j in json.loads(listed)["jobs"]] == ["interrupted"]
+    rc, listed, err = campaign_here(capsys, out, "--dry-run", "--json")  # the folder form too
+    assert [j["status"] for j in json.loads(listed)["jobs"]] == ["interrupted"]
+    # Resume runs it again (this time it ends at once: bad input).
+    flag.unlink()
+    r = campaign(spec, "--json")
+    s = json.loads(r.stdout)
+    assert s["run"]["ran"] == 1 and s["jobs"] == {"total": 1, "bad-input": 1}, r.stderr[-2000:]
+    assert s["plan"] == {"jobs": 1, "finished": 1, "done": 0, "left": 0, "models": 1, "models_done": 1}
+
+
+def test_default_campaign_folder_is_the_spec_name_with_out(tmp_path):
+    from runners.campaign.run import _resolve_out
+    assert _resolve_out(REPO / "examples" / "campaign.toml", None) == REPO / "examples" / "campaign-out"
+    assert "eqsat-test report examples/campaign-out" in (REPO / "examples" / "campaign.toml").read_text()
 
 
 def test_ray_task_function_ships_files_to_a_node_without_them(tmp_path):

@@ -16,7 +16,7 @@ from runners.campaign.run import run_campaign  # noqa: E402
 from runners.campaign.spec import load_spec  # noqa: E402
 from runners.campaign.store import Store  # noqa: E402
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.slow]  # a local Ray cluster: minutes on a small machine
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "tests" / "models" / "campaign"

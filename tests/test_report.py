@@ -42,11 +42,17 @@ def make_campaign(out: Path) -> dict:
     crash = {"kind": "compile-crash", "backend": "inductor", "device": "cpu", "ops": ["torch.cumsum"],
              "rules": [], "variant": "g0_seed", "error": {"type": "LoweringException"},
              "detail": "LoweringException: cumsum of bool"}
-    note = {"kind": "unsound-rewrite", "backend": "inductor", "device": "cpu", "ops": ["torch.exp"],
-            "rules": ["exp_wrong"], "variant": "g0_v002", "detail": "variant disagrees with the seed"}
+    note = {"kind": "unsound-rewrite", "backend": "inductor", "device": "cpu",
+            "ops": ["torch.exp", "torch.nn.functional.scaled_dot_product_attention"],
+            "rules": ["exp_wrong"], "variant": "g0_v002",
+            "detail": "[0] float32[4]: first at [2]: eager -inf, compiled nan (compiled is non-finite where eager is finite)"}
     sigs = {}
     with Store(out / "campaign.sqlite") as st:
         st.set_meta(name="synthetic")
+        # planned: the four jobs below and two more models never started (a budget stopped the campaign)
+        st.set_plan([{"key": k, "model": f"/models/{m}", "rule_label": "basic", "backend": "inductor", "device": "cpu",
+                      "seed": 0} for k, m in [("k0", "a.py"), ("k1", "b.py"), ("k2", "c.py"), ("k9", "slow.py"),
+                                              ("k10", "later1.py"), ("k11", "later2.py")]])
         for i, (model, fs) in enumerate([("a.py", [bug, note]), ("b.py", [bug, crash]), ("c.py", [note])]):
             rd = runs / f"{model[:-3]}-{i:012d}"
             recs = []
@@ -92,8 +98,23 @@ def test_campaign_report_content(tmp_path):
     assert [r["name"] for r in view["never_fired"]] == ["never_used"]
     fam = next(c for c in view["charts"] if c["title"] == "Findings per rule family")
     assert {b["full"] for b in fam["bars"]} == {"spelling", "activation", "algebra", "(none: seed program)"}
-    assert not view["time_chart"]["empty"] and view["time_chart"]["bars"]
+    tc = view["time_chart"]  # cumulative: one rising step per finished job, never back to zero
+    assert not tc["empty"] and len(tc["points"]) == 3 and tc["peak"] == 2
+    ys = [pt["y"] for pt in tc["points"]]
+    assert ys == sorted(ys, reverse=True) and "24 variants in 3 jobs" in tc["note"]
     assert [j["status"] for j in view["failed"]] == ["timeout"]
+    # the plan: 6 jobs, 4 finished, 2 left; 6 models of which 4 are done
+    tiles = dict(view["summary"])
+    assert tiles["jobs finished"] == "4 / 6 planned, 2 left" and tiles["models"].startswith("4 / 6 planned done")
+    assert sorted(j["model"] for j in view["left_jobs"]) == ["later1.py", "later2.py"]
+    # op names: shortened to fit, whole in the tooltip
+    ops = next(c for c in view["charts"] if c["title"] == "Findings per op")
+    sdpa = next(b for b in ops["bars"] if "scaled_dot" in b["full"])
+    assert sdpa["label"] == "F.scaled_dot_product_attention"
+    assert sdpa["full"] == "torch.nn.functional.scaled_dot_product_attention"
+    # unsound-rewrite notes compare two eager runs, and say so
+    assert cards["unsound-rewrite"]["detail"] == ("[0] float32[4]: first at [2]: seed eager -inf, variant eager nan "
+                                                 "(variant eager is non-finite where seed eager is finite)")
 
     path = write_report(out)
     html = path.read_text()
@@ -104,6 +125,9 @@ def test_campaign_report_content(tmp_path):
     assert 'href="runs/a-000000000000/findings/001-miscompile-g0_v001/repro.py"' in html  # relative links
     assert not re.search(r'(src|href)="(https?:)?//', html)  # self-contained: nothing from a network
     assert "never_used" in html and "no result within the job timeout" in html
+    assert "<title>torch.nn.functional.scaled_dot_product_attention</title>" in html
+    assert "seed eager vs variant eager" in html and "eager -inf, compiled nan" not in html
+    assert "Jobs not finished yet (2)" in html and "later1.py" in html
 
 
 def test_report_cli_on_a_run_folder_and_errors(tmp_path):
@@ -147,3 +171,18 @@ def test_report_renders_in_headless_chromium(tmp_path):
     keep = os.environ.get("EQSAT_KEEP_SCREENSHOT")
     if keep:
         shutil.copy(shot, keep)
+
+
+def test_bar_labels_are_shortened_smartly_and_whole_in_the_tooltip():
+    from runners.campaign.report import LABEL_CHARS, hbar_chart, short_label
+    assert short_label("torch.relu") == "torch.relu"
+    assert short_label("torch.nn.functional.scaled_dot_product_attention") == "F.scaled_dot_product_attention"
+    assert short_label("torch.nn.functional.binary_cross_entropy_with_logits") == "F.binary_cross_entropy_with_log…"
+    assert short_label("torch.ops.aten.native_layer_norm.default") == "aten.native_layer_norm.default"
+    assert short_label("torch.ops.aten.native_layer_norm_backward.default") == "aten.native_layer_norm_backward"
+    assert short_label("my.very.long.package.path.with.parts.my_function") == "…path.with.parts.my_function"
+    for name in ("torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default", "x" * 80):
+        assert len(short_label(name)) <= LABEL_CHARS and short_label(name).endswith("…")
+    c = hbar_chart("ops", [("torch.nn.functional.scaled_dot_product_attention", [1, 0])], [("a", "#000"), ("b", "#111")])
+    assert c["bars"][0]["full"] == "torch.nn.functional.scaled_dot_product_attention"
+    assert c["label_w"] >= 7 * len(c["bars"][0]["label"])  # the label column fits the label

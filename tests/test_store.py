@@ -156,3 +156,28 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path):
                 break
     assert kills >= 1, f"seed {seed}: the writer was never killed mid-way"
     assert got == want, f"seed {seed}"
+
+
+def test_plan_interrupted_jobs_and_runs(tmp_path):
+    with Store(tmp_path / "c.sqlite") as st:
+        jobs = [_job(i) for i in range(6)]  # models m0..m5
+        jobs.append({**_job(7), "model": "/models/m0.py"})  # a second job of m0
+        st.set_plan(jobs)
+        assert st.plan_status() == {"jobs": 7, "finished": 0, "done": 0, "left": 7, "models": 6, "models_done": 0}
+        for j in jobs[:3]:
+            st.mark_running(j)
+        st.record_job(jobs[1], _outcome(1))
+        st.record_job(jobs[2], {**_outcome(2), "status": "timeout", "report": None})
+        assert st.mark_interrupted([jobs[0]["key"], jobs[1]["key"]]) == 1  # a finished job stays finished
+        assert {j["key"]: j["status"] for j in st.jobs()} == {"job0000": "interrupted", "job0001": "done",
+                                                               "job0002": "timeout"}
+        assert "job0000" not in st.finished_keys()  # interrupted: the next run runs it
+        st.mark_running(jobs[0])
+        assert st.status_of(["job0000"]) == {"job0000": "running"}
+        assert st.mark_interrupted() == 1
+        assert st.plan_status() == {"jobs": 7, "finished": 2, "done": 1, "left": 5, "models": 6, "models_done": 2}
+        st.set_plan(jobs[:2])  # a new run's plan replaces the old one
+        assert [p["key"] for p in st.plan()] == ["job0000", "job0001"]
+        st.add_run({"jobs_at_once": 2})
+        st.add_run({"jobs_at_once": 3})
+        assert [r["jobs_at_once"] for r in st.meta()["runs"]] == [2, 3]

@@ -20,6 +20,7 @@ from pathlib import Path
 from rewrite.rulefiles import rule_files
 from runners import REPO_ROOT
 from runners.campaign.spec import Spec, resolve_rule_spec
+from runners.campaign.supervise import processes_with_env  # noqa: F401  (re-exported: tests, run.py)
 
 # ---------------------------------------------------------------------------------------------
 # Jobs
@@ -75,10 +76,12 @@ def make_jobs(spec: Spec) -> list[dict]:
     return jobs
 
 
-def job_command(job: dict, run_dir: Path, model: str | None = None, rule_args: list[str] | None = None) -> list[str]:
+def job_command(job: dict, run_dir: Path, model: str | None = None, rule_args: list[str] | None = None,
+                jobs: int = 1) -> list[str]:
+    """`eqsat-test run` for one job; `jobs`: its worker processes (variants compiled and run at once)."""
     cmd = [sys.executable, "-m", "runners.cli", "run", model or job["model"],
            "--variants", str(job["variants"]), "--seed", str(job["seed"]),
-           "--backend", job["backend"], "--device", job["device"], "--jobs", "1",
+           "--backend", job["backend"], "--device", job["device"], "--jobs", str(max(1, int(jobs))),
            "--timeout", str(job["variant_timeout"]), "--inputs", job["inputs"],
            "--json", "--out", str(run_dir)]
     for r in (job["rule_args"] if rule_args is None else rule_args):
@@ -86,10 +89,13 @@ def job_command(job: dict, run_dir: Path, model: str | None = None, rule_args: l
     return cmd + list(job["run_args"])
 
 
-def job_env(token: str, campaign_id: str, cache_dir: Path, threads: int) -> dict:
+def job_env(token: str, campaign_id: str, cache_dir: Path, threads: int, gpu: str | None = None) -> dict:
     """Environment of one job: its own Inductor/Triton caches, one compile thread, a share of the cores,
-    and markers by which the campaign finds (and kills) every process the job started."""
+    the GPU it may use (`gpu`: a CUDA_VISIBLE_DEVICES entry), and markers by which the campaign finds
+    (and kills) every process the job started."""
     env = dict(os.environ)
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpu
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir / "inductor")
     env["TRITON_CACHE_DIR"] = str(cache_dir / "triton")
@@ -104,8 +110,12 @@ def job_env(token: str, campaign_id: str, cache_dir: Path, threads: int) -> dict
 
 
 # ---------------------------------------------------------------------------------------------
-# Processes: start with a parent-death signal, kill a job's whole tree by its marker
+# Processes: each job under a supervisor (runners/campaign/supervise.py) that kills the job's
+# whole tree when the campaign dies; the campaign kills a job's tree by its marker
 # ---------------------------------------------------------------------------------------------
+
+SUPERVISOR = Path(__file__).with_name("supervise.py")
+
 
 def _prctl():
     try:
@@ -115,39 +125,20 @@ def _prctl():
         return None
 
 
-def _die_with_parent(parent: int):
-    """preexec_fn: own session, and SIGKILL when the campaign process dies (even by kill -9).
-    prctl is looked up here, in the parent: nothing may be imported between fork and exec."""
+def _die_with_parent(parent: int, sig: int = signal.SIGKILL):
+    """preexec_fn: own session, and `sig` when the campaign process dies (even by kill -9).
+    prctl is looked up here, in the parent: nothing may be imported between fork and exec.
+    The supervisor gets SIGTERM: it kills the job's processes (its workers have sessions of their
+    own: a signal to the job process alone would leave them running) and then itself."""
     prctl = _prctl()
 
     def fn():
         os.setsid()
         if prctl is not None:
-            prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+            prctl(1, sig, 0, 0, 0)  # PR_SET_PDEATHSIG (kept across exec)
         if os.getppid() != parent:  # the parent died before prctl took effect
             os._exit(137)
     return fn
-
-
-def processes_with_env(marker: str) -> list[int]:
-    """Pids of this user's processes whose environment holds `marker` (e.g. 'EQSAT_JOB=abc')."""
-    needle = b"\0" + marker.encode() + b"\0"
-    pids = []
-    me = os.getpid()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for e in entries:
-        if not e.isdigit() or int(e) == me:
-            continue
-        try:
-            with open(f"/proc/{e}/environ", "rb") as fh:
-                if needle in b"\0" + fh.read() + b"\0":
-                    pids.append(int(e))
-        except OSError:
-            continue
-    return pids
 
 
 def kill_marked(marker: str, extra: list[int] = ()) -> int:
@@ -162,19 +153,20 @@ def kill_marked(marker: str, extra: list[int] = ()) -> int:
 
 
 class JobProcess:
-    """One running job: `eqsat-test run ... --jobs 1 --json --out RUN_DIR` in its own session."""
+    """One running job: `eqsat-test run ... --jobs K --json --out RUN_DIR` under its supervisor, in its own session."""
 
     def __init__(self, job: dict, run_dir: Path, env: dict, cwd: Path | None = None,
-                 model: str | None = None, rule_args: list[str] | None = None) -> None:
+                 model: str | None = None, rule_args: list[str] | None = None, jobs: int = 1) -> None:
         self.job, self.run_dir, self.token = job, run_dir, env["EQSAT_JOB"]
         run_dir.mkdir(parents=True, exist_ok=True)
         self.started = time.time()
         self.deadline = time.monotonic() + float(job["timeout"])
         self._out = open(run_dir / "job.stdout", "wb")
         self._err = open(run_dir / "job.log", "wb")
-        self.proc = subprocess.Popen(job_command(job, run_dir, model, rule_args), stdin=subprocess.DEVNULL,
-                                     stdout=self._out, stderr=self._err, env=env, cwd=str(cwd or run_dir),
-                                     preexec_fn=_die_with_parent(os.getpid()))
+        cmd = [sys.executable, str(SUPERVISOR), str(os.getpid()), f"EQSAT_JOB={self.token}", "--",
+               *job_command(job, run_dir, model, rule_args, jobs)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err, env=env,
+                                     cwd=str(cwd or run_dir), preexec_fn=_die_with_parent(os.getpid(), signal.SIGTERM))
         self.timed_out = False
 
     def poll(self) -> bool:

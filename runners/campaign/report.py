@@ -1,13 +1,15 @@
 """HTML report of a campaign folder (its SQLite store) or of run folders: one self-contained file.
 
 Findings grouped by signature with their repro code, counts and sightings; inline-SVG charts of
-findings per rule family, op, backend and device and of variants checked per minute; the rules
-that never fired. No JavaScript, no network: the page is the file.
+findings per rule family, op, backend and device, of variants checked over time (cumulative) and of
+jobs running at once; the planned jobs and what is left; the rules that never fired. No JavaScript,
+no network: the page is the file.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -41,22 +43,26 @@ def collect(folder: str | Path) -> dict:
 
 
 def _collect_campaign(folder: Path) -> dict:
+    from runners.campaign.run import campaign_running, shown_status
     from runners.campaign.store import Store
+    active = campaign_running(folder)
     with Store(folder / STORE_NAME) as store:
         meta = store.meta()
+        plan = store.plan()
         jobs = []
         for j in store.jobs():
             res = j.get("result") or {}
             jobs.append({
                 "key": j["key"], "model": j["model"], "rules_label": "+".join(j["rule_set"] or []) or "default",
-                "backend": j["backend"], "device": j["device"], "seed": j["seed"], "status": j["status"],
+                "backend": j["backend"], "device": j["device"], "seed": j["seed"],
+                "status": shown_status(j["status"], active),
                 "started": j["started"], "finished": j["finished"], "seconds": j["seconds"],
                 "variants": j["variants"] or 0, "executed": j["executed"] or 0, "run_dir": j["run_dir"],
                 "error": j["error"], "rules": (res.get("rules") or {}), "torch": j["torch_version"],
                 "host": j["host"]})
         groups = store.findings()
     return {"kind": "campaign", "title": f"campaign {meta.get('name') or folder.name}", "folder": folder,
-            "meta": meta, "jobs": jobs, "groups": groups}
+            "meta": meta, "jobs": jobs, "groups": groups, "plan": plan, "active": active}
 
 
 def _collect_runs(folder: Path) -> dict:
@@ -104,20 +110,53 @@ def _collect_runs(folder: Path) -> dict:
     ordered = sorted(groups.values(), key=lambda g: (-g["compiler_bug"], -g["count"], g["signature"]))
     title = f"run {Path(jobs[0]['model'] or runs[0]).name}" if len(runs) == 1 else f"{len(runs)} runs in {folder.name}"
     return {"kind": "run" if len(runs) == 1 else "runs", "title": title, "folder": folder, "meta": {},
-            "jobs": jobs, "groups": ordered}
+            "jobs": jobs, "groups": ordered, "plan": [], "active": False}
 
 
 # ---------------------------------------------------------------------------------------------
 # Charts (geometry here, drawing in the template)
 # ---------------------------------------------------------------------------------------------
 
+LABEL_CHARS = 32  # longest bar label drawn in full; longer ones are shortened (the full name in a tooltip)
+_PREFIXES = (("torch.nn.functional.", "F."), ("torch.Tensor.", "Tensor."), ("torch._C._nn.", "_nn."),
+             ("torch.ops.aten.", "aten."), ("torch.special.", "special."), ("torch.linalg.", "linalg."))
+
+
+def short_label(name: str, limit: int = LABEL_CHARS) -> str:
+    """A name that fits `limit` characters: whole where it fits, else with the usual module prefixes
+    abbreviated (torch.nn.functional.softmax -> F.softmax) and an aten overload dropped (.default),
+    else its last dotted parts after an ellipsis, else its start and an ellipsis."""
+    if len(name) <= limit:
+        return name
+    for long, short in _PREFIXES:
+        if name.startswith(long):
+            name = short + name[len(long):]
+            break
+    if len(name) > limit and name.startswith("aten.") and name.count(".") >= 2:
+        name = name.rsplit(".", 1)[0]  # aten.foo.default -> aten.foo
+    if len(name) <= limit:
+        return name
+    parts = name.split(".")
+    tail = parts[-1]
+    if len(tail) + 1 > limit:
+        return name[:limit - 1] + "…"
+    for part in reversed(parts[:-1]):
+        if len(part) + 1 + len(tail) + 1 > limit:
+            break
+        tail = part + "." + tail
+    return "…" + tail
+
+
 def hbar_chart(title: str, rows: list[tuple[str, list[int]]], series: list[tuple[str, str]],
-               width: int = 460, note: str = "") -> dict:
-    """Horizontal stacked bars: rows of (label, [value per series])."""
+               width: int = 470, note: str = "") -> dict:
+    """Horizontal stacked bars: rows of (label, [value per series]); labels shortened to fit, in full
+    in each bar's tooltip, the label column as wide as the longest label needs."""
     rows = sorted(rows, key=lambda r: (-sum(r[1]), r[0]))
     hidden = max(0, len(rows) - MAX_BARS)
     rows = rows[:MAX_BARS]
-    label_w, row_h, top = 150, 22, 8
+    labels = [short_label(label) for label, _ in rows]
+    label_w = min(240, max(90, 7 * max((len(x) for x in labels), default=0) + 14))
+    row_h, top = 22, 8
     plot_w = width - label_w - 46
     vmax = max([sum(v) for _, v in rows] or [1]) or 1
     bars = []
@@ -130,62 +169,90 @@ def hbar_chart(title: str, rows: list[tuple[str, list[int]]], series: list[tuple
             if v:
                 segs.append({"x": round(x, 1), "w": round(max(w, 1.5), 1), "color": color, "tip": f"{label}: {v} {name}"})
             x += w
-        bars.append({"y": y, "label": label if len(label) <= 22 else label[:21] + "…", "full": label,
+        bars.append({"y": y, "label": labels[i], "full": label,
                      "segs": segs, "total": sum(vals), "tx": round(x + 5, 1)})
     return {"title": title, "width": width, "height": top * 2 + max(1, len(rows)) * row_h, "bars": bars,
             "series": series, "label_w": label_w, "row_h": row_h, "empty": not rows, "hidden": hidden,
             "note": note}
 
 
-def _m(x: float, mss: bool = False) -> str:
-    """Minutes as a tick label: 5, 90, or 1:30 (always m:ss with `mss`)."""
-    if not mss and abs(x - round(x)) < 1e-6:
-        return f"{round(x)}"
-    sec = round(x * 60)
-    return f"{sec // 60}:{sec % 60:02d}"
+def _nice_step(span: float, target: int = 8) -> float:
+    raw = span / max(1, target)
+    for step in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 43200, 86400):
+        if step >= raw:
+            return float(step)
+    return 86400.0 * (raw // 86400 + 1)
 
 
-def time_chart(jobs: list[dict], width: int = 940, height: int = 190) -> dict:
-    """Variants checked per time bin (bars), from when each job finished."""
-    done = [j for j in jobs if j.get("finished") and j["status"] == "done"]
+def _clock(sec: float) -> str:
+    """Seconds since start as m:ss, or h:mm:ss past an hour."""
+    sec = int(round(sec))
+    return f"{sec // 3600}:{sec % 3600 // 60:02d}:{sec % 60:02d}" if sec >= 3600 else f"{sec // 60}:{sec % 60:02d}"
+
+
+def progress_chart(jobs: list[dict], width: int = 940, height: int = 250) -> dict:
+    """Variants checked so far (a rising step line, one step per finished job, each step a point with its
+    job in a tooltip) above a strip of jobs running at once, on one time axis since the first start."""
+    done = sorted((j for j in jobs if j.get("finished") and j["status"] == "done"), key=lambda j: j["finished"])
+    spans = [(j["started"], j["finished"]) for j in jobs if j.get("started") and j.get("finished")]
+    title = "Variants checked over time"
     if not done:
-        return {"empty": True, "width": width, "height": 40, "title": "Variants checked per minute"}
-    t0 = min(j["started"] or j["finished"] for j in done)
-    t1 = max(j["finished"] for j in done)
-    span_min = max((t1 - t0) / 60.0, 1e-9)
-    bin_min = 1.0
-    for b in (1 / 6, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 240, 480, 1440):
-        bin_min = b
-        if span_min / b <= 40:
-            break
-    nbins = max(1, int(span_min // bin_min) + 1)
-    counts = [0.0] * nbins
-    for j in done:
-        counts[min(nbins - 1, int((j["finished"] - t0) / 60.0 // bin_min))] += j["variants"]
-    rates = [c / bin_min for c in counts]
-    left, bottom, top = 56, 28, 14
-    pw, ph = width - left - 16, height - bottom - top
-    vmax = max(rates) or 1.0
-    bw = min(pw / nbins, 48.0)
-    pw = bw * nbins
-    bars = []
-    for i, r in enumerate(rates):
-        h = ph * r / vmax
-        bars.append({"x": round(left + i * bw + 1, 1), "w": round(max(bw - 2, 1), 1),
-                     "y": round(top + ph - h, 1), "h": round(h, 1),
-                     "tip": f"minutes {_m(i * bin_min)}-{_m((i + 1) * bin_min)}: {r:.1f} variants/min"})
-    ticks = []
-    step = max(1, nbins // 10)
-    for i in range(0, nbins + 1, step):
-        ticks.append({"x": round(left + i * bw, 1), "label": _m(i * bin_min, mss=bin_min < 1)})
-    yticks = [{"y": round(top + ph - ph * f, 1), "label": f"{vmax * f:.3g}"} for f in (0, 0.5, 1.0)]
+        return {"empty": True, "width": width, "height": 40, "title": title}
+    t0 = min([a for a, _ in spans] + [j["finished"] for j in done])
+    t1 = max([b for _, b in spans] + [j["finished"] for j in done])
+    span = max(t1 - t0, 1.0)
+    left, right, top = 64, 16, 12
+    strip_h, gap, bottom = 46, 30, 34
+    pw = width - left - right
+    ph = height - top - gap - strip_h - bottom
     total = sum(j["variants"] for j in done)
-    return {"empty": False, "width": width, "height": height, "bars": bars, "ticks": ticks, "yticks": yticks,
-            "left": left, "top": top, "ph": ph, "pw": pw, "color": RATE_COLOR,
-            "xlabel": "minutes since start" if bin_min >= 1 else "time since start (m:ss)",
-            "title": f"Variants checked per minute ({_m(bin_min)}-minute bins)" if bin_min >= 1 else
-                     f"Variants checked per minute ({round(bin_min * 60)}-second bins)",
-            "note": f"{total} variants in {span_min:.1f} min, {total / span_min:.1f} per minute on average"}
+    vmax = max(total, 1)
+
+    def X(t: float) -> float:
+        return round(left + pw * (t - t0) / span, 1)
+
+    def Y(v: float) -> float:
+        return round(top + ph - ph * v / vmax, 1)
+
+    path = [f"M{X(t0)},{Y(0)}"]
+    points, cum = [], 0
+    for j in done:
+        x = X(j["finished"])
+        path.append(f"H{x}")
+        cum += j["variants"]
+        path.append(f"V{Y(cum)}")
+        points.append({"x": x, "y": Y(cum), "tip": f"{_clock(j['finished'] - t0)}: {Path(j['model'] or '?').name} "
+                                                     f"+{j['variants']} variants ({cum} in all)"})
+    path.append(f"H{X(t1)}")
+    line = "".join(path)
+    area = line + f"V{Y(0)}Z"
+    # jobs running at once: a step line over the strip
+    events = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans], key=lambda e: (e[0], e[1]))
+    n, peak, run_pts = 0, 0, []
+    for t, d in events:
+        n += d
+        peak = max(peak, n)
+        run_pts.append((t, n))
+    s_top = top + ph + gap
+    rmax = max(peak, 1)
+
+    def RY(k: int) -> float:
+        return round(s_top + strip_h - strip_h * k / rmax, 1)
+
+    run = [f"M{X(t0)},{RY(0)}"]
+    for t, k in run_pts:
+        run += [f"H{X(t)}", f"V{RY(k)}"]
+    run.append(f"H{X(t1)}")
+    step = _nice_step(span)
+    xticks = [{"x": X(t0 + k * step), "label": _clock(k * step)} for k in range(int(span // step) + 1)]
+    yticks = [{"y": Y(vmax * f), "label": f"{round(vmax * f):d}"} for f in (0, 0.25, 0.5, 0.75, 1.0)]
+    mins = span / 60
+    return {"empty": False, "width": width, "height": height, "title": title, "line": line, "area": area,
+            "points": points if len(points) <= 400 else [], "run": "".join(run), "xticks": xticks, "yticks": yticks,
+            "left": left, "top": top, "pw": pw, "ph": ph, "s_top": s_top, "strip_h": strip_h, "peak": peak,
+            "color": RATE_COLOR, "xlabel": "time since the first job started (m:ss)",
+            "note": f"{total} variants in {len(done)} jobs over {_clock(span)} (m:ss), "
+                    f"{total / mins:.1f} per minute on average; up to {peak} job{'s' if peak != 1 else ''} at once"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,10 +337,14 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
                     repro_path = str((html_dir / s["variant_file"]).resolve())
                     break
         ex = g.get("example") or {}
+        detail = g["detail"] or ex.get("detail") or ""
+        if g["kind"] == "unsound-rewrite":  # both sides are eager runs: the seed's and the variant's
+            detail = unsound_wording(detail)
         cards.append({
             "signature": g["signature"], "kind": g["kind"], "bug": bool(g["compiler_bug"]),
             "backend": g["backend"], "device": g["device"], "rules": g["rules"], "ops": g["ops"],
-            "families": fams, "detail": g["detail"] or ex.get("detail") or "", "count": g["count"], "jobs": g["jobs"],
+            "families": fams, "detail": detail, "count": g["count"], "jobs": g["jobs"],
+            "compared": "seed eager vs variant eager" if g["kind"] == "unsound-rewrite" else None,
             "first_seen": _fmt_time(g.get("first_seen")), "last_seen": _fmt_time(g.get("last_seen")),
             "models": sorted({s["model"] for s in sightings}), "sightings": sightings[:50],
             "more_sightings": max(0, len(sightings) - 50), "code": repro_code, "code_truncated": truncated,
@@ -298,34 +369,83 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
     rule_rows = sorted(({"name": n, "family": loaded.get(n, families.get(n, "?")), "fired": fired.get(n, 0),
                          "findings": in_findings.get(n, 0)} for n in set(loaded) | set(fired)),
                        key=lambda r: (-r["findings"], -r["fired"], r["name"]))
+    unfinished = ("done", "running", "retry", "interrupted", "pending")
     failed = [{"model": Path(j["model"] or "?").name, "status": j["status"], "rules": j["rules_label"],
                "backend": j["backend"], "device": j["device"], "seed": j["seed"],
                "run_dir": _rel(j["run_dir"], html_dir), "error": (j["error"] or "")[-3000:]}
-              for j in jobs if j["status"] not in ("done", "running", "retry")]
+              for j in jobs if j["status"] not in unfinished]
     done = [j for j in jobs if j["status"] == "done"]
     starts = [j["started"] for j in jobs if j.get("started")]
     ends = [j["finished"] for j in jobs if j.get("finished")]
     n_bugs = sum(1 for g in groups if g["compiler_bug"])
+    plan = plan_view(jobs, data.get("plan") or [])
     summary = [
-        ("jobs done", f"{len(done)} / {len(jobs)}"),
+        ("jobs finished", f"{plan['finished']} / {plan['jobs']} planned, {plan['left']} left"
+                          + (f" ({plan['running']} running)" if plan["running"] else "")),
         ("failed jobs", str(len(failed))),
         ("variants checked", str(sum(j["variants"] for j in done))),
         ("programs executed", str(sum(j["executed"] for j in done))),
         ("compiler-bug candidates", f"{n_bugs} distinct, {sum(g['count'] for g in groups if g['compiler_bug'])} sightings"),
         ("notes", f"{len(groups) - n_bugs} distinct, {sum(g['count'] for g in groups if not g['compiler_bug'])} sightings"),
-        ("models", str(len({j['model'] for j in jobs}))),
+        ("models", f"{plan['models_done']} / {plan['models']} planned done, {plan['models_with_results']} with results"),
         ("backends / devices", ", ".join(sorted({j['backend'] or '?' for j in jobs})) + " / " +
          ", ".join(sorted({j['device'] or '?' for j in jobs}))),
         ("rules", f"{len(loaded)} loaded, {len(loaded) - len(never)} fired"),
         ("wall time", f"{(max(ends) - min(starts)) / 60:.1f} min" if starts and ends else "-"),
         ("torch", ", ".join(sorted({j['torch'] for j in jobs if j.get('torch')})) or "-"),
     ]
+    last = ((data.get("meta") or {}).get("runs") or [None])[-1]
+    if last and last.get("jobs_at_once"):
+        summary.append(("jobs at once (last run)", f"{last['jobs_at_once']} (peak {last.get('peak_at_once', '?')}), "
+                                                   f"{last.get('jobs_per_run', 1)} workers per job"))
+    if any(j["device"] == "cuda" for j in jobs) and last:
+        u = last.get("gpu_util")
+        summary.append(("GPU busy (last run)", f"{u['mean']:.0f}% mean, {u['max']:.0f}% max, {u['samples']} samples "
+                                               f"every {u['interval_s']:.0f} s" if u else "not measured (no nvidia-smi)"))
     return {"title": title or f"eqsat-test: {data['title']}", "folder": str(data["folder"]),
             "generated": _fmt_time(time.time()), "summary": summary, "cards": cards, "charts": charts,
-            "time_chart": time_chart(jobs), "never_fired": [{"name": n, "family": loaded[n]} for n in never],
+            "time_chart": progress_chart(jobs), "left_jobs": plan["left_rows"][:200],
+            "left_hidden": max(0, len(plan["left_rows"]) - 200), "never_fired": [{"name": n, "family": loaded[n]} for n in never],
             "rule_rows": rule_rows[:200], "rule_rows_hidden": max(0, len(rule_rows) - 200), "failed": failed,
             "cards_hidden": max(0, len(groups) - MAX_CARDS), "n_groups": len(groups),
             "kind": data["kind"], "bug_color": BUG_COLOR, "note_color": NOTE_COLOR}
+
+
+_UNSOUND_WORDS = re.compile(r"\b(compiled|eager)\b")
+
+
+def unsound_wording(detail: str) -> str:
+    """An unsound-rewrite note's verdict says "eager" for the seed's eager output and "compiled" for
+    the variant's (the oracle's words for its two sides); both are eager runs: say which."""
+    if detail.startswith("variant raises in eager mode"):
+        return detail
+    return _UNSOUND_WORDS.sub(lambda m: "variant eager" if m.group(1) == "compiled" else "seed eager", detail)
+
+
+def plan_view(jobs: list[dict], plan: list[dict]) -> dict:
+    """Planned jobs and models (the latest campaign run's plan, plus any job recorded outside it),
+    finished, left, running; a model is done when all its jobs are finished."""
+    by_key = {j["key"]: j for j in jobs}
+    rows = {p["key"]: {"key": p["key"], "model": p["model"], "rules": p.get("rules"), "backend": p.get("backend"),
+                       "device": p.get("device"), "seed": p.get("seed")} for p in plan}
+    for j in jobs:
+        rows.setdefault(j["key"], {"key": j["key"], "model": j["model"], "rules": j["rules_label"],
+                                   "backend": j["backend"], "device": j["device"], "seed": j["seed"]})
+    unfinished = ("running", "retry", "interrupted", "pending")
+    models: dict[str, list[bool]] = {}
+    left_rows, running = [], 0
+    for k, r in rows.items():
+        st = (by_key.get(k) or {}).get("status", "pending")
+        fin = st not in unfinished
+        models.setdefault(r["model"], []).append(fin)
+        running += st == "running"
+        if not fin:
+            left_rows.append({**r, "model": Path(r["model"] or "?").name, "status": st})
+    fin = sum(1 for m in models.values() for f in m if f)
+    return {"jobs": len(rows), "finished": fin, "left": len(rows) - fin, "running": running,
+            "models": len(models), "models_done": sum(1 for m in models.values() if all(m)),
+            "models_with_results": sum(1 for m in models.values() if any(m)),
+            "left_rows": sorted(left_rows, key=lambda r: (r["status"] != "running", r["model"]))}
 
 
 def render_html(view: dict) -> str:

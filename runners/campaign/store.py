@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     rule_set_version TEXT,          -- hash of the rule files' contents
     backend TEXT, device TEXT, seed INTEGER, torch_version TEXT,
     options TEXT,                   -- JSON: variants, inputs, extra run arguments
-    status TEXT NOT NULL,           -- running | done | error | timeout | crash | bad-input
+    status TEXT NOT NULL,           -- running | interrupted | retry | done | error | timeout | crash | bad-input
     exit_code INTEGER,
     attempts INTEGER NOT NULL DEFAULT 0,
     started REAL, finished REAL, seconds REAL,
@@ -52,6 +52,9 @@ CREATE TABLE IF NOT EXISTS sightings (
     PRIMARY KEY (signature, job_key)
 );
 CREATE INDEX IF NOT EXISTS sightings_job ON sightings(job_key);
+CREATE TABLE IF NOT EXISTS planned (   -- the jobs the latest campaign run set out to do (its spec's jobs)
+    key TEXT PRIMARY KEY, model TEXT NOT NULL, rules TEXT, backend TEXT, device TEXT, seed INTEGER
+);
 """
 
 
@@ -200,6 +203,53 @@ class Store:
                      json.dumps(sorted(f.get("rules") or [])), json.dumps(sorted(set(f.get("min_ops") or f.get("ops") or []))),
                      (f.get("detail") or "")[:2000], n, finished, finished, job["key"], json.dumps(f, default=str)))
         return True
+
+    def mark_interrupted(self, keys: list[str] | None = None) -> int:
+        """Jobs left running by a campaign that stopped (budget, Ctrl-C, kill -9: then at the next start)
+        become `interrupted`: not finished, so the next run runs them. `keys` None: every running job."""
+        with self.tx():
+            if keys is None:
+                return self.db.execute("UPDATE jobs SET status='interrupted' WHERE status='running'").rowcount
+            n = 0
+            for i in range(0, len(keys), 500):
+                chunk = keys[i:i + 500]
+                n += self.db.execute(f"UPDATE jobs SET status='interrupted' WHERE status='running' AND key IN "
+                                     f"({','.join('?' * len(chunk))})", chunk).rowcount
+            return n
+
+    # ---- the plan -----------------------------------------------------------------------------
+    def set_plan(self, jobs: list[dict]) -> None:
+        """The jobs this campaign run sets out to do (replacing the previous run's plan)."""
+        with self.tx():
+            self.db.execute("DELETE FROM planned")
+            self.db.executemany(
+                "INSERT OR IGNORE INTO planned VALUES (?,?,?,?,?,?)",
+                [(j["key"], j["model"], j.get("rule_label") or "+".join(j.get("rule_set") or []) or "default",
+                  j.get("backend"), j.get("device"), j.get("seed")) for j in jobs])
+            self.db.execute("INSERT INTO meta VALUES ('planned_at', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                            (json.dumps(time.time()),))
+
+    def plan(self) -> list[dict]:
+        return [_row(r) for r in self.db.execute("SELECT * FROM planned ORDER BY model, key")]
+
+    def plan_status(self) -> dict:
+        """Planned jobs and models, how many finished and how many are left (a model is done when
+        all its planned jobs are finished). Zeros where no plan was stored (a store of an older version)."""
+        q = f"""SELECT p.key, p.model, j.status IN ({','.join('?' * len(FINISHED))}) AS fin, j.status = 'done' AS ok
+                FROM planned p LEFT JOIN jobs j ON j.key = p.key"""
+        rows = list(self.db.execute(q, FINISHED))
+        models: dict[str, bool] = {}
+        for r in rows:
+            models[r["model"]] = models.get(r["model"], True) and bool(r["fin"])
+        fin = sum(1 for r in rows if r["fin"])
+        return {"jobs": len(rows), "finished": fin, "done": sum(1 for r in rows if r["ok"]), "left": len(rows) - fin,
+                "models": len(models), "models_done": sum(models.values())}
+
+    def add_run(self, run: dict, keep: int = 100) -> None:
+        """Append one campaign run's facts (jobs at once, workers per job, GPU use) to meta `runs`."""
+        runs = self.meta().get("runs") or []
+        runs = (runs + [run])[-keep:]
+        self.set_meta(runs=runs)
 
     def retry_failed(self) -> int:
         """Re-open jobs that ended in error, timeout or crash (they have no findings recorded)."""

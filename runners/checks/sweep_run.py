@@ -145,7 +145,8 @@ class _Sweeper:
         return out
 
     def _judge(self, job: _Job, set_name: str, got) -> Verdict:
-        e = job.eager[set_name]
+        e = to_cpu(job.eager[set_name])  # the oracle works on CPU copies
+        got = to_cpu(got)
         if self._lenient(job.point):
             return lenient_judge(e["ref"], got, e["fp64"], e["ref32"], ref2=e["ref2"], index_info=e["idx"])
         return judge(e["ref"], got, e["fp64"], ref2=e["ref2"], index_info=e["idx"])

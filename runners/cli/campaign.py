@@ -8,8 +8,10 @@ from pathlib import Path
 
 import click
 
+# Imports inside functions: `eqsat-test campaign --help` and spec errors stay fast (no torch).
+
 from runners.campaign.jobs import make_jobs
-from runners.campaign.run import _resolve_out, _text_summary, run_campaign
+from runners.campaign.run import _resolve_out, _text_summary, campaign_running, run_campaign, shown_status
 from runners.campaign.spec import RUNS_DIR, load_spec
 from runners.records import ExitCode
 
@@ -22,13 +24,16 @@ from runners.records import ExitCode
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Campaign folder (default: <SPEC without .toml>-out beside SPEC).")
 @click.option("--jobs", "-j", type=int, default=None,
-              help="Jobs at once (default: one per core; with --executor ray --address local: the cluster's CPUs).")
+              help="Jobs at once (default: one per core, cuda jobs too, those at most one per 4 GiB of free GPU "
+                   "memory; each job runs cores/jobs workers; with --executor ray --address local: the cluster's CPUs).")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
               help="local process pool (default) or Ray tasks.")
 @click.option("--address", default=None,
               help="Ray cluster address (host:port, ray://...), or 'local' to start one here "
                    "(default: $RAY_ADDRESS if set, else local).")
-@click.option("--dry-run", is_flag=True, help="List the jobs (and which are done) and exit.")
+@click.option("--dry-run", is_flag=True,
+              help="List the jobs and their status (pending, running, interrupted: started by a campaign process "
+                   "that is gone, run again on resume; done, error, ...) and exit.")
 @click.option("--retry-failed", is_flag=True, help="Run again the jobs that ended in error, timeout or crash.")
 @click.option("--job-timeout", type=float, default=None, help="Seconds per job (overrides budget.job_timeout).")
 @click.option("--total-seconds", type=float, default=None,
@@ -63,9 +68,10 @@ def campaign_cmd(spec, out, jobs, executor, address, dry_run, retry_failed, job_
     travel with the tasks, run folders come back to OUT; GPU jobs ask Ray for one GPU each.
 
     \b
-    A job is one (model, rule set, backend, device, seed): `eqsat-test run ... --jobs 1` in its own
-    subprocess. Its key hashes the model's content, the rule files' contents, backend, device,
-    torch version, seed and options: running the same SPEC again skips finished jobs (resume).
+    A job is one (model, rule set, backend, device, seed): `eqsat-test run ... --jobs K` in its own
+    subprocess (K = cores / jobs at once), killed with all its processes if the campaign dies.
+    Its key hashes the model's content, the rule files' contents, backend, device, torch version,
+    seed and options: running the same SPEC again skips finished jobs (resume).
     SPEC may also be a campaign folder, for --export-jsonl or --dry-run.
     Exit codes: 0 nothing found, 1 compiler-bug candidates in the store, 2 interrupted or
     budget spent (run again to resume), 3 some job failed inside eqsat-test, 4 usage error.
@@ -83,7 +89,13 @@ def campaign_cmd(spec, out, jobs, executor, address, dry_run, retry_failed, job_
                 n = store.export_jsonl(export_jsonl)
                 click.echo(f"eqsat-test: wrote {n} lines to {export_jsonl}", err=True)
             if dry_run:
-                _print_jobs([_stored_job_row(j) for j in store.jobs()], as_json)
+                active = campaign_running(folder)
+                stored = {j["key"]: j for j in store.jobs()}
+                rows = [_stored_job_row(j, active) for j in stored.values()]
+                rows += [{"key": p["key"][:12], "status": "pending", "model": p["model"], "rules": p["rules"],
+                          "backend": p["backend"], "device": p["device"], "seed": p["seed"], "run_dir": None}
+                         for p in store.plan() if p["key"] not in stored]  # planned, never started
+                _print_jobs(rows, as_json)
         sys.exit(ExitCode.OK)
 
     sp = load_spec(spec, {"executor": executor, "address": address, "jobs": jobs, "job_timeout": job_timeout,
@@ -99,10 +111,12 @@ def campaign_cmd(spec, out, jobs, executor, address, dry_run, retry_failed, job_
     if dry_run:
         js = make_jobs(sp)
         status: dict[str, str] = {}
+        active = False
         if (out / STORE_NAME).is_file():
+            active = campaign_running(out)
             with Store(out / STORE_NAME) as store:
                 status = store.status_of(j["key"] for j in js)
-        rows = [{"key": j["key"][:12], "status": status.get(j["key"], "pending"), "model": j["model_rel"],
+        rows = [{"key": j["key"][:12], "status": shown_status(status.get(j["key"]), active), "model": j["model_rel"],
                  "rules": j["rule_label"], "backend": j["backend"], "device": j["device"], "seed": j["seed"],
                  "run_dir": str(out / RUNS_DIR / j["run_name"])} for j in js]
         _print_jobs(rows, as_json)
@@ -140,8 +154,8 @@ def exit_code(summary: dict) -> int:
     return ExitCode.OK
 
 
-def _stored_job_row(j: dict) -> dict:
-    return {"key": j["key"][:12], "status": j["status"], "model": j["model"],
+def _stored_job_row(j: dict, active: bool) -> dict:
+    return {"key": j["key"][:12], "status": shown_status(j["status"], active), "model": j["model"],
             "rules": "+".join(j["rule_set"] or []) or "default", "backend": j["backend"], "device": j["device"],
             "seed": j["seed"], "run_dir": j["run_dir"]}
 
@@ -168,7 +182,8 @@ def report_cmd(folder, out, title):
     """A self-contained HTML report of a campaign folder or a run folder (FOLDER/report.html).
 
     Findings grouped by signature with their repro code, counts and where they were seen; charts of
-    findings per rule family, op, backend and device; variants checked per minute; rules that never fired."""
+    findings per rule family, op, backend and device; variants checked over time and jobs at once; the
+    planned jobs and those left; rules that never fired."""
     from runners.campaign.report import write_report
     path = write_report(folder, out, title=title)
     click.echo(str(path))

@@ -23,6 +23,14 @@ from runners.exec.protocol import (compile_options, error_info, load_module, ope
 from runners.oracle.inputs import InputSet, input_sets, to_fp64_inputs
 from runners.oracle.judge import judge_input_set
 
+def full_fp32_on_cuda() -> None:
+    """float32 matmuls and convolutions in full float32 on CUDA, eager and compiled alike (repro.py
+    does the same): with TF32 allowed, cuDNN and cuBLAS pick TF32 or not per algorithm and layout,
+    so eager and compiled differ by TF32 rounding, which is no compiler bug."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
 def warm_up(device: str) -> dict:
     """One tiny compile on `device`: pays the process's one-time Inductor costs (imports, the
     compile-worker pool, toolchain checks; ~2-3 s on CPU) before the first real task."""
@@ -192,6 +200,7 @@ def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs
 def main() -> None:
     # Results go to the real stdout; everything else (torch's prints) to stderr.
     open_channel(os.fdopen(os.dup(1), "w", buffering=1))
+    full_fp32_on_cuda()
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     send({"ready": True, "pid": os.getpid()})

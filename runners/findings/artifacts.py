@@ -120,12 +120,29 @@ def _ident(s: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]+", "_", s).strip("_").lower()
 
 
+def verdict_lines(f: dict) -> list[str]:
+    """What the finding's verdict was, said of the program repro.py and test_repro.py hold: the
+    minimized program's own verdict where minimization recorded it (`min_detail`) or the repro's rerun
+    printed it, else the full variant's, labelled as such."""
+    minimized = bool(f.get("minimized_file"))
+    own = f.get("min_detail") or ((f.get("debug_artifacts") or {}).get("debug_run") or {}).get("verdict")
+    if minimized and own:
+        return [f"Verdict on this minimized program: {own[:400]}"]
+    if minimized:
+        return [f"Verdict on the full variant before minimization: {(f.get('detail') or '')[:400]}",
+                "The minimized program here fails the same way (same kind of finding); its own verdict is what "
+                "`python repro.py` prints."]
+    return [f"Verdict: {f['detail'][:400]}"] if f.get("detail") else []
+
+
 def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None, *,
                       inputs_file: str = "inputs.pt") -> str | None:
     """test_repro.py for a finding (None where it does not apply): the program's `forward`
-    inlined, its inputs inlined when small (else loaded from `inputs_file` beside the test), one
-    TestCase method that compiles it the way the finding did and judges it like Dynamo's
-    accuracy checker (torch._dynamo.utils.same with an fp64 reference)."""
+    inlined (the same program as repro.py: the minimized one where there is one), its inputs inlined
+    when small (else loaded from `inputs_file` beside the test, the file repro.py loads), one TestCase
+    method that compiles it the way the finding did and judges it as repro.py does: with
+    eqsat-test's oracle where eqsat-test is importable, else like Dynamo's accuracy checker
+    (torch._dynamo.utils.same with an fp64 reference)."""
     from runners.findings.triage import triage
     from runners.exec.protocol import compile_options
     if f.get("kind") in _NO_TEST_KINDS or f.get("kind") in ("slow-variant", "unsound-rewrite", "nondeterministic"):
@@ -140,12 +157,12 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
     except Exception:
         torch_version = "?"
     summary = [f"Program: variant {f.get('variant')}" + (f" (rewritten by: {', '.join(f['rules'])})" if f.get("rules") else
-                                                        " (the unmodified model)") + (", minimized" if f.get("min_ops") else "") + ".",
+                                                        " (the unmodified model)")
+               + (", minimized (the program of repro.py)" if f.get("minimized_file") else "") + ".",
                f"Compiled with torch.compile(backend={backend!r}{''.join(f', {k}={v!r}' for k, v in opts.items())})"
                + (f" and Inductor config {config}" if config else "") + f" on {f.get('device', 'cpu')}.",
                f"Triage: {t['class']} ({t.get('subclass')}), stage {t.get('stage')}, component {t.get('component')}."]
-    if f.get("detail"):
-        summary.append("Verdict: " + f["detail"][:400])
+    summary += verdict_lines(f)
     if f.get("kind") == "config-mismatch":
         summary.append(f"Configuration: {f.get('direction')} {f.get('config')!r}; right under {f.get('configs_right')}, "
                        f"wrong under {f.get('configs_wrong')}.")
@@ -157,11 +174,14 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
         inline_inputs=inline, inputs_file=inputs_file, class_name="TestEqsatRepro", device=f.get("device", "cpu"),
         test_name="test_" + _ident(f"{f.get('kind', 'finding')}_{f.get('variant', '')}"), backend=backend,
         options=opts, tol=_tolerance(inputs_path),
+        extreme_inputs=str(f.get("min_input_set") or f.get("input_set") or "").startswith("special"),
     )
 
 
 def write_test_repro(d: Path, program_src: str, f: dict) -> Path | None:
-    """Write d/test_repro.py (inputs from d/inputs.pt); None where no test applies."""
+    """Write d/test_repro.py (inputs from d/inputs.pt); None where no test applies. Also points the
+    finding's triage next step at files that exist in d (see next_step)."""
+    _set_next_step(d, f)
     try:
         text = test_repro_source(program_src, f, d / "inputs.pt")
     except Exception as e:  # never fail a finding for its test
@@ -171,6 +191,55 @@ def write_test_repro(d: Path, program_src: str, f: dict) -> Path | None:
         return None
     (d / TEST_REPRO).write_text(text)
     return d / TEST_REPRO
+
+
+# ----------------------------------------------------------------------------------------------
+# the next step, naming only files the finding folder has
+
+
+def next_step(d: Path, f: dict) -> str | None:
+    """The triage next step for the finding in folder d, naming only files that exist there (the
+    minifier's repro, the bisector's verdict, Inductor's output code are kept only when their step ran
+    and produced them); a command to make them where they are missing. None: triage's text stands."""
+    from runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH, TRITON_KERNEL
+    cls = f.get("triage") or (f.get("triage_info") or {}).get("class")
+    art = f.get("debug_artifacts") or {}
+    has = lambda name: (d / name).is_file()  # noqa: E731
+    code = ("compare output_code.py (Inductor's generated code)" if has("output_code.py") else
+            "see Inductor's generated code with TORCH_LOGS=output_code python repro.py")
+    level = "4" if cls == ACCURACY else "2"
+    if has("minifier_repro.py"):
+        minify = "run minifier_repro.py (the after-AOT minifier's smaller graph)"
+    else:
+        why = (art.get("minifier") or {}).get("status") or (art.get("minifier") or {}).get("why")
+        minify = (f"minify with TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL={level} python repro.py"
+                  + (f" (no minifier_repro.py here: {why})" if why else ""))
+    if cls == ACCURACY:
+        bisect = ("read bisect.txt (compiler bisector)" if has("bisect.txt") else
+                  "bisect with torch._inductor.compiler_bisector.CompilerBisector")
+        return f"{minify}; {bisect}; {code}"
+    if cls == BACKEND_COMPILE:
+        kernel = next((p.name for p in sorted(d.glob("failing_kernel.*"))), None)
+        files = [x for x in ("output_code.py", kernel, "compile_log.txt") if x and has(x)]
+        return (f"see {' / '.join(files)}; " if files else "rerun repro.py with TORCH_LOGS=output_code; ") + minify
+    if cls == RUNTIME_CRASH:
+        return f"{code} (the crashing call is in its traceback); {minify}"
+    if cls == TRITON_KERNEL:
+        where = "the kernel is in output_code.py" if has("output_code.py") else "TORCH_LOGS=output_code shows the kernel"
+        return f"rerun with CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer; {where}"
+    return None
+
+
+def _set_next_step(d: Path, f: dict) -> None:
+    t = f.get("triage_info")
+    if not isinstance(t, dict):
+        return
+    try:
+        step = next_step(d, f)
+    except Exception:  # never fail a finding for its advice
+        return
+    if step:
+        t["next_step"] = step
 
 
 # ----------------------------------------------------------------------------------------------
@@ -204,6 +273,20 @@ def _base_env() -> dict:
         env.pop(k, None)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
+
+
+def repro_verdict(text: str) -> str | None:
+    """The verdict repro.py printed ("MISCOMPILE (...): detail"), or None: it stopped before judging,
+    or judged the AccuracyError that Dynamo's own after-AOT check (TORCHDYNAMO_REPRO_AFTER, set for
+    the debug rerun) raised, which says nothing of the program."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("VERDICT:"):
+            if "AccuracyError" in line:
+                return None
+            rest = [x.strip() for x in lines[i + 1:i + 4] if x.startswith("  ") and not x.startswith("  differs at")]
+            return (line[len("VERDICT:"):].strip() + (": " + "; ".join(rest) if rest else ""))[:600]
+    return None
 
 
 def _minify_mode(f: dict) -> tuple[str | None, str]:
@@ -398,6 +481,9 @@ def collect(d: Path, f: dict, opts: ArtifactOptions) -> dict:
                                 "env": {k: env[k] for k in ("TORCH_COMPILE_DEBUG", "TORCH_LOGS", "TORCHDYNAMO_REPRO_AFTER",
                                                            "TORCHDYNAMO_REPRO_LEVEL") if k in env}}
         summary["files"] += ["compile_log.txt"] + kept
+        verdict = repro_verdict(text)
+        if verdict:
+            summary["debug_run"]["verdict"] = verdict
         if rc == 0:
             summary["debug_run"]["note"] = "the program passed in this rerun (flaky, or input-set dependent)"
 
@@ -511,9 +597,19 @@ def collect_all(written: list[dict], out: Path, opts: ArtifactOptions, log=lambd
 
 
 def _record(d: Path, f: dict, s: dict) -> None:
+    """The artifacts' summary into the finding and its meta.json; the next step names the files made;
+    test_repro.py states the verdict the repro's rerun printed, where the finding's own was of another program."""
     f["debug_artifacts"] = s
+    _set_next_step(d, f)
+    had_own = bool(f.get("min_detail"))
+    if f.get("minimized_file") and not had_own and (s.get("debug_run") or {}).get("verdict") and (d / TEST_REPRO).is_file():
+        src = d / "minimized.py"
+        if src.is_file():
+            write_test_repro(d, src.read_text(), f)
     meta = d / "meta.json"
     if meta.is_file():
         m = json.loads(meta.read_text())
         m["debug_artifacts"] = s
+        if isinstance(m.get("triage_info"), dict) and isinstance(f.get("triage_info"), dict):
+            m["triage_info"]["next_step"] = f["triage_info"]["next_step"]
         meta.write_text(json.dumps(m, indent=1, default=str))
