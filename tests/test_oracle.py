@@ -21,7 +21,6 @@ from runners.oracle.judge import (
     compare_eager,
     judge,
     leaves,
-    rmse_multiplier,
     to_fp64,
     tolerance,
 )
@@ -67,7 +66,9 @@ def test_deep_difference_is_located(change, path):
 
 def test_python_scalars_in_structures():
     x = torch.randn(3, 4)
-    assert judge(nested(x, 0.5), nested(x, 0.5 + 1e-7)).ok  # floats: like a 0-d float tensor
+    # Python floats are doubles: judged at float64 precision (a float32-sized difference fails)
+    assert judge(nested(x, 0.5), nested(x, 0.5 + 1e-15)).ok
+    assert not judge(nested(x, 0.5), nested(x, 0.5 + 1e-7)).ok
     v = judge(nested(x, 0.5), nested(x, 0.6))
     assert (v.kind, v.leaf) == (MISMATCH, "[1]['aux'][1]")
     v = judge((1, True, "a"), (2, True, "a"))
@@ -155,47 +156,51 @@ def test_eager_overflow_where_compiled_matches_fp64_passes():
     fp64 = torch.tensor([60000.0, 1.0], dtype=torch.float64)
     assert judge(r, g, fp64).ok
     assert not judge(r, g).ok
-    assert not judge(r, torch.tensor([50000.0, 1.0], dtype=torch.float16), fp64).ok
+    # where eager overflowed (non-finite, fp64 finite) both are wrong and compiled is judged by kind
+    # only: any finite value passes there; the other elements are still judged
+    assert judge(r, torch.tensor([50000.0, 1.0], dtype=torch.float16), fp64).ok
+    assert not judge(r, torch.tensor([60000.0, 2.0], dtype=torch.float16), fp64).ok
 
 
 # ---------------------------------------------------------------------------------------------
 # the fp64 rule
 
 
-def test_fp64_rule_by_rmse_ratio():
+def test_fp64_rule_per_element():
     gen = torch.Generator().manual_seed(0)
     truth = torch.randn(10_000, generator=gen, dtype=torch.float64)
     noise = lambda: torch.randn(10_000, generator=gen, dtype=torch.float64)  # noqa: E731
-    assert rmse_multiplier(torch.float32, 10_000) == 2.0
     ref = (truth + 2e-4 * noise()).float()
-    within = (truth + 3e-4 * noise()).float()  # outside allclose(1e-4), but 1.5x eager's error
-    assert not judge(ref, within).ok
+    within = (truth + 3e-4 * noise()).float()  # 1.5x eager's error: far from eager, close to fp64's bound
+    assert not judge(ref, within).ok  # no fp64 reference: compared with eager
     v = judge(ref, within, truth)
-    assert v.ok and "fp64 rule" in v.detail
-    v = judge(ref, (truth + 4e-3 * noise()).float(), truth)
-    assert not v.ok and "RMSE to fp64" in v.detail
+    assert v.ok, v.detail
+    # each element may be at most M = 64 times eager's error (its own, or its peers' 75th percentile)
+    v = judge(ref, (truth + 2e-2 * noise()).float(), truth)
+    assert not v.ok and "exceed the fp64 bound" in v.detail
     # eager exact to the last bit: compiled may not be 3e-4 off
     v = judge(truth.float(), (truth + 3e-4 * noise()).float(), truth)
-    assert not v.ok and "RMSE to fp64" in v.detail
+    assert not v.ok and "exceed the fp64 bound" in v.detail
 
 
 def test_ill_conditioned_scalar_gets_wider_bound():
-    # eager 60 ulps off (cancellation), compiled 49x further off: measured on inductor's 1M sum,
-    # where Dynamo's rule alone would raise a false alarm.
+    # eager 60 ulps off (cancellation), compiled 49x further off: measured on inductor's 1M sum.
+    # A scalar's yardstick is one sample of eager's error: M(1) = 256.
     truth = torch.tensor(6.28993294903637, dtype=torch.float64)
     ref = (truth + 4.5e-5).float()
     v = judge(ref, (truth + 2.2e-3).float(), truth)
-    assert v.ok and "ill-conditioned" in v.detail
+    assert v.ok, v.detail
     assert not judge(ref, (truth + 5e-2).float(), truth).ok
 
 
-def test_noise_dominated_leaf_is_not_judged_beyond_nan_inf():
+def test_scalar_where_eager_is_noisy_is_judged_by_its_own_error():
     # a million values summing to ~0: eager is 1% off fp64 itself, compiled 33% (measured)
     truth = torch.tensor(0.00943229248514399, dtype=torch.float64)
     ref, got = torch.tensor(0.00933837890625), torch.tensor(0.00631)
     v = judge(ref, got, truth)
-    assert v.ok and "noise-dominated" in v.detail
+    assert v.ok, v.detail
     assert not judge(ref, torch.tensor(math.nan), truth).ok
+    assert not judge(ref, torch.tensor(-0.05), truth).ok  # but not anything: 600x eager's error
     # fp64 exactly 0 gives no scale: Dynamo's absolute floor decides
     assert not judge(torch.tensor([1e-8, 0.0]), torch.tensor([5.0, 0.0]), torch.zeros(2, dtype=torch.float64)).ok
 
@@ -336,7 +341,7 @@ def test_perturbed_output_fails_with_detail():
     got["logits"][5, 7] += 1e-2
     v = judge(ref, got, fp64, index_info=info)
     assert (v.ok, v.kind, v.leaf) == (False, MISMATCH, "['logits']")
-    assert "(5, 7)" in v.detail and "RMSE to fp64" in v.detail
+    assert "(5, 7)" in v.detail and "exceed the fp64 bound" in v.detail
     assert v.max_abs_err == pytest.approx(1e-2, rel=1e-2)
 
 
@@ -362,12 +367,13 @@ def test_compare_eager_sound_and_unsound_rewrites():
 def test_overflow_on_injected_extreme_inputs_is_not_judged():
     # layer_norm over a row holding 1e30 in float32: eager's variance overflows (NaN), compiled
     # (Welford) gives finite values that are no closer to fp64: the program has no trustworthy
-    # float32 answer there. Not judged on our injected special inputs; judged on ordinary ones.
+    # float32 answer there. Both wrong convicts no one: not judged, on injected special inputs and
+    # on ordinary ones alike (a sweep's boundary values overflow the same way).
     r = torch.tensor([float("nan"), 1.0])
     g = torch.tensor([0.6248, 1.0])
     fp64 = torch.tensor([0.2714, 1.0], dtype=torch.float64)
     assert judge(r, g, fp64, extreme_inputs=True).ok
-    assert not judge(r, g, fp64).ok
+    assert judge(r, g, fp64).ok
     # a NaN that propagates from a NaN input is NaN in fp64 as well: still judged
     assert not judge(r, g, torch.tensor([float("nan"), 1.0], dtype=torch.float64), extreme_inputs=True).ok
     # and the rest of the leaf is judged as usual

@@ -76,8 +76,7 @@ class _Sweeper:
         with torch.no_grad():
             torch.manual_seed(0)
             ref = fwd(*inputs)
-            torch.manual_seed(0)
-            ref2 = fwd(*inputs)
+            ref2 = fwd(*inputs)  # not reseeded: a program that draws random numbers must show it
             idx = self.mod.index_sources(*inputs)
             fp64 = ref32 = None
             try:

@@ -9,6 +9,8 @@ from typing import Any
 
 import torch
 
+from runners.oracle.numerics import special_values
+
 __all__ = ["InputSet", "input_sets", "special_values", "to_fp64_inputs", "SPECIAL_FRACTION", "INDEX_LIKE_MAX"]
 
 # Fraction of elements of a non-parameter tensor replaced by special values in "special" sets
@@ -28,35 +30,6 @@ class InputSet:
 
     name: str  # "given", "random-<seed>", "special-<seed>"
     inputs: tuple  # tensors (and python values passed through unchanged)
-
-
-def special_values(dtype: torch.dtype) -> torch.Tensor:
-    """The special values of a dtype, as a 1-D tensor of that dtype.
-
-    Floats: +-0, +-inf, NaN, subnormals (smallest_normal/2 and the smallest subnormal, both
-    signs), smallest_normal, huge (+-finfo.max/2, and +-1e30 where it fits). Integers: iinfo
-    min and max, 0, -1 (signed only), 1. Bools: False, True.
-    """
-    if dtype == torch.bool:
-        return torch.tensor([False, True])
-    if dtype.is_complex:
-        real = {torch.complex32: torch.float16, torch.complex64: torch.float32}.get(dtype, torch.float64)
-        s = special_values(real).to(torch.float64)
-        z = torch.zeros_like(s)
-        return torch.cat([torch.complex(s, z), torch.complex(z, s), torch.complex(s, s.flip(0))]).to(dtype)
-    if dtype.is_floating_point:
-        fi = torch.finfo(dtype)
-        vals = [0.0, -0.0, math.inf, -math.inf, math.nan]
-        vals += [fi.smallest_normal / 2, -fi.smallest_normal / 2]
-        vals += [fi.smallest_normal * fi.eps, -fi.smallest_normal * fi.eps]  # smallest subnormal
-        vals += [fi.smallest_normal]
-        vals += [fi.max / 2, -fi.max / 2]
-        if fi.max > 1e30:
-            vals += [1e30, -1e30]
-        return torch.tensor(vals, dtype=torch.float64).to(dtype)
-    ii = torch.iinfo(dtype)
-    vals = [ii.min, ii.max, 0, 1] + ([-1] if ii.min < 0 else [])
-    return torch.tensor(vals, dtype=torch.int64 if dtype != torch.uint64 else torch.float64).to(dtype)
 
 
 def to_fp64_inputs(inputs: Any) -> tuple:

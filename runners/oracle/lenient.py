@@ -5,7 +5,8 @@ import dataclasses
 
 import torch
 
-from runners.oracle.judge import LOOSE_TOL, Verdict, _rebuild, judge, leaves, tolerance
+from runners.oracle.judge import Verdict, judge
+from runners.oracle.numerics import LOOSE_TOL, _rebuild, leaves, tolerance
 
 def _close(g: torch.Tensor, a: torch.Tensor, rtol: float) -> torch.Tensor:
     g64, a64 = g.to(torch.float64), a.to(torch.float64)
@@ -15,7 +16,9 @@ def _close(g: torch.Tensor, a: torch.Tensor, rtol: float) -> torch.Tensor:
 
 def lenient_judge(ref, got, fp64, ref32, *, ref2=None, index_info=None) -> Verdict:
     """judge(), excusing elements where compiled disagrees with (low-precision) eager but agrees
-    with the program run in float32 or float64 (see the module docstring)."""
+    with the program run in float32 or float64 (see the module docstring). ref2: a second eager
+    run, as for judge(): a program whose two eager runs differ is "nondeterministic", not judged
+    (the sweep must draw ref2 without reseeding, as runners/exec/worker.py does)."""
     v = judge(ref, got, fp64, ref2=ref2, index_info=index_info)
     if v.ok or (ref32 is None and fp64 is None):
         return v

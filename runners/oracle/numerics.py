@@ -1,0 +1,372 @@
+"""Numerical facts the oracle relies on, in one place: eps and ranges by dtype, the constants of the per-element rule, special values, and the walkers over nested outputs (leaves, _rebuild, to_fp64)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+__all__ = [
+    "neighbourhoods", "rows", "max_errors", "equal_nan", "normalize_leaf", "scalar_kind", "type_name",
+    "leaves", "to_fp64", "tolerance", "special_values", "eps", "real_dtype", "parse_dtype", "tol_dtype",
+    "acc_dtype", "ulp", "multiplier", "acc_ulps", "max_finite", "MANY_PEERS", "PEER_RANGE", "YARD_QUANTILE", "NEAR_TIE_ULPS",
+    "OVERFLOW_MARGIN", "LOOSE_TOL",
+]
+
+# ----------------------------------------------------------------------------------------------
+# the constants of the per-element rule (runners/oracle/judge.py states the rule; docs/oracle.md)
+#
+#   |c - f| <= M(n) * yard + ROUND_ULPS * (ulp(f) + eps(D) * typ) + K(n) * eps(acc(D)) * (|f| + typ)
+#
+# D: the output's dtype (or dtype_hint's, if less precise); acc(D): the dtype sums of D accumulate
+# in (float32 for 16- and 8-bit floats, D otherwise); peers: the leaf's elements with |f| at most
+# PEER_RANGE times the element's, n of them; yard: eager's error beyond the rounding of its
+# result, max(0, |e - f| - ulp(f)/2), at the element or its YARD_QUANTILE over the peers,
+# whichever is larger; typ: the peers' median |f|.
+#
+# MEASURED with `python benchmarks/oracle_detection.py --calibrate` (real torch.compile(inductor)
+# vs eager on this CPU, torch 2.13; 19 programs: a 2**20-term sum, 64 and 4 row sums that cancel
+# to ~0, 256 and 4 row sums, row means, matmul, relu(matmul), layer_norm (mean 5 std 3; mean 100
+# std 1), softmax, log_softmax, var, cumsum, rmsnorm, conv2d, attention, GELU MLP + softmax,
+# gelu*tanh+exp). No false alarm in float32 (100 seeds; 200 for an earlier, tighter set of these
+# constants), bfloat16 and float16 (50). The largest |c - f| / bound over every element and seed:
+# float32 0.45 (64 row sums that cancel), bfloat16 0.46 and float16 0.48 (the GELU MLP), the
+# rest below 0.4. float64 (30 seeds; no independent reference, rule 6): row sums that cancel to
+# ~1e-13 fail every seed (a known limit: nothing in the outputs shows the terms' magnitude),
+# layer_norm of mean 100 x std reaches 0.76, the rest below 0.4.
+
+# Peers: the elements of the same output leaf at most this many times larger (in |fp64|) than the
+# element judged. Larger ones say nothing of its error: rows holding 1e30 (special inputs) must
+# not set the allowance of the ordinary rows, nor a softmax row's one large probability that of
+# its tiny ones; smaller ones do (near-zero elements of a matmul row err like the rest of it).
+# The whole leaf, not the element's row: a row often shares one source of error (LayerNorm's
+# mean and rstd, a softmax's max and sum), so a row is one sample of it, the leaf many.
+PEER_RANGE = 2.0**16
+# The statistic of eager's errors over the peers that serves as the yardstick: a quantile, not the
+# max, so that a few ill-conditioned peers (an element near a cancellation) do not widen the rest,
+# and not the median, which is noisier. Computed over prefix lengths on a geometric grid of ratio
+# PEER_GRID (at most 25% extra peers: fewer than the 25% above the quantile).
+YARD_QUANTILE = 0.75
+PEER_GRID = 1.25
+# M(n): the multiplier on the yardstick. Another summation order's error is a heavy-tailed
+# multiple of eager's (Inductor's 2**20-term sum is up to ~1000x further from fp64 than eager's
+# cascade sum when the total cancels); the fewer the peers, the less their errors say about it:
+# M(n) = M_MANY * MANY_PEERS / n, within [M_MANY, M_ONE].
+MANY_PEERS = 32
+M_MANY = 64.0
+M_ONE = 512.0
+# Rounding to D: of the result, and of intermediates stored in D (between kernels, or after every
+# op in eager), which an element that cancels inherits at the magnitude of its peers.
+ROUND_ULPS = 4.0
+# K(n): accumulated rounding of another evaluation order (FMA contraction, vectorised exp/tanh,
+# another summation order of a well-conditioned sum), in eps(acc(D)); as M(n), K(n) = ACC_ULPS *
+# MANY_PEERS / n within [ACC_ULPS, ACC_ULPS_ONE]: a scalar's 2**20-term vectorised sum that does
+# not cancel is up to ~500 eps relative off fp64 on this CPU.
+ACC_ULPS = 16.0
+ACC_ULPS_ONE = 512.0
+# No independent reference (no fp64 run, or a float64 leaf equal to its fp64 run bitwise):
+# compiled is compared with eager, yard = 0, typ = the leaf's median |e| (no
+# errors to see heterogeneity by), K(n) 8 times the above and at least this (float64 programs on
+# this CPU: layer_norm of mean 100 x std needs ~800 eps; a sum of 2**16 in 4 outputs ~400).
+ACC_ULPS_NOREF = 1024.0
+# A compiled infinity or NaN where eager and fp64 are finite is an overflow in another order (not
+# judged) where |fp64| or |eager| is within this factor of D's largest finite value, or where the
+# element's row (numerics.rows) overflows in eager or in fp64.
+OVERFLOW_MARGIN = 16.0
+# Indices: a compiled index may select a value within this many eps (of the largest magnitude
+# of the row it selects from) of eager's selected value; an exact tie is always accepted.
+NEAR_TIE_ULPS = 2.0
+# Kept for runners/oracle/lenient.py: "close" for agreeing with another precision's run.
+LOOSE_TOL = 4e-2
+
+# rtol = atol of torch.testing/Dynamo-style allclose by dtype (used by lenient.py and reports;
+# the oracle's rule is the per-element one above).
+_TOL = {torch.float64: 1e-7, torch.float32: 1e-4, torch.float16: 1e-3, torch.bfloat16: 1.6e-2}
+_FLOAT8_TOL = 0.25
+
+
+def real_dtype(dtype: torch.dtype) -> torch.dtype:
+    if dtype.is_complex:
+        return {torch.complex32: torch.float16, torch.complex64: torch.float32}.get(dtype, torch.float64)
+    return dtype
+
+
+def eps(dtype: torch.dtype) -> float:
+    return float(torch.finfo(real_dtype(dtype)).eps)
+
+
+def ulp(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """An upper bound of the spacing of `dtype` at |x| (float64): eps * |x|, and at least the
+    spacing of its subnormals."""
+    fi = torch.finfo(real_dtype(dtype))
+    return (x.abs() * fi.eps).clamp(min=fi.smallest_normal * fi.eps)
+
+
+def max_finite(dtype: torch.dtype) -> float:
+    return float(torch.finfo(real_dtype(dtype)).max)
+
+
+def tolerance(dtype: torch.dtype) -> float:
+    """rtol = atol of an allclose-style comparison for a floating (or complex) dtype."""
+    dt = real_dtype(dtype)
+    if dt in _TOL:
+        return _TOL[dt]
+    if dt.itemsize == 1:  # float8 variants
+        return _FLOAT8_TOL
+    return max(1e-4, 2 * eps(dt))
+
+
+def acc_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype sums of `dtype` accumulate in (eager and Inductor alike): float32 for 16/8-bit floats."""
+    dt = real_dtype(dtype)
+    return torch.float32 if dt.is_floating_point and dt.itemsize <= 2 else dt
+
+
+def multiplier(n: torch.Tensor) -> torch.Tensor:
+    """M(n) for a tensor of peer counts (float64): M_MANY * MANY_PEERS / n, within [M_MANY, M_ONE]."""
+    n = n.to(torch.float64).clamp(min=1)
+    return (M_MANY * MANY_PEERS / n).clamp(M_MANY, M_ONE)
+
+
+def acc_ulps(n: torch.Tensor, reference: bool) -> torch.Tensor:
+    """K(n) for a tensor of peer counts (float64): ACC_ULPS * MANY_PEERS / n, within [ACC_ULPS,
+    ACC_ULPS_ONE] (a few outputs of long reductions err like a scalar's); without a reference,
+    8 times that and at least ACC_ULPS_NOREF."""
+    n = n.to(torch.float64).clamp(min=1)
+    k = (ACC_ULPS * MANY_PEERS / n).clamp(ACC_ULPS, ACC_ULPS_ONE)
+    return k if reference else (8 * k).clamp(min=ACC_ULPS_NOREF)
+
+
+def parse_dtype(hint: Any) -> torch.dtype | None:
+    if hint is None:
+        return None
+    if isinstance(hint, torch.dtype):
+        return hint
+    if isinstance(hint, str):
+        name = hint.strip().removeprefix("torch.")
+        aliases = {"fp16": "float16", "half": "float16", "bf16": "bfloat16", "fp32": "float32",
+                   "float": "float32", "fp64": "float64", "double": "float64"}
+        dt = getattr(torch, aliases.get(name, name), None)
+        if isinstance(dt, torch.dtype):
+            return dt
+    raise ValueError(f"dtype_hint: not a dtype: {hint!r}")
+
+
+def tol_dtype(dtype: torch.dtype, hint: torch.dtype | None) -> torch.dtype:
+    """The dtype whose eps and range apply: the less precise of the leaf's dtype and the hint."""
+    dt = real_dtype(dtype)
+    if hint is None or not (hint.is_floating_point or hint.is_complex):
+        return dt
+    h = real_dtype(hint)
+    return h if eps(h) > eps(dt) else dt
+
+
+# ----------------------------------------------------------------------------------------------
+# special values (the "special" input sets; rewrite/rulecheck.py has its own sampler)
+
+
+def special_values(dtype: torch.dtype) -> torch.Tensor:
+    """The special values of a dtype, as a 1-D tensor of that dtype.
+
+    Floats: +-0, +-inf, NaN, subnormals (smallest_normal/2 and the smallest subnormal, both
+    signs), smallest_normal, huge (+-finfo.max/2, and +-1e30 where it fits). Integers: iinfo
+    min and max, 0, -1 (signed only), 1. Bools: False, True.
+    """
+    if dtype == torch.bool:
+        return torch.tensor([False, True])
+    if dtype.is_complex:
+        s = special_values(real_dtype(dtype)).to(torch.float64)
+        z = torch.zeros_like(s)
+        return torch.cat([torch.complex(s, z), torch.complex(z, s), torch.complex(s, s.flip(0))]).to(dtype)
+    if dtype.is_floating_point:
+        fi = torch.finfo(dtype)
+        vals = [0.0, -0.0, math.inf, -math.inf, math.nan]
+        vals += [fi.smallest_normal / 2, -fi.smallest_normal / 2]
+        vals += [fi.smallest_normal * fi.eps, -fi.smallest_normal * fi.eps]  # smallest subnormal
+        vals += [fi.smallest_normal]
+        vals += [fi.max / 2, -fi.max / 2]
+        if fi.max > 1e30:
+            vals += [1e30, -1e30]
+        return torch.tensor(vals, dtype=torch.float64).to(dtype)
+    ii = torch.iinfo(dtype)
+    vals = [ii.min, ii.max, 0, 1] + ([-1] if ii.min < 0 else [])
+    return torch.tensor(vals, dtype=torch.int64 if dtype != torch.uint64 else torch.float64).to(dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# walking nested outputs
+
+
+def children(obj: Any) -> list[tuple[str, Any]] | None:
+    """(path suffix, child) pairs of a container, or None for a leaf."""
+    if isinstance(obj, Mapping):
+        return [(f"[{k!r}]", v) for k, v in obj.items()]
+    if isinstance(obj, (list, tuple)):
+        return [(f"[{i}]", v) for i, v in enumerate(obj)]
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return [(f".{f.name}", getattr(obj, f.name)) for f in dataclasses.fields(obj)]
+    return None
+
+
+def leaves(obj: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Every leaf of a nested structure with its path: [(\"[0]['logits']\", tensor), ...].
+
+    Containers are tuples/lists (namedtuples, torch.return_types included), mappings and
+    dataclass instances; everything else (tensors, scalars, None, strings) is a leaf. A bare
+    leaf has the path "".
+    """
+    out: list[tuple[str, Any]] = []
+
+    def walk(o: Any, path: str) -> None:
+        kids = children(o)
+        if kids is None:
+            out.append((path, o))
+            return
+        for suffix, child in kids:
+            walk(child, path + suffix)
+
+    walk(obj, prefix)
+    return out
+
+
+def _rebuild(obj: Any, fn) -> Any:
+    """Apply fn to every leaf, keeping container types."""
+    if isinstance(obj, Mapping):
+        items = [(k, _rebuild(v, fn)) for k, v in obj.items()]
+        try:
+            return type(obj)(items)
+        except Exception:
+            return dict(items)
+    if isinstance(obj, tuple):
+        items = [_rebuild(v, fn) for v in obj]
+        if hasattr(obj, "_fields"):  # namedtuple
+            return type(obj)(*items)
+        if type(obj) is tuple:
+            return tuple(items)
+        try:  # torch.return_types and other structseq take one sequence
+            return type(obj)(items)
+        except Exception:
+            return tuple(items)
+    if isinstance(obj, list):
+        items = [_rebuild(v, fn) for v in obj]
+        if type(obj) is list:
+            return items
+        try:
+            return type(obj)(items)
+        except Exception:
+            return items
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {f.name: _rebuild(getattr(obj, f.name), fn) for f in dataclasses.fields(obj) if f.init}
+        try:
+            return dataclasses.replace(obj, **changes)
+        except Exception:
+            return obj
+    return fn(obj)
+
+
+def to_fp64(obj: Any) -> Any:
+    """Every floating tensor in a nested structure to float64 (complex to complex128); the rest untouched."""
+
+    def conv(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            if x.is_floating_point():
+                return x.to(torch.float64)
+            if x.is_complex():
+                return x.to(torch.complex128)
+        return x
+
+    return _rebuild(obj, conv)
+
+
+# ----------------------------------------------------------------------------------------------
+# tensors as the judge sees them
+
+
+def dense(t: torch.Tensor) -> torch.Tensor:
+    """Detached, strided, conj/neg resolved, dequantized."""
+    t = t.detach()
+    if t.is_quantized:
+        t = t.dequantize()
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    if t.is_conj():
+        t = t.resolve_conj()
+    if t.is_neg():
+        t = t.resolve_neg()
+    return t
+
+
+def as_real64(t: torch.Tensor) -> torch.Tensor:
+    """float64 values; a complex tensor as its (re, im) pairs folded into the last dim."""
+    if t.is_complex():
+        r = torch.view_as_real(t.resolve_conj()).to(torch.float64)
+        return r.reshape(*t.shape[:-1], -1) if t.dim() else r
+    return t.to(torch.float64)
+
+
+def neighbourhoods(t: torch.Tensor) -> torch.Tensor:
+    """t as a 2-D view (groups, n), one group per neighbourhood: the whole leaf (see PEER_RANGE)."""
+    return t.reshape(1, -1)
+
+
+def rows(t: torch.Tensor, least: int = 32) -> torch.Tensor:
+    """t as a 2-D view (rows, n): each row the smallest block of trailing dims (size-1 dims
+    dropped) holding at least `least` elements, or the whole tensor when smaller."""
+    shape = [s for s in t.shape if s != 1]
+    n = 1
+    for s in reversed(shape):
+        if n >= least:
+            break
+        n *= s
+    return t.reshape(-1, n) if t.numel() else t.reshape(0, 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# leaves as the judge compares them
+
+
+def max_errors(r: torch.Tensor, g: torch.Tensor) -> tuple[float, float]:
+    """max abs and max rel error of g against r (float64, one shape): inf where NaN/inf positions differ."""
+    same_kind = (torch.isnan(r) & torch.isnan(g)) | (r == g) | (torch.isfinite(r) & torch.isfinite(g))
+    if not bool(same_kind.all()):
+        return math.inf, math.inf
+    both = torch.isfinite(r) & torch.isfinite(g)
+    if not bool(both.any()):
+        return 0.0, 0.0
+    rr, gg = r[both], g[both]
+    d = (gg - rr).abs()
+    nz = rr != 0
+    rel = float((d[nz] / rr[nz].abs()).max()) if bool(nz.any()) else 0.0
+    return float(d.max()), rel
+
+
+def equal_nan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    eq = a == b
+    if a.is_floating_point() or a.is_complex():
+        eq = eq | (torch.isnan(a) & torch.isnan(b))
+    return eq
+
+
+def normalize_leaf(x: Any) -> Any:
+    """numpy arrays/scalars to tensors/python scalars; everything else unchanged."""
+    if type(x).__module__ == "numpy":
+        if type(x).__name__ == "ndarray":
+            return torch.as_tensor(x)
+        if hasattr(x, "item"):
+            return x.item()
+    return x
+
+
+def scalar_kind(x: Any) -> str | None:
+    for t, name in ((bool, "bool"), (int, "int"), (float, "float"), (complex, "complex")):
+        if isinstance(x, t):
+            return name
+    return None
+
+
+def type_name(x: Any) -> str:
+    t = type(x)
+    return t.__name__ if t.__module__ in ("builtins", "torch") else f"{t.__module__}.{t.__qualname__}"

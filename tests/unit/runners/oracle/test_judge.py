@@ -1,0 +1,286 @@
+"""Tests of runners/oracle/judge.py's per-element rule: the wrong outputs that passed the round-1 oracle (issue 13, cases 1-8) now fail; its false alarms now pass."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import math
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from runners.oracle.inputs import input_sets
+from runners.oracle.judge import MATCH, MISMATCH, NONDETERMINISTIC, judge
+from runners.oracle.lenient import lenient_judge
+
+REPO = Path(__file__).resolve().parents[4]
+
+
+def gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def runs(fn, *args):
+    """(eager, fp64): fn on the inputs and on the inputs in float64."""
+    with torch.no_grad():
+        return fn(*args), fn(*[a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+                               for a in args])
+
+
+# ---------------------------------------------------------------------------------------------
+# case 1: small magnitudes (the old first test was allclose(1e-4), fp64 never consulted)
+
+
+@pytest.mark.parametrize("wrong", [lambda e: -e, torch.zeros_like, lambda e: 2 * e])
+def test_small_magnitude_outputs_wrong_fail(wrong):
+    x = torch.randn(1000, generator=gen(0), dtype=torch.float64) * 1e-5
+    eager, fp64 = x.float(), x
+    v = judge(eager, wrong(eager), fp64)
+    assert (v.ok, v.kind) == (False, MISMATCH), v.detail
+    assert judge(eager, eager.clone(), fp64).ok
+
+
+def test_softmax_over_a_million_classes_uniform_fails():
+    logits = torch.randn(2**20, generator=gen(1))
+    eager, fp64 = runs(lambda t: t.softmax(-1), logits)
+    v = judge(eager, torch.full_like(eager, 1 / 2**20), fp64)
+    assert not v.ok and "exceed the fp64 bound" in v.detail
+
+
+# ---------------------------------------------------------------------------------------------
+# case 2: rows holding 1e30 on the special input set must not set the bound of the normal rows
+
+
+@pytest.mark.parametrize("program", ["sum", "mean", "matmul"])
+def test_special_rows_do_not_excuse_wrong_normal_rows(program):
+    w = torch.randn(16, 8, generator=gen(99))
+    fns = {"sum": lambda x, w: x.sum(-1), "mean": lambda x, w: x.mean(-1), "matmul": lambda x, w: x @ w}
+    judged = 0
+    for seed in range(20):
+        x = input_sets([torch.randn(32, 16)], seed=seed, kinds=("special",))[0].inputs[0]
+        eager, fp64 = runs(fns[program], x, w)
+        normal = (x.abs() < 1e20).all(-1)  # rows without inf, NaN, 1e30 or max/2
+        if not bool(normal.any()):
+            continue
+        wrong = eager.clone()
+        wrong[normal] *= 1.5
+        v = judge(eager, wrong, fp64, extreme_inputs=True)
+        assert not v.ok, (seed, v.detail)
+        assert judge(eager, eager.clone(), fp64, extreme_inputs=True).ok
+        judged += 1
+    assert judged >= 15
+
+
+# ---------------------------------------------------------------------------------------------
+# case 3: one wrong element is not averaged away
+
+
+def test_one_wrong_element_of_a_million_fails():
+    x = torch.randn(1024, 1024, generator=gen(2), dtype=torch.float64)
+    eager, fp64 = runs(lambda t: t.exp() - 1, x.float())
+    wrong = eager.clone()
+    wrong[500, 500] *= 1.01
+    v = judge(eager, wrong, fp64)
+    assert (v.ok, v.leaf) == (False, "") and "1 exceed" in v.detail and "(500, 500)" in v.detail
+    # the detail shows eager, compiled and fp64 at that element
+    for value in (eager[500, 500], wrong[500, 500], fp64[500, 500]):
+        assert f"{float(value):.6g}" in v.detail
+
+
+# ---------------------------------------------------------------------------------------------
+# cases 4 and 5: a cancelling or ill-conditioned element widens neither its leaf nor its row
+
+
+def test_one_cancelling_row_does_not_switch_off_the_leaf():
+    rows = torch.randn(64, 4096, generator=gen(3))
+    rows[0] -= rows[0].mean()  # row 0 sums to ~0: eager is far off fp64 relative to its value
+    eager, fp64 = runs(lambda t: t.sum(-1), rows)
+    wrong = eager.clone()
+    wrong[5] *= 1.01
+    assert not judge(eager, wrong, fp64).ok
+    # the cancelling row itself may be off by a few times eager's own error there
+    other = eager.clone()
+    other[0] = fp64[0] + 3 * (eager[0].double() - fp64[0])
+    assert judge(eager, other, fp64).ok
+
+
+def test_ill_conditioned_element_does_not_widen_its_neighbours():
+    x = torch.randn(256, generator=gen(4), dtype=torch.float64)
+    eager = x.float()
+    eager[0] = (eager[0] + 1e4) - 1e4  # ~5e-4 off: the ill-conditioned element
+    fp64 = x.clone()
+    ill = eager.clone()
+    ill[0] = fp64[0] + 10 * (eager[0].double() - fp64[0])
+    assert judge(eager, ill, fp64).ok  # 10x eager's error where eager is itself far off
+    wrong = eager.clone()
+    wrong[7] *= 1.001  # an ordinary neighbour, 1e-3 off
+    v = judge(eager, wrong, fp64)
+    assert not v.ok and "(7,)" in v.detail
+
+
+# ---------------------------------------------------------------------------------------------
+# case 6: special values are judged by kind, not masked
+
+
+@pytest.mark.parametrize("value", [-math.inf, math.nan, -123.0])
+def test_eager_and_fp64_infinity_must_be_kept(value):
+    eager = torch.tensor([1.0, math.inf, 2.0])
+    got = eager.clone()
+    got[1] = value
+    v = judge(eager, got, eager.double(), extreme_inputs=True)
+    assert not v.ok and "NaN/Inf positions differ" in v.detail and "(1,)" in v.detail
+    assert v.max_abs_err == math.inf  # not 0 where NaN/inf positions differ
+
+
+def test_nan_must_stay_nan_and_finite_must_stay_finite():
+    eager = torch.tensor([math.nan, 1.0, 2.0])
+    fp64 = eager.double()
+    assert not judge(eager, torch.tensor([0.0, 1.0, 2.0]), fp64).ok
+    assert not judge(eager, torch.tensor([math.nan, math.nan, 2.0]), fp64).ok  # NaN where both are finite
+    assert not judge(eager, torch.tensor([math.nan, 1.0, math.inf]), fp64).ok
+    assert judge(eager, eager.clone(), fp64).ok
+
+
+def test_kind_rule_where_eager_and_fp64_disagree():
+    # fp64 +inf (a true infinity), eager NaN: compiled may side with either, not with neither
+    eager, fp64 = torch.tensor([math.nan]), torch.tensor([math.inf], dtype=torch.float64)
+    assert judge(eager, torch.tensor([math.inf]), fp64).ok
+    assert judge(eager, torch.tensor([math.nan]), fp64).ok
+    assert not judge(eager, torch.tensor([-math.inf]), fp64).ok
+    assert not judge(eager, torch.tensor([5.0]), fp64).ok
+    # fp64 beyond float32's range: eager's +inf is right, compiled must keep it
+    eager, fp64 = torch.tensor([math.inf, 1.0]), torch.tensor([1e39, 1.0], dtype=torch.float64)
+    assert judge(eager, eager.clone(), fp64).ok
+    assert not judge(eager, torch.tensor([-math.inf, 1.0]), fp64).ok
+    assert not judge(eager, torch.tensor([math.nan, 1.0]), fp64).ok
+
+
+# ---------------------------------------------------------------------------------------------
+# case 7: indices are judged by the values they select, exactly
+
+
+@pytest.mark.parametrize("shift", [1, 5])
+def test_argmax_off_by_a_few_over_a_linspace_fails(shift):
+    src = torch.linspace(0, 1, 10_000).reshape(10, 1000)
+    ref = src.argmax(-1)
+    v = judge(ref, ref - shift, index_info={"": (src, -1)})
+    assert not v.ok and "selected values differ" in v.detail
+
+
+def test_argmin_for_argmax_on_tiny_rows_fails():
+    src = torch.randn(8, 100, generator=gen(5)) * 1e-5
+    v = judge(src.argmax(-1), src.argmin(-1), index_info={"": (src, -1)})
+    assert not v.ok
+
+
+def test_exact_ties_pass():
+    src = torch.tensor([[1e-5, 3e-5, 3e-5], [2.0, 0.5, 2.0]])
+    assert judge(src.argmax(-1), torch.tensor([2, 2]), index_info={"": (src, -1)}).ok
+
+
+# ---------------------------------------------------------------------------------------------
+# case 8: Python floats at float64, signed zeros and strides as notes
+
+
+def test_python_floats_are_judged_at_double_precision():
+    assert not judge(0.1, 0.1 + 1e-9, 0.1).ok  # passed allclose(1e-4) at float32 tolerance
+    assert judge(0.1, 0.1, 0.1).ok
+    x = torch.randn(1000, generator=gen(6))
+    eager, fp64 = x.sum().item(), x.double().sum().item()
+    assert judge(eager, eager + 3 * (eager - fp64), fp64).ok  # eager's own error is the yardstick
+    assert not judge(eager, eager * (1 + 1e-3), fp64).ok
+
+
+def test_signed_zero_is_a_note_not_a_failure():
+    eager = torch.tensor([-0.0, 1.0])
+    v = judge(eager, torch.tensor([0.0, 1.0]), eager.double())
+    assert (v.ok, v.kind) == (True, MATCH) and "signed zero differs" in v.detail
+
+
+def test_strides_are_a_note_not_a_failure():
+    eager = torch.randn(4, 6, generator=gen(7))
+    got = eager.t().contiguous().t()
+    v = judge(eager, got, eager.double())
+    assert (v.ok, v.kind) == (True, MATCH) and "strides differ" in v.detail
+
+
+def test_dtype_is_structure():
+    eager = torch.randn(4)
+    assert judge(eager, eager.double(), eager.double()).kind == "structure-mismatch"
+
+
+# ---------------------------------------------------------------------------------------------
+# the false alarms of round 1, now passing
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_eager_overflow_row_with_finite_compiled_passes():
+    # examples/mlp.py, bf16 sweep: a row holding 1e30; LayerNorm's variance overflows; eager's
+    # row is all NaN, compiled's finite, fp64's finite: both wrong, differently
+    eager = torch.tensor([[math.nan, math.nan, math.nan], [0.5, -0.25, 0.125]], dtype=torch.bfloat16)
+    got = torch.tensor([[0.0, 0.0, 0.0], [0.5, -0.25, 0.125]], dtype=torch.bfloat16)
+    fp64 = torch.tensor([[0.31, -0.05, -0.14], [0.5, -0.25, 0.125]], dtype=torch.float64)
+    v = judge(eager, got, fp64)
+    assert v.ok and "eager non-finite where fp64 is finite" in v.detail
+    bad = got.clone()
+    bad[1, 2] = 0.5  # the rest of the leaf is still judged
+    assert not judge(eager, bad, fp64).ok
+
+
+def test_mlp_bf16_with_a_1e30_row_real_compile():
+    mlp = _load(REPO / "examples" / "mlp.py", "mlp_example")
+    torch.manual_seed(0)
+    model = mlp.Model().eval().bfloat16()
+    model64 = copy.deepcopy(model).double()  # the bf16 parameters, in float64 (as to_fp64_inputs)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="inductor")
+    for seed in range(3):
+        x = torch.randn(8, 16, generator=gen(seed))
+        x[2, 3] = 1e30
+        x = x.bfloat16()
+        with torch.no_grad():
+            eager, got, fp64 = model(x), compiled(x), model64(x.double())
+        assert bool(torch.isnan(eager[2]).all())
+        v = judge(eager, got, fp64)
+        assert v.ok, v.detail
+
+
+def test_conv_accumulator_overflow_in_another_order_passes():
+    # bf16 conv, inputs up to 1.69e38: the accumulator overflows; inf - inf depends on memory layout
+    def block(x, w):
+        return F.relu(F.conv2d(x, w, padding=1))
+
+    torch._dynamo.reset()
+    compiled = torch.compile(block, backend="inductor")
+    for seed in range(3):
+        g = gen(seed)
+        x = torch.randn(2, 8, 12, 12, generator=g)
+        huge = torch.rand(x.shape, generator=g) < 0.1
+        x = torch.where(huge, torch.randn(x.shape, generator=g).sign() * 1.69e38, x).bfloat16()
+        w = (torch.randn(16, 8, 3, 3, generator=g) * 0.3).bfloat16()
+        with torch.no_grad():
+            eager, got, fp64 = block(x, w), compiled(x, w), block(x.double(), w.double())
+        v = judge(eager, got, fp64)
+        assert v.ok, v.detail
+
+
+def test_random_ops_are_nondeterministic_not_miscompiled():
+    # a float64 sweep point of a program with dropout: eager run twice (no reseed) differs
+    def prog(x):
+        return F.dropout(x, 0.5, training=True) * 2
+
+    x = torch.randn(64, 64, dtype=torch.float64)
+    torch.manual_seed(0)
+    ref, ref2 = prog(x), prog(x)
+    torch.manual_seed(0)
+    got = torch.compile(prog, backend="aot_eager")(x)  # draws differently from eager
+    for v in (judge(ref, got, ref, ref2=ref2), lenient_judge(ref, got, ref, None, ref2=ref2)):
+        assert (v.ok, v.kind) == (True, NONDETERMINISTIC), v.detail
