@@ -43,3 +43,14 @@ def eqsat(tmp_path_factory):
         return CliResult(p.returncode, p.stdout, p.stderr)
 
     return run
+
+
+E2E = REPO / "tests" / "e2e"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Everything under tests/e2e/ runs the real command line end to end: marked `slow`, so
+    `pytest -m "not slow"` is the fast edit loop."""
+    for item in items:
+        if E2E in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.slow)

@@ -17,7 +17,7 @@ from runners.campaign.jobs import make_jobs, processes_with_env, ray_job
 from runners.campaign.spec import load_spec
 from runners.campaign.store import Store
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "tests" / "models" / "campaign"
 RULES = MODELS / "rules"  # small exact rules + two deliberately wrong ones (unsound-rewrite notes)
 # Keep jobs cheap and deterministic: sweeps have a time budget (results would depend on machine load),

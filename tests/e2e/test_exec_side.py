@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # every module of runners/ (the execution side), the CLI first
 EXEC_MODULES = ("runners.cli.main",) + tuple(sorted(
     ".".join(p.relative_to(REPO).with_suffix("").parts) for p in (REPO / "runners").rglob("*.py")

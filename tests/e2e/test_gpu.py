@@ -26,7 +26,7 @@ from runners.checks.devices import (
 )
 from runners.records import COMPILER_BUG_KINDS
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BUNDLES = Path(os.environ.get("EQSAT_GPU_BUNDLES", REPO / "gpu_bundles"))
 EXAMPLES = ("mlp", "elementwise", "attention", "conv_block")
 GEN_VARIANTS = 3

@@ -18,7 +18,7 @@ from runners.campaign.store import Store  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]  # a local Ray cluster: minutes on a small machine
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "tests" / "models" / "campaign"
 
 

@@ -15,7 +15,7 @@ from runners.findings.write import signature
 from runners.campaign.report import build_view, collect, write_report
 from runners.campaign.store import Store
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "tests" / "models" / "campaign"
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from benchmarks.graphs import random_graph, run_graph  # noqa: E402
 from lowering.lift import lift_fx  # noqa: E402

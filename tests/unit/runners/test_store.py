@@ -15,7 +15,7 @@ from pathlib import Path
 from runners.findings.write import signature
 from runners.campaign.store import Store
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _job(i: int) -> dict:

@@ -30,7 +30,7 @@ from runners.checks.sweeps import sweep_findings
 from runners.oracle.lenient import lenient_judge
 from runners.exec.protocol import load_module as _load_module
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 MODELS = REPO / "tests" / "models"
 
 VARIANT = '''
