@@ -13,6 +13,9 @@ import re
 import time
 from pathlib import Path
 
+# Imports inside functions: campaign commands start without torch (findings.write and the
+# records it pulls in import it); the store and report load them only when they need them.
+
 STORE_NAME = "campaign.sqlite"
 BUG_COLOR, NOTE_COLOR, RATE_COLOR = "#d1495b", "#9aa5b8", "#2f7ed8"
 MAX_REPRO_LINES = 300

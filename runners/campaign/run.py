@@ -28,6 +28,9 @@ import click
 from runners.campaign.jobs import JobProcess, finalize_run, job_env, kill_marked, make_jobs, ray_job
 from runners.campaign.spec import RUNS_DIR, TMP_DIR, Spec
 
+# Imports inside functions: campaign commands start without torch (findings.write and the
+# records it pulls in import it); the store and report load them only when they need them.
+
 # ---------------------------------------------------------------------------------------------
 # Progress
 # ---------------------------------------------------------------------------------------------

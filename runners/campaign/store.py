@@ -13,6 +13,9 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+# Imports inside functions: campaign commands start without torch (findings.write and the
+# records it pulls in import it); the store and report load them only when they need them.
+
 STORE_NAME = "campaign.sqlite"
 SCHEMA_VERSION = 1
 # A job in one of these states is finished: resume skips it (`retry_failed` re-opens the failures).

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegen_templates import render
+from runners.exec.protocol import compile_options
+from runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH, TRITON_KERNEL, triage
 
 TEST_REPRO = "test_repro.py"
 INLINE_MAX_NUMEL = 64  # inputs with at most this many elements in all are inlined into test_repro.py
@@ -143,8 +145,6 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
     method that compiles it the way the finding did and judges it as repro.py does: with
     eqsat-test's oracle where eqsat-test is importable, else like Dynamo's accuracy checker
     (torch._dynamo.utils.same with an fp64 reference)."""
-    from runners.findings.triage import triage
-    from runners.exec.protocol import compile_options
     if f.get("kind") in _NO_TEST_KINDS or f.get("kind") in ("slow-variant", "unsound-rewrite", "nondeterministic"):
         return None
     forward_src, mods = _forward_and_imports(program_src)
@@ -201,7 +201,6 @@ def next_step(d: Path, f: dict) -> str | None:
     """The triage next step for the finding in folder d, naming only files that exist there (the
     minifier's repro, the bisector's verdict, Inductor's output code are kept only when their step ran
     and produced them); a command to make them where they are missing. None: triage's text stands."""
-    from runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH, TRITON_KERNEL
     cls = f.get("triage") or (f.get("triage_info") or {}).get("class")
     art = f.get("debug_artifacts") or {}
     has = lambda name: (d / name).is_file()  # noqa: E731
@@ -291,7 +290,6 @@ def repro_verdict(text: str) -> str | None:
 
 def _minify_mode(f: dict) -> tuple[str | None, str]:
     """(TORCHDYNAMO_REPRO_LEVEL or None, why)."""
-    from runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH
     cls = f.get("triage") or (f.get("triage_info") or {}).get("class")
     backend = f.get("backend", "inductor")
     if not backend.startswith("inductor"):
@@ -390,42 +388,6 @@ def _checkpoints(debug: Path) -> list[tuple[int, float, Path]]:
     return sorted(out)
 
 
-_BISECT_SCRIPT = r'''
-import importlib.util, json, sys
-import torch
-spec = importlib.util.spec_from_file_location("program", "program.py")
-prog = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(prog)
-from torch._inductor.compiler_bisector import CompilerBisector
-device = torch.device({device!r})
-prog.DEVICE = device
-inputs = prog.get_inputs(device)
-torch.manual_seed(0)
-with torch.no_grad():
-    eager = prog.forward(*inputs)
-    try:
-        ref64 = prog.forward(*[prog._fp64(x) for x in inputs])
-    except Exception:
-        ref64 = None
-calls = [0]
-
-def good():
-    calls[0] += 1
-    torch._dynamo.reset()
-    try:
-        torch.manual_seed(0)
-        with torch.no_grad():
-            got = torch.compile(prog.forward, backend={backend!r}, **{options!r})(*inputs)
-    except Exception as e:
-        print("bisect: exception:", type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
-        return False
-    return not prog._verdict(eager, got, ref64)
-
-res = CompilerBisector.do_bisect(good)
-out = None if res is None else {{"backend": res.backend, "subsystem": res.subsystem,
-                                 "bisect_number": res.bisect_number, "debug_info": res.debug_info}}
-print("@@BISECT@@" + json.dumps({{"result": out, "calls": calls[0]}}))
-'''
 
 
 def _bisect_text(r: dict | None, calls: int, f: dict) -> str:
@@ -454,7 +416,6 @@ def _bisect_text(r: dict | None, calls: int, f: dict) -> str:
 
 def collect(d: Path, f: dict, opts: ArtifactOptions) -> dict:
     """Run the debug steps for the finding in folder d; returns the summary (also in meta.json)."""
-    from runners.exec.protocol import compile_options
     summary: dict = {"files": []}
     if f.get("kind") == "timeout":
         return {"skipped": "timeout finding: a rerun would hang again"}
@@ -539,8 +500,8 @@ def collect(d: Path, f: dict, opts: ArtifactOptions) -> dict:
         else:
             backend, bopts = compile_options(f.get("backend", "inductor"))
             bopts.pop("options", None)  # the program sets its Inductor config at import
-            (work / "bisect_run.py").write_text(_BISECT_SCRIPT.format(device=f.get("device", "cpu"), backend=backend,
-                                                                       options=bopts))
+            (work / "bisect_run.py").write_text(render("bisect_run.py.j2", device=repr(f.get("device", "cpu")),
+                                                        backend=repr(backend), options=repr(bopts)))
             benv = _base_env()
             benv["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
             brc, btext, bsecs = _run([sys.executable, "bisect_run.py"], work, benv, opts.bisect_timeout)
