@@ -10,20 +10,53 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+import torch.fx
 
 from lowering.lift import lift_fx
 from lowering.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_source
 from rewrite.ruledsl import Rule, RuleError, Scalar, Tensor, dtype_of
 
-CACHE_VERSION = 6
-# Both traces use the same sizes: only rank and dtype vary (that is what facts are inferred
-# from), so literals a rule derives from its inputs' shapes stay constant across the traces.
+CACHE_VERSION = 8
+# The two traces use different sizes (trace B renames every extent: _B_SIZE) as well as their
+# ranks and dtypes: a literal a rule derives from its inputs' shapes (`x.shape[-1]`,
+# `1 / math.sqrt(q.size(-1))`) then differs between the traces and is recognised as a *size
+# variable* (see SIZE_FNS), which matches the size facts of the e-graph instead of one constant.
+# The renaming keeps 1 (broadcasting) and evenness, and no size function of one extent equals
+# another extent in both traces, so a size literal's source is not ambiguous.
 _SIZES = (3, 4, 5, 2)
+_B_SIZE = {1: 1, 2: 12, 3: 6, 4: 8, 5: 10}
+# A rule with size literals is traced a third time (C: trace B's ranks, dtypes and scalars, other
+# extents); a size literal's source must explain all three traces.
+_C_SIZE = {1: 1, 2: 14, 3: 9, 4: 20, 5: 7}
+
+# How a literal may be derived from one extent n of a tensor variable (name -> function). The
+# e-graph holds, per tensor and dimension, the literal each function used by a rule gives.
+SIZE_FNS = {
+    "n": lambda n: n,
+    "float": lambda n: float(n),
+    "recip": lambda n: 1 / n,
+    "rsqrt": lambda n: 1 / math.sqrt(n),
+    "pow-0.5": lambda n: n ** -0.5,
+    "sqrt": lambda n: math.sqrt(n),
+    "sqrt-int": lambda n: n ** 0.5,
+    "minus1": lambda n: n - 1,
+    "half": lambda n: n // 2,
+    "rest": lambda n: n - n // 2,
+    "even": lambda n: n - n % 2,
+    "twice": lambda n: 2 * n,
+    "median_k": lambda n: (n + 1) // 2,
+}
+
+
+def size_literal(fn: str, n: int) -> str:
+    """The literal source a size function gives for extent n (as lifting would write it)."""
+    return lit_source(SIZE_FNS[fn](n))
 
 
 @dataclass(frozen=True)
@@ -37,6 +70,9 @@ class CompiledRule:
     scalar_vars: dict  # var -> kind
     tags: tuple
     direction: str  # "forward" or "backward" (the reverse of a bidirectional rule)
+    # scalar variables bound to a size fact, not matched as free literals:
+    # name -> [tensor var, dim, size function] ("_n0" -> ["x", -1, "n"]: x.shape[-1])
+    size_vars: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -44,7 +80,8 @@ class CompiledRule:
     @staticmethod
     def from_json(d: dict) -> "CompiledRule":
         return CompiledRule(**{**d, "lhs": _tuplify(d["lhs"]), "rhs": _tuplify(d["rhs"]),
-                               "tags": tuple(d["tags"])})
+                               "tags": tuple(d["tags"]),
+                               "size_vars": {k: tuple(v) for k, v in d.get("size_vars", {}).items()}})
 
     def ops(self) -> set[str]:
         return pattern_ops(self.lhs) | pattern_ops(self.rhs)
@@ -76,8 +113,12 @@ def pattern_ops(t) -> set[str]:
 def _example(spec: Tensor, which: int, gen: torch.Generator) -> torch.Tensor:
     ranks, dtypes = spec.ranks, spec.dtypes
     r = ranks[0] if which == 0 else ranks[-1]  # the two traces differ wherever the spec allows
-    dt = dtype_of(dtypes[min(which, len(dtypes) - 1)])
+    dt = dtype_of(dtypes[min(which, 1, len(dtypes) - 1)])
     shape = spec.shape if spec.shape is not None else tuple(max(s, spec.min_size) for s in _SIZES[:r])
+    if which == 1:  # (3: trace B's ranks and dtypes at trace A's sizes)
+        shape = tuple(_B_SIZE.get(s, 2 * s) for s in shape)
+    elif which == 2:
+        shape = tuple(_C_SIZE.get(s, 3 * s) for s in shape)
     if dt == torch.bool:
         return torch.randint(0, 2, shape, generator=gen).bool()
     if dt.is_floating_point:
@@ -95,8 +136,22 @@ def _scalar_values(spec: Scalar) -> tuple:
     return _SENTINEL.get(spec.kind, (3, 5))
 
 
+def _structure_only(gm):
+    """A stand-in for the traced graph that returns empty tensors of its outputs' shapes and
+    dtypes: only the structure of the result matters here (which side is a bare variable), and
+    running the graph could raise on example values the rule's ops reject (class-index targets
+    out of range, probabilities outside [0, 1])."""
+    outs = [n for n in gm.graph.nodes if n.op == "output"][0].args[0]
+    metas = [n.meta.get("example_value") if isinstance(n, torch.fx.Node) else n for n in outs]
+    if any(isinstance(n, torch.fx.Node) and not isinstance(m, torch.Tensor) for n, m in zip(outs, metas)):
+        return gm.forward
+    return lambda *args: tuple(torch.empty(m.shape, dtype=m.dtype) if isinstance(m, torch.Tensor) else m
+                               for m in metas)
+
+
 def _trace(rule: Rule, which: int) -> tuple[Program | None, list]:
-    """Trace rule.fn under configuration `which` (0 or 1). Returns the program and, per side,
+    """Trace rule.fn under configuration `which` (0, 1; 2: 1 with other sizes; 3: 1 with 0's
+    sizes). Returns the program and, per side,
     either the name of the variable that side is (Dynamo leaves such outputs out of the graph)
     or the index of that side among the graph's outputs."""
     gen = torch.Generator().manual_seed(1234 + which)
@@ -105,12 +160,12 @@ def _trace(rule: Rule, which: int) -> tuple[Program | None, list]:
         if isinstance(spec, Tensor):
             kwargs[name] = _example(spec, which, gen)
         else:
-            kwargs[name] = _scalar_values(spec)[which]
+            kwargs[name] = _scalar_values(spec)[min(which, 1)]
     graphs = []
 
     def backend(gm, ex):
         graphs.append(gm)
-        return gm.forward
+        return _structure_only(gm)
 
     fn = rule.fn
     torch._dynamo.reset()
@@ -149,8 +204,16 @@ def _var_name(input_name: str) -> str:
     return n[:-1] if n.endswith("_") else n
 
 
-def _tree(pa: Program, pb: Program, ia: int, ib: int, rule: Rule):
-    """The pattern tree at node ia (trace A) / ib (trace B), walked in parallel."""
+def _tree(pa: Program, pb: Program, ia: int, ib: int, rule: Rule, ctx: dict, ic: int | None = None):
+    """The pattern tree at node ia (trace A) / ib (trace B), walked in parallel (and at node ic
+    of trace C, `ctx["c"]`, when there is one). `ctx["sizes"]` collects the size variables found:
+    (tensor var, dim, size function) -> name."""
+    pc = ctx.get("c")
+    if pc is not None:
+        nc_ = pc.nodes[ic]
+        nb_ = pb.nodes[ib]
+        if nc_.kind != nb_.kind or len(nc_.args) != len(nb_.args) or (nc_.kind != LIT and nc_.name != nb_.name):
+            raise RuleError(f"rule {rule.name}: traces differ in structure between sizes")
     na, nb = pa.nodes[ia], pb.nodes[ib]
     if na.kind != nb.kind or (na.kind in (CALL, SEQ, INPUT) and na.name != nb.name) or len(na.args) != len(nb.args):
         raise RuleError(f"rule {rule.name}: traces differ in structure between preconditions "
@@ -167,18 +230,62 @@ def _tree(pa: Program, pb: Program, ia: int, ib: int, rule: Rule):
                     a, b = _scalar_values(spec)
                     if na.name == lit_source(a) and nb.name == lit_source(b):
                         return ("svar", v)
+            found = _size_sources(pa, pb, na.name, nb.name, rule)
+            if found and pc is not None:  # trace C: the node at the same place in C's walk
+                found = [f for f in found if f in _size_sources(pa, pc, na.name, pc.nodes[ic].name, rule)]
+            if found:
+                ctx["any_size"] = True
+                name = ctx["sizes"].setdefault(found[0], f"_n{len(ctx['sizes'])}")
+                return ("svar", name)
             raise RuleError(f"rule {rule.name}: literal {na.name} changes with the inputs' "
                             f"rank/dtype ({nb.name}); make the rule rank specific")
         return ("lit", na.name)
     if na.kind == SEQ:
-        return ("seq", na.name, tuple(_tree(pa, pb, a, b, rule) for a, b in zip(na.args, nb.args)))
+        cargs = pc.nodes[ic].args if pc is not None else (None,) * len(na.args)
+        return ("seq", na.name, tuple(_tree(pa, pb, a, b, rule, ctx, c)
+                                      for a, b, c in zip(na.args, nb.args, cargs)))
     if [k for k, _ in na.kwargs] != [k for k, _ in nb.kwargs]:
         raise RuleError(f"rule {rule.name}: keyword arguments differ between traces")
     if any(k == UID_KW for k, _ in na.kwargs):
         raise RuleError(f"rule {rule.name}: random or in-place ops cannot appear in rules")
-    args = tuple(_tree(pa, pb, a, b, rule) for a, b in zip(na.args, nb.args))
-    kwargs = tuple((k, _tree(pa, pb, va, vb, rule)) for (k, va), (_, vb) in zip(na.kwargs, nb.kwargs))
+    nc = pc.nodes[ic] if pc is not None else None
+    if nc is not None and [k for k, _ in nc.kwargs] != [k for k, _ in nb.kwargs]:
+        raise RuleError(f"rule {rule.name}: traces differ in structure between sizes")
+    cargs = nc.args if nc is not None else (None,) * len(na.args)
+    ckw = [v for _, v in nc.kwargs] if nc is not None else [None] * len(na.kwargs)
+    args = tuple(_tree(pa, pb, a, b, rule, ctx, c) for a, b, c in zip(na.args, nb.args, cargs))
+    kwargs = tuple((k, _tree(pa, pb, va, vb, rule, ctx, vc))
+                   for (k, va), (_, vb), vc in zip(na.kwargs, nb.kwargs, ckw))
     return ("call", na.name, args, kwargs, _facts_for(pa, pb, ia, ib, rule))
+
+
+def _input_shapes(p: Program) -> dict[str, tuple]:
+    return {_var_name(n.name): p.meta[i].shape for i, n in enumerate(p.nodes)
+            if n.kind == INPUT and i < len(p.meta) and p.meta[i] is not None}
+
+
+def _size_sources(pa: Program, pb: Program, lit_a: str, lit_b: str, rule: Rule) -> list:
+    """The (tensor var, dim, size function) triples that explain a literal differing between two
+    traces as derived from one extent of a tensor variable, preferred first: the plain extent
+    before other functions, earlier variables first, negative dims before positive ones."""
+    sa, sb = _input_shapes(pa), _input_shapes(pb)
+    out = []
+    for fn in SIZE_FNS:
+        for v, spec in rule.params.items():
+            if not isinstance(spec, Tensor) or v not in sa or v not in sb:
+                continue
+            ra, rb = len(sa[v]), len(sb[v])
+            dims = list(range(-1, -min(ra, rb) - 1, -1)) + list(range(min(ra, rb)))
+            for d in dims:
+                na, nb = sa[v][d], sb[v][d]
+                if na == nb:
+                    continue
+                try:
+                    if size_literal(fn, na) == lit_a and size_literal(fn, nb) == lit_b:
+                        out.append((v, d, fn))
+                except (ValueError, ZeroDivisionError, TypeError):
+                    continue
+    return out
 
 
 def _facts_for(pa: Program, pb: Program, ia: int, ib: int, rule: Rule):
@@ -245,19 +352,40 @@ def _pattern_vars(t) -> set[str]:
 
 
 def compile_rule(rule: Rule) -> list[CompiledRule]:
-    (pa, sa), (pb, sb) = _trace(rule, 0), _trace(rule, 1)
+    pa, sa = _trace(rule, 0)
+    try:
+        pb, sb = _trace(rule, 1)
+    except RuleError:
+        # Some ops need an extent to stay what it is (grid_sample's grid ends in 2): trace B at
+        # trace A's sizes then. No literal can be told to come from a shape in such a rule.
+        pb, sb = _trace(rule, 3)
     if sa != sb:
         raise RuleError(f"rule {rule.name}: traces differ between preconditions")
+
+    ctx: dict = {"sizes": {}}
 
     def side(s):
         if s[0] == "var":
             return ("var", s[1])
-        return _tree(pa, pb, pa.nodes[pa.output].args[s[1]], pb.nodes[pb.output].args[s[1]], rule)
+        pc = ctx.get("c")
+        ic = pc.nodes[pc.output].args[s[1]] if pc is not None else None
+        return _tree(pa, pb, pa.nodes[pa.output].args[s[1]], pb.nodes[pb.output].args[s[1]], rule, ctx, ic)
 
     lhs, rhs = side(sa[0]), side(sa[1])
+    if ctx.get("any_size"):  # confirm each size literal's source on a third trace
+        pc, sc = _trace(rule, 2)
+        if sc != sb or pc is None:
+            raise RuleError(f"rule {rule.name}: traces differ in structure between sizes")
+        ctx = {"sizes": {}, "c": pc}
+        lhs, rhs = side(sa[0]), side(sa[1])
     if lhs == rhs:
         raise RuleError(f"rule {rule.name}: both sides trace to the same term")
-    lv, rv = _pattern_vars(lhs), _pattern_vars(rhs)
+    size_vars = {name: src for src, name in ctx["sizes"].items()}
+    lv, rv = _pattern_vars(lhs) - set(size_vars), _pattern_vars(rhs) - set(size_vars)
+    for name, (v, d, fn) in size_vars.items():
+        if v not in lv:
+            raise RuleError(f"rule {rule.name}: a literal derived from the shape of {v!r} "
+                            f"(dim {d}) needs {v!r} on the lhs")
     if not rv <= lv:
         raise RuleError(f"rule {rule.name}: rhs uses variables {sorted(rv - lv)} not bound by the lhs")
     if rule.bidirectional and lv != rv:
@@ -271,7 +399,7 @@ def compile_rule(rule: Rule) -> list[CompiledRule]:
              for v, s in rule.params.items() if isinstance(s, Tensor) and v in lv}
     svars = {v: s.kind for v, s in rule.params.items() if isinstance(s, Scalar) and v in lv}
     base = dict(name=rule.name, family=rule.family, numerics=rule.numerics, tensor_vars=tvars,
-                scalar_vars=svars, tags=tuple(rule.tags))
+                scalar_vars=svars, tags=tuple(rule.tags), size_vars=size_vars)
     out = [CompiledRule(lhs=lhs, rhs=rhs, direction="forward", **base)]
     if rule.bidirectional:
         out.append(CompiledRule(lhs=rhs, rhs=lhs, direction="backward", **base))

@@ -14,7 +14,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
-from lowering.program import CALL, INPUT, LIT, SEQ, PNode, Program, ProgramBuilder
+from lowering.program import INPUT, LIT, SEQ, PNode, Program, ProgramBuilder
 from rewrite.terms import parse_call_fn, term_fn
 
 _FNS = ("input", "lit", "nil", "cons", "kw", "seq")  # and "call": one constructor per target
@@ -359,11 +359,17 @@ class Extraction:
 
 def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform", "near-original"),
                      mutation: float = 0.3, max_ops: int | None = None, exclude: set[str] = frozenset(),
-                     max_attempts: int | None = None) -> Extraction:
+                     max_attempts: int | None = None, labels=None, pool: int = 3) -> Extraction:
     """Up to `n` distinct variants, alternating between `modes`; `exclude` holds program keys
-    (e.g. the original's) that do not count as variants."""
+    (e.g. the original's) that do not count as variants.
+
+    Stratified extraction: with `labels` (a function program -> set of labels, e.g. the rule
+    families that explain its rewrites: `generate.family_labeler`), up to `pool * n` distinct candidates
+    are sampled and `n` chosen so that every label found among the candidates shows up in at
+    least one chosen variant (rarest labels first), the rest in sampling order."""
     rng = random.Random(seed)
-    max_attempts = max_attempts or 20 * n + 50
+    want = n if labels is None else max(n, pool * n)
+    max_attempts = max_attempts or 20 * want + 50
     steps = 50 * max(1, g.num_classes)
     seen: set[str] = set(exclude)
     out: list[tuple[Program, str]] = []
@@ -371,7 +377,7 @@ def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform",
 
     def run() -> None:
         nonlocal attempts
-        while len(out) < n and attempts < max_attempts:
+        while len(out) < want and attempts < max_attempts:
             mode = modes[attempts % len(modes)]
             attempts += 1
             s = _Sampler(g, rng, mode, mutation, steps)
@@ -388,7 +394,34 @@ def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform",
             out.append((p, mode))
 
     _with_deep_stack(run)
-    return Extraction(out, attempts, len(seen - set(exclude)), g.log10_choices())
+    distinct = len(seen - set(exclude))
+    if labels is not None and len(out) > n:
+        out = stratified_choice(out, n, [labels(p) for p, _ in out])
+    return Extraction(out, attempts, distinct, g.log10_choices())
+
+
+def stratified_choice(items: list, n: int, item_labels: list[set]) -> list:
+    """`n` of `items` (in their order) covering every label of `item_labels` where possible:
+    each label, rarest first, gets the earliest item carrying it unless a chosen item already
+    does; the remaining places go to the earliest items not chosen."""
+    counts: dict = {}
+    for ls in item_labels:
+        for lab in ls:
+            counts[lab] = counts.get(lab, 0) + 1
+    chosen: list[int] = []
+    covered: set = set()
+    for lab in sorted(counts, key=lambda lab: (counts[lab], str(lab))):
+        if len(chosen) >= n:
+            break
+        if lab in covered:
+            continue
+        i = next(i for i, ls in enumerate(item_labels) if lab in ls)
+        chosen.append(i)
+        covered |= item_labels[i]
+    rest = [i for i in range(len(items)) if i not in set(chosen)]
+    chosen += rest[:n - len(chosen)]
+    return [items[i] for i in sorted(chosen)]
+
 
 
 def _with_deep_stack(fn) -> None:

@@ -20,6 +20,7 @@ from lowering.load import load_model
 from lowering.lower import to_fx
 from rewrite.compile_rules import CompiledRule, compile_rules
 from rewrite.extract import extract_variants, read_egraph
+from rewrite.provenance import FreezeOnce, read_credit
 from lowering.program import CALL, LIT, SEQ, UID_KW, Program
 from rewrite.ruledsl import load_rules
 from rewrite.saturate import Budget, saturate
@@ -35,6 +36,8 @@ class GenerateOptions:
     budget: Budget = field(default_factory=Budget)
     modes: tuple = ("uniform", "near-original")
     max_growth: float = 4.0  # a variant may have at most this many times the seed's ops (+16)
+    sizes: str = "test"  # "test": free sizes scaled down to max_elements per input (lowering/load.py); "given"
+    max_elements: int = 2 ** 18
 
 
 def _match(p: Program, pat, i: int, env: dict) -> bool:
@@ -85,11 +88,29 @@ def _pattern_size(t) -> int:
     return 1 if t[0] == "lit" else 0
 
 
+def family_labeler(original: Program, compiled: list, family: dict | None = None):
+    """A `labels` function for `extract_variants`: the rule families credited for a variant's
+    rewrites (by `rules_applied`, which estimates them: egglog keeps no provenance)."""
+    fam = family if family is not None else {cr.name: cr.family for cr in compiled}
+    cache: dict = {}
+    memo: dict[str, frozenset] = {}
+
+    def labels(p: Program) -> frozenset:
+        k = p.key()
+        if k not in memo:
+            memo[k] = frozenset(fam.get(r, "?") for r in rules_applied(p, original, compiled, cache))
+        return memo[k]
+
+    return labels
+
+
 def rules_applied(variant: Program, original: Program, rules: list[CompiledRule],
                   cache: dict | None = None) -> list[str]:
     """The rules that best explain each node `variant` has and the original has not: per new
     node, the rule with the largest right-hand side matching there (so a chain of spelling
-    rules is not all credited for one rewrite). An estimate: egglog keeps no provenance.
+    rules is not all credited for one rewrite). An estimate from patterns alone, kept for
+    comparison: `generate` credits variants from the provenance the rewrites record
+    (rewrite/provenance.py).
 
     `cache`: one dict per (original, rules), shared across that original's variants: the
     original's keys, the sorted rule lists and the per-subterm match results are computed once
@@ -146,7 +167,9 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         finally:
             timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
 
-    loaded = timed("load", load_model, model_path, seed=opts.seed)
+    loaded = timed("load", load_model, model_path, seed=opts.seed, sizes=opts.sizes, max_elements=opts.max_elements)
+    if loaded.sizes.get("note"):
+        log(f"sizes: {loaded.sizes['note']}")
     if on_loaded is not None:
         on_loaded()
     rules = timed("rules", load_rules, list(opts.rules) or None)
@@ -156,7 +179,7 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
     graphs = timed("capture", capture, loaded.module, loaded.inputs)
     manifest: dict = {
         "format": BUNDLE_FORMAT, "model": str(model_path), "model_sha": loaded.source_sha,
-        "convention": loaded.convention, "torch_version": torch.__version__,
+        "convention": loaded.convention, "torch_version": torch.__version__, "sizes": loaded.sizes,
         "seed": opts.seed, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "rules": {"count": len(rules), "compiled": len(compiled), "errors": rule_errors,
                   "names": sorted({r.name for r in rules}),
@@ -197,10 +220,13 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
             manifest["graphs"].append(ginfo)
             continue
         sat = timed("saturate", saturate, prog, compiled, opts.budget)
-        ec = timed("extract", read_egraph, sat.lifted.egraph, sat.lifted.root, prog, sat.lifted.node_names)
+        eg = FreezeOnce(sat.lifted.egraph)  # read_egraph and read_credit share one frozen copy
+        ec = timed("extract", read_egraph, eg, sat.lifted.root, prog, sat.lifted.node_names)
+        credit = timed("extract", read_credit, eg.freeze(), eg, manifest["rules"]["numerics"])
         ex = timed("extract", extract_variants, ec, per_graph, seed=opts.seed, modes=opts.modes,
                    max_ops=int(prog.num_ops * opts.max_growth) + 16, exclude={prog.key()})
-        del sat.lifted.egraph  # drop the e-graph on the thread that made it
+        del eg, sat.lifted.egraph  # drop the e-graph on the thread that made it
+        timed("extract", credit.set_seed, prog)
         for name, n in sat.fired.items():
             fired_total[name] = fired_total.get(name, 0) + n
         ginfo["saturation"] = {"iterations": sat.iterations, "enodes": sat.enodes,
@@ -209,15 +235,17 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         ginfo["extraction"] = {"eclasses": ec.num_classes, "enodes": ec.num_enodes,
                                "log10_choice_space": round(ex.log10_space, 2), "attempts": ex.attempts,
                                "distinct": ex.distinct_seen}
-        attribution: dict = {}  # rules_applied's cache, shared by this graph's variants
         for k, (p, mode) in enumerate(ex.variants, 1):
             vid = f"{gid}_v{k:03d}"
-            applied = timed("extract", rules_applied, p, prog, compiled, attribution)
+            # the rules whose firings built this variant's e-nodes, non-exact ones first
+            applied = timed("extract", credit.rules_of, p)
+            numerics = {r: manifest["rules"]["numerics"].get(r, "?") for r in applied}
             f = timed("render", write, vid, p,
                       f"variant {k} ({mode}) of graph {g.index} of {Path(str(model_path)).name}",
-                      [f"rules applied: {', '.join(applied) or '(none identified)'}"])
+                      [f"rules applied: {', '.join(f'{r} ({c})' for r, c in numerics.items()) or '(none)'}"])
             manifest["variants"].append({"id": vid, "graph": gid, "file": f, "seed": False, "mode": mode,
-                                         "rules": applied, "ops": p.num_ops, "key": p.key()})
+                                         "rules": applied, "rule_numerics": numerics,
+                                         "ops": p.num_ops, "key": p.key()})
         manifest["graphs"].append(ginfo)
         log(f"graph {gid}: {prog.num_ops} ops, {sat.enodes} e-nodes after {sat.iterations} iterations "
             f"({sat.stop_reason}), {len(ex.variants)} distinct variants")

@@ -9,6 +9,7 @@ from egglog.bindings import EGraph
 
 from rewrite.compile_rules import CompiledRule, pattern_calls, pattern_ops
 from lowering.program import Program
+from rewrite import provenance as prov
 from rewrite.ruledsl import ANY_DTYPE
 from rewrite.terms import add_program, call_text, list_text, new_egraph, parse_call_fn, program_calls, q, run_text
 
@@ -86,8 +87,9 @@ def _fact_actions(t, tensor_vars, out: list[str]) -> None:
             out.append(f"(set (dtype {e}) _d_{dtype_src[1]})")
 
 
-def egglog_rules(cr: CompiledRule, groups: set[str], ruleset: str = "main") -> list[str]:
-    """egglog rule text for one compiled rule (one rule per choice of non-contiguous ranks)."""
+def egglog_rules(cr: CompiledRule, groups: set[str], ruleset: str = "main", provenance: bool = True) -> list[str]:
+    """egglog rule text for one compiled rule (one rule per choice of non-contiguous ranks);
+    `provenance`: also record which rule built each rhs e-node (rewrite/provenance.py)."""
     conds: list[str] = []
     if cr.lhs[0] == "call":
         conds.append(f"(= _root {_expr(cr.lhs)})")
@@ -109,8 +111,12 @@ def egglog_rules(cr: CompiledRule, groups: set[str], ruleset: str = "main") -> l
                 rank_choices = [{**c, v: r} for c in rank_choices for r in rs]
     for v, kind in cr.scalar_vars.items():
         conds.append(f"(lit_is _v_{v} {q(kind)})")
+    for v, (src, dim, fn) in cr.size_vars.items():  # a literal derived from src's shape
+        conds.append(f"(= _v_{v} (sizelit _v_{src} {dim} {q(fn)}))")
     actions = [f"(union {target} {_expr(cr.rhs)})"]
     _fact_actions(cr.rhs, cr.tensor_vars, actions)
+    if provenance:
+        actions += prov.actions(cr, _expr)
     out = []
     suffix = "" if cr.direction == "forward" else "~rev"
     for k, choice in enumerate(rank_choices):
@@ -118,6 +124,29 @@ def egglog_rules(cr: CompiledRule, groups: set[str], ruleset: str = "main") -> l
         name = f"{cr.name}{suffix}" + (f"#{k}" if len(rank_choices) > 1 else "")
         out.append(f"(rule ({' '.join(conds + extra)}) ({' '.join(actions)}) :ruleset {ruleset} :name {q(name)})")
     return out
+
+
+def _fact_needs(cr: CompiledRule) -> list[frozenset]:
+    """Per tensor variable with a rank or dtype condition: the facts one of which some term must
+    have for the rule to match (("rank", r) / ("dtype", d) pairs)."""
+    needs = []
+    for spec in cr.tensor_vars.values():
+        if spec["ranks"]:
+            needs.append(frozenset(("rank", r) for r in spec["ranks"]))
+        if spec["dtypes"] and set(spec["dtypes"]) != set(ANY_DTYPE):
+            needs.append(frozenset(("dtype", d) for d in spec["dtypes"]))
+    return needs
+
+
+def _facts_present(eg: EGraph, seen: set, wanted: set) -> None:
+    """Add to `seen` the facts of `wanted` some term of the e-graph has (facts only accrue)."""
+    for kind, value in sorted(wanted - seen, key=str):
+        v = q(value) if kind == "dtype" else str(value)
+        try:
+            run_text(eg, f"(check (= ({kind} _t) {v}))")
+        except Exception:  # egglog raises when the check fails
+            continue
+        seen.add((kind, value))
 
 
 def rule_name_of(egglog_name: str) -> str:
@@ -153,8 +182,10 @@ def relevant_rules(program: Program, rules: list[CompiledRule]) -> list[Compiled
     return keep
 
 
-def saturate(program: Program, rules: list[CompiledRule], budget: Budget = Budget()) -> SaturationResult:
-    """Lift `program` into a fresh e-graph and run `rules` one iteration at a time within budget."""
+def saturate(program: Program, rules: list[CompiledRule], budget: Budget = Budget(),
+             provenance: bool = True) -> SaturationResult:
+    """Lift `program` into a fresh e-graph and run `rules` one iteration at a time within budget.
+    `provenance`: rewrites record which rule built each e-node (read with provenance.read_credit)."""
     t0 = time.perf_counter()
     groups: set[str] = set()
     text: list[str] = ["(ruleset facts)", "(ruleset main)", "(ruleset ac)"]
@@ -163,14 +194,21 @@ def saturate(program: Program, rules: list[CompiledRule], budget: Budget = Budge
     # Rules are registered when all their lhs ops are in the e-graph (the program's ops and the
     # rhs ops of rules that fired): every rule's query runs over each iteration's new e-nodes,
     # so idle rules cost time (5,000 ops: 216 of 590 relevant rules can fire in iteration 1).
-    staged: list[tuple[set, list[str]]] = []
+    # A rule whose tensor variables need a rank or dtype no term has yet cannot match either
+    # (ranks and dtypes present are asked of the e-graph between iterations: cheap checks).
+    # (egglog text is made at registration: most relevant rules never get there)
+    staged: list[tuple[set, list, CompiledRule, str]] = []
     by_name: dict[str, CompiledRule] = {}
     for cr in rules:
         rs = "ac" if "ac" in cr.tags else "main"
         has[rs] = True
-        staged.append((pattern_ops(cr.lhs), egglog_rules(cr, groups, rs)))
+        staged.append((pattern_ops(cr.lhs), _fact_needs(cr), cr, rs))
         by_name[cr.name + ("" if cr.direction == "forward" else "~rev")] = cr
+        for spec in cr.tensor_vars.values():
+            if spec["dtypes"] and set(spec["dtypes"]) != set(ANY_DTYPE):
+                groups.add(group_name(spec["dtypes"]))
     present = set(program.ops())
+    facts_seen: set = set()
     for g in sorted(groups):
         for d in g[2:].split(","):
             text.append(f"(rule ((= (dtype _t) {q(d)})) ((dtype_in _t {q(g)})) :ruleset facts)")
@@ -179,7 +217,9 @@ def saturate(program: Program, rules: list[CompiledRule], budget: Budget = Budge
         calls |= pattern_calls(cr.lhs) | pattern_calls(cr.rhs)
     eg = new_egraph(calls)
     run_text(eg, text)
-    names = add_program(eg, program)  # dtype_in facts come from the facts ruleset
+    declared: set = set()  # provenance tables declared so far
+    size_needs = sorted({(fn, dim) for cr in rules for _, dim, fn in cr.size_vars.values()})
+    names = add_program(eg, program, size_needs=size_needs)  # dtype_in facts: the facts ruleset
     lifted = Lifted(eg, names[program.output], names)
     steps = []
     if has["main"]:
@@ -199,19 +239,27 @@ def saturate(program: Program, rules: list[CompiledRule], budget: Budget = Budge
         if result.iterations >= budget.iterations:
             result.stop_reason = "iterations"
             break
-        live = [st for st in staged if st[0] <= present]
-        if live:
-            staged = [st for st in staged if not st[0] <= present]
-            run_text(eg, [t for _, texts in live for t in texts])
-            result.rules_registered = len(rules) - len(staged)
+        candidates = [st for st in staged if st[0] <= present]
+        if candidates:
+            _facts_present(eg, facts_seen, {f for st in candidates for need in st[1] for f in need})
+            live = [st for st in candidates if all(need & facts_seen for need in st[1])]
+            if live:
+                ids = {id(st) for st in live}
+                staged = [st for st in staged if id(st) not in ids]
+                if provenance:
+                    run_text(eg, prov.declarations([st[2] for st in live], declared))
+                run_text(eg, [t for _, _, cr, rs in live for t in egglog_rules(cr, groups, rs, provenance)])
+                result.rules_registered = len(rules) - len(staged)
         before, t_it = result.enodes, time.perf_counter()
         outputs = run_text(eg, iteration)
         t_it = time.perf_counter() - t_it
         report = outputs[-1].report
         result.iterations += 1
         for name, n in report.num_matches_per_rule.items():
+            if name.split("#", 1)[0] not in by_name:
+                continue  # the facts ruleset's unnamed rules (reported by their egglog text)
             result.fired[rule_name_of(name)] += n
-            if n and name.split("#", 1)[0] in by_name:
+            if n:
                 present |= pattern_ops(by_name[name.split("#", 1)[0]].rhs)
         result.enodes = enode_count(eg)
         result.sizes.append(result.enodes)

@@ -6,8 +6,10 @@ constructor of its own per (target, number of positional arguments): `operator.a
 `(C2_operator_2eadd x y kwargs)` (see `call_fn`). One table per target keeps egglog's joins
 small: with one generic `T_call(target, arg-list, kwargs)` table every rule's query joined the
 whole e-graph's argument lists, and two iterations on a 1,000-op graph took 6.3 s instead of
-0.8 s. Facts used as rule conditions: `rank(t)`, `dtype(t)` and the relations
-`dtype_in(t, group)` and `lit_is(t, kind)`.
+0.8 s. Facts used as rule conditions: `rank(t)`, `dtype(t)`, the relations
+`dtype_in(t, group)` and `lit_is(t, kind)`, and `sizelit(t, dim, fn)`: the literal a size
+function (`compile_rules.SIZE_FNS`) gives for extent `dim` of tensor t (both the positive and
+the negative index), set for the program's tensors for the (function, dim) pairs the rules use.
 
 Programs and rules are handed to egglog as text through its low-level bindings: building them
 through egglog-python's expression API costs tens of milliseconds per rule, text costs
@@ -31,6 +33,7 @@ SCHEMA = """
 (function dtype (Term) String :merge old)
 (relation dtype_in (Term String))
 (relation lit_is (Term String))
+(function sizelit (Term i64 String) Term :merge old)
 """
 
 _FN_NAMES = {"input": "T_input", "lit": "T_lit", "nil": "T_nil", "cons": "T_cons", "kw": "T_kw",
@@ -159,7 +162,21 @@ def program_text(p: Program, dtype_groups: dict[str, tuple[str, ...]], prefix: s
     return lines + facts, names
 
 
-def add_program(eg: EGraph, p: Program, prefix: str = "n", chunk: int = 200) -> dict[int, str]:
+def _size_facts(m, size_needs) -> list[tuple[int, str, str, str]]:
+    """(dim, fn, literal source, literal kind) size facts of a tensor with meta m, for the
+    (size function, dim) pairs of `size_needs` its rank has."""
+    from rewrite.compile_rules import size_literal  # (compile_rules needs torch; terms does not)
+
+    out = []
+    for fn, d in size_needs:
+        if -m.rank <= d < m.rank:
+            src = size_literal(fn, m.shape[d])
+            out.append((d, fn, src, lit_kind(src) or ""))
+    return out
+
+
+def add_program(eg: EGraph, p: Program, prefix: str = "n", chunk: int = 200,
+                size_needs=()) -> dict[int, str]:
     """Register `p` (DAG sharing kept) with its rank/dtype/literal facts, like `program_text`,
     and return node index -> name; only the output's name, `$<prefix><output>`, is a global.
     The e-graph must declare `program_calls(p)`.
@@ -228,6 +245,11 @@ def add_program(eg: EGraph, p: Program, prefix: str = "n", chunk: int = 200) -> 
             if m is not None:
                 acts.append(B.Set(sp, "rank", [e], i_(m.rank)))
                 acts.append(B.Set(sp, "dtype", [e], s_(m.dtype)))
+                for d, fn, src, k in (_size_facts(m, size_needs) if size_needs else ()):
+                    lit = B.Call(sp, "T_lit", [s_(src)])
+                    acts.append(B.Set(sp, "sizelit", [e, i_(d), s_(fn)], lit))
+                    if k:
+                        acts.append(B.Expr_(sp, B.Call(sp, "lit_is", [lit, s_(k)])))
         rs = f"eqsat_load_{prefix}{c0}"
         cmds += [B.AddRuleset(sp, rs), B.RuleCommand(B.Rule(sp, acts, body, rs, rs)),
                  B.RunSchedule(B.Run(sp, B.RunConfig(rs, None)))]

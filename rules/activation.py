@@ -6,6 +6,10 @@ from rewrite.ruledsl import FLOATING, INTEGRAL, NUMERIC, Scalar, Tensor, rule
 
 # ---- relu and clamps ---------------------------------------------------------------------------
 
+# Never 0-dim: a 0-dim operand of another dtype is rounded to the dimensioned operands' dtype in
+# `torch.maximum(x, lo)` but not in `torch.clamp(x, lo, hi)` with a wider `hi` (see algebra.py).
+DIMENSIONED = (1, 2, 3, 4)
+
 
 @rule(family="activation", numerics="exact", bidirectional=True)
 def relu_is_clamp_min0(x: Tensor(dtype=NUMERIC)):
@@ -76,8 +80,8 @@ def clamp_is_clamp_min_then_max(x: Tensor(dtype=FLOATING)):
 
 
 @rule(family="activation", numerics="ieee-edge", bidirectional=True, same_shape=False)
-def clamp_tensor_is_min_max(x: Tensor(dtype=FLOATING), lo: Tensor(dtype=FLOATING),
-                            hi: Tensor(dtype=FLOATING)):
+def clamp_tensor_is_min_max(x: Tensor(rank=DIMENSIONED, dtype=FLOATING), lo: Tensor(rank=DIMENSIONED, dtype=FLOATING),
+                            hi: Tensor(rank=DIMENSIONED, dtype=FLOATING)):
     return torch.clamp(x, lo, hi), torch.minimum(torch.maximum(x, lo), hi)
 
 
@@ -171,8 +175,10 @@ def softmax_is_exp_log_softmax(x: Tensor(dtype=FLOATING), d: Scalar(kind="int", 
 
 
 @rule(family="activation", numerics="approximate", bidirectional=True)
-def log_softmax_is_log_of_softmax(x: Tensor(dtype=FLOATING),
+def log_softmax_is_log_of_softmax(x: Tensor(dtype=("float32", "float64", "bfloat16")),
                                   d: Scalar(kind="int", values=(0, 1, -1))):
+    """Not for float16: over a long dimension softmax underflows to 0 (log: -inf) where log_softmax
+    is finite."""
     return F.log_softmax(x, d), torch.log(F.softmax(x, d))
 
 

@@ -5,6 +5,13 @@ from rewrite.ruledsl import ANY_DTYPE, BOOL, FLOATING, INTEGRAL, NUMERIC, SIGNED
 
 # ---- commutativity (one-way: each is its own inverse); tagged "ac" for back-off scheduling -------
 
+# Operands that are never 0-dim. A 0-dim tensor of another dtype does not take part in type
+# promotion like a dimensioned one: `x * y` with x a 0-dim float32 and y a float16 tensor gives
+# float16, and whether x is rounded to float16 before the product depends on the operand order
+# (for a 0-dim x = 0.3754, x * y and y * x differ in the last bit), so rules that reorder operands hold
+# bitwise only between dimensioned tensors.
+DIMENSIONED = (1, 2, 3, 4)
+
 
 # Mixed integer/floating operands are left out on purpose: torch CPU computes `f16 * i32` with a
 # one-element int32 operand in float32 before rounding, but `i32 * f16` converts the int to
@@ -23,7 +30,7 @@ def add_commutes_int(x: Tensor(dtype=INTEGRAL + BOOL), y: Tensor(dtype=INTEGRAL 
 
 
 @rule(family="algebra", numerics="exact", same_shape=False, tags=("ac",))
-def mul_commutes(x: Tensor(dtype=FLOATING), y: Tensor(dtype=FLOATING)):
+def mul_commutes(x: Tensor(rank=DIMENSIONED, dtype=FLOATING), y: Tensor(rank=DIMENSIONED, dtype=FLOATING)):
     return x * y, y * x
 
 
@@ -38,7 +45,8 @@ def torch_add_commutes(x: Tensor(dtype=FLOATING), y: Tensor(dtype=FLOATING)):
 
 
 @rule(family="algebra", numerics="exact", same_shape=False, tags=("ac",))
-def torch_mul_commutes(x: Tensor(dtype=FLOATING), y: Tensor(dtype=FLOATING)):
+def torch_mul_commutes(x: Tensor(rank=DIMENSIONED, dtype=FLOATING),
+                       y: Tensor(rank=DIMENSIONED, dtype=FLOATING)):
     return torch.mul(x, y), torch.mul(y, x)
 
 
@@ -124,7 +132,10 @@ def bitor_associates(x: Tensor(dtype=BOOL), y: Tensor(dtype=BOOL), z: Tensor(dty
 
 
 @rule(family="algebra", numerics="ieee-edge", bidirectional=True, same_shape=False, tags=("ac",))
-def maximum_associates(x: Tensor(dtype=FLOATING), y: Tensor(dtype=FLOATING), z: Tensor(dtype=FLOATING)):
+def maximum_associates(x: Tensor(rank=DIMENSIONED, dtype=FLOATING), y: Tensor(rank=DIMENSIONED, dtype=FLOATING),
+                       z: Tensor(rank=DIMENSIONED, dtype=FLOATING)):
+    """Dimensioned operands only: maximum(y, z) with y 0-dim float32 and z a float16 tensor rounds
+    y to float16, maximum(maximum(x, y), z) with a float64 x does not (see DIMENSIONED)."""
     return torch.maximum(torch.maximum(x, y), z), torch.maximum(x, torch.maximum(y, z))
 
 
@@ -145,7 +156,9 @@ def mul_distributes_over_sub(x: Tensor(dtype=FLOATING), y: Tensor(dtype=FLOATING
 
 @rule(family="algebra", numerics="approximate", bidirectional=True, same_shape=False)
 def div_distributes_over_add(x: Tensor(dtype=FLOATING), y: Tensor(dtype=FLOATING),
-                             z: Tensor(dtype=FLOATING)):
+                             z: Tensor(dtype=("float32", "float64", "bfloat16"))):
+    """Not for a float16 divisor: x / z overflows float16 for |z| < 1.5e-5 where (x + y) / z
+    need not (computed wider when y is wider, or cancelling: 1/z + -1/z is NaN, 0/z is 0)."""
     return (x + y) / z, x / z + y / z
 
 
@@ -212,7 +225,9 @@ def div_two_is_mul_half(x: Tensor(dtype=NUMERIC)):
 
 
 @rule(family="algebra", numerics="approximate", bidirectional=True, same_shape=False)
-def div_is_mul_reciprocal(x: Tensor(dtype=FLOATING), y: Tensor(dtype=FLOATING)):
+def div_is_mul_reciprocal(x: Tensor(dtype=FLOATING), y: Tensor(dtype=("float32", "float64", "bfloat16"))):
+    """Not for a float16 divisor: 1 / y overflows to inf for |y| < 1.5e-5, where x / y is finite
+    (e.g. bfloat16 x / float16 y is computed in float32)."""
     return x / y, x * torch.reciprocal(y)
 
 
