@@ -502,6 +502,33 @@ def rules_new(name, dest, family):
                f"and `eqsat-test MODEL.py --rules {dest}`")
 
 
+@rules.command(name="coverage")
+@click.argument("models", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--rules", "-r", "specs", multiple=True, help="Rule set name, file or folder (default: the library).")
+@click.option("--variants", "-n", default=32, show_default=True, type=click.IntRange(min=1))
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+def rules_coverage(models, specs, variants, as_json):
+    """Per model: its ops, the ops no rule touches, and how many distinct variants the e-graph gives."""
+    import dataclasses
+
+    from rewrite.coverage import coverage, load_compiled
+    compiled = load_compiled(list(specs) or None)
+    rows = [coverage(m, variants=variants, compiled=compiled) for m in models]
+    if as_json:
+        click.echo(json.dumps([{**dataclasses.asdict(c), "untouched": c.untouched} for c in rows], default=str))
+        return
+    for c in rows:
+        if c.error:
+            click.echo(f"{c.model}: not covered: {c.error}")
+            continue
+        for g in c.graphs:
+            ops = ", ".join(f"{k.rsplit('.', 1)[-1]}x{v}" if v > 1 else k.rsplit('.', 1)[-1] for k, v in g.ops.items())
+            click.echo(f"{c.model} g{g.index}: {g.num_ops} ops ({ops}); {g.distinct_variants}/{g.asked} distinct variants; "
+                       f"families: {', '.join(g.families_fired) or '-'}")
+            if g.untouched:
+                click.echo(f"  no rule touches: {', '.join(g.untouched)}")
+
+
 @rules.command(name="stats")
 @click.argument("out", type=click.Path(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")

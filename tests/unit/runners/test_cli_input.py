@@ -55,3 +55,11 @@ def test_a_wrong_user_rule_is_named_at_load(eqsat, tmp_path):
     res = eqsat("generate", TEST_MODELS / "relu_mlp.py", "-n", "2", "-r", rules, "--out", tmp_path / "b")
     assert res.rc == 0, res.stderr[-2000:]
     assert "WARNING: rule times_two_is_three_adds (exact) fails a quick check" in res.stderr
+
+
+def test_rules_coverage_lists_ops_and_variants(eqsat):
+    res = eqsat("rules", "coverage", REPO / "benchmarks" / "corpus" / "norm_layer_norm.py", "-n", "4", "--json")
+    assert res.rc == 0, res.stderr[-2000:]
+    (row,) = res.json
+    (g,) = row["graphs"]
+    assert any(op.endswith("layer_norm") for op in g["ops"]) and g["distinct_variants"] >= 1
