@@ -1,0 +1,81 @@
+"""What a user sees: progress without a terminal, the console summary, repro.py's differing positions, and tensors-only reads (issue 17 items 6, 10, 11, 14)."""
+from __future__ import annotations
+
+import io
+import pickle
+import sys
+
+import pytest
+import torch
+
+from codegen_templates import render
+from runners.cli.main import _summary
+from runners.exec.protocol import load_tensors
+from runners.pipeline import Progress
+
+
+def test_progress_prints_plain_lines_without_a_terminal(monkeypatch):
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    p = Progress(3, enabled=True)
+    p.PLAIN_EVERY = 0.0
+    for _ in range(3):
+        p.update({"status": "ok"}, 0)
+    p.close()
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 3 and lines[-1].startswith("eqsat-test: 3/3 tasks done, 0 suspicious")
+
+
+def _report(detail: str) -> tuple[dict, dict]:
+    manifest = {"graphs": [{"id": "g0", "ops": 5, "saturation": {"enodes": 40, "iterations": 8, "stop_reason": "iterations"},
+                            "extraction": {"log10_choice_space": 3.0, "distinct": 0}}],
+                "rules": {"count": 10, "fired": {"r1": 2}}}
+    report = {"model": "m.py", "torch_version": "2.x", "executed": 2, "variants": 1,
+              "findings": [{"kind": "miscompile", "variant": "g0_v001", "backend": "inductor", "device": "cpu",
+                            "rules": ["relu_is_where"], "max_abs_err": float("inf"), "detail": detail,
+                            "repro": "/o/findings/001/repro.py"},
+                           {"kind": "unsound-rewrite", "variant": "g0_v002", "rules": ["bad_rule"], "detail": "x"}],
+              "stats": {"backends": ["inductor"], "devices": ["cpu"], "input_kinds": ["given"], "wall_seconds": 3.0,
+                        "confirm": {"checked": 1}}}
+    return report, manifest
+
+
+def test_summary_says_what_happened_and_what_to_do_next(tmp_path):
+    detail = "NaN/Inf positions differ at 2 of 128 elements " + "word " * 80
+    report, manifest = _report(detail)
+    text = _summary(report, manifest, tmp_path)
+    assert "(stopped: iteration budget)" in text
+    assert "WARNING: g0 got 0 distinct variants" in text
+    assert "NaN/inf positions differ" in text and "max_abs_err=0" not in text
+    assert "rules: relu_is_where" in text and "[unsound-rewrite] g0_v002 rules: bad_rule" in text
+    assert "next: python /o/findings/001/repro.py" in text
+    detail_line = next(line for line in text.splitlines() if "NaN/Inf positions differ at 2" in line)
+    assert detail_line.rstrip().endswith("...") and "wor ..." not in detail_line  # cut at a word
+
+
+def test_repro_prints_the_positions_that_differ_with_fp64():
+    src = render("repro_main.py.j2", kind="miscompile", backend="inductor", options={}, device="cpu", rules=[],
+                 inductor_config={}, context_lines=[], extreme_inputs=False)
+    ns: dict = {"torch": torch}
+    exec(compile("import torch\n" + src.split("def main():")[0], "repro", "exec"), ns)
+    eager = torch.tensor([1.0, 2.0, 3.0, float("nan")])
+    compiled = torch.tensor([1.0, 2.5, 3.0, 0.0])
+    lines = ns["_differences"](eager, compiled, eager.double())
+    assert lines[0].startswith("output[3]: eager nan, compiled 0, fp64 nan")
+    assert lines[1].startswith("output[1]: eager 2, compiled 2.5, fp64 2")
+
+
+class _Evil:
+    def __reduce__(self):
+        return (print, ("pickled code ran",))
+
+
+def test_worker_outputs_are_read_back_as_tensors_only(tmp_path):
+    ok = tmp_path / "ok.pt"
+    torch.save([torch.ones(2), (torch.zeros(1), 3)], ok)
+    assert torch.equal(load_tensors(ok)[0], torch.ones(2))
+    bad = tmp_path / "bad.pt"
+    with open(bad, "wb") as fh:
+        pickle.dump([_Evil()], fh)
+    with pytest.raises(Exception):
+        load_tensors(bad)
