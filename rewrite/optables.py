@@ -175,7 +175,7 @@ class Reduction:
 
 REDUCTIONS = (
     Reduction("sum", NUMERIC, order_free=False),
-    Reduction("prod", FLOATING, order_free=False, tuple_dims=False),
+    Reduction("prod", ("float32", "float64"), order_free=False, tuple_dims=False),  # halves overflow midway
     Reduction("mean", FLOATING, order_free=False),
     Reduction("amax", NUMERIC, zero_ties=True),
     Reduction("amin", NUMERIC, zero_ties=True),
@@ -266,7 +266,7 @@ MATMUL_SHAPES = (
 PERMUTATIONS = {
     2: (("t", (1, 0)),),
     3: (("permute201", (2, 0, 1)), ("permute021", (0, 2, 1))),
-    4: (("permute0213", (0, 2, 1, 3)), ("permute0231", (0, 2, 3, 1))),
+    4: (("permute0213", (0, 2, 1, 3)),),
 }
 
 

@@ -56,8 +56,12 @@ def _unary_through_layout(u, lay):
                  doc=f"{u.name} commutes with {lay.name}", src=(u.fn, lay.fn))
 
 
+# the tier-3 layout ops (rarer next to pointwise ops in models) only with the commonest activations
+_TIER3_OPS = ("relu", "sigmoid", "gelu", "silu")
 for _lay in LAYOUT:
     for _u in UNARY:
+        if _lay.tier == 3 and _u.name not in _TIER3_OPS:
+            continue
         if (_u.common or _lay.tier == 1) and ("unary", _u.name, _lay.name) not in _HAND_WRITTEN:
             _unary_through_layout(_u, _lay)
 

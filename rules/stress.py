@@ -30,7 +30,7 @@ for _u in _COMMON:
          doc="a fusion boundary after the op", key=_key(_u.fn))
 
 for _b in BINARY:
-    if _b.name in ("add", "mul", "sub", "div"):
+    if _b.name in ("add",):  # (on every arithmetic op of an e-graph, these grow it fastest)
         def _clone_after_binary(x, y, _b=_b):
             return _b.fn(x, y), _b.fn(x, y).clone()
 
@@ -190,18 +190,19 @@ def int32_round_trip_into_add(x: Tensor(dtype="int32"), y: Tensor(dtype="int32")
     return x + y, x.long().int() + y
 
 
-@rule(family=FAM, numerics="exact", bidirectional=True)
+@rule(family=FAM, numerics="exact")
 def add_in_float64_rounds_back(x: Tensor(dtype="float32"), y: Tensor(dtype="float32")):
-    """float64 holds float32 sums exactly enough that rounding back gives the float32 sum."""
+    """float64 holds float32 sums exactly enough that rounding back gives the float32 sum. (One
+    way: the float64 op it makes would be rewritten again by every arithmetic rule.)"""
     return x + y, (x.double() + y.double()).float()
 
 
-@rule(family=FAM, numerics="exact", bidirectional=True)
+@rule(family=FAM, numerics="exact")
 def mul_in_float64_rounds_back(x: Tensor(dtype="float32"), y: Tensor(dtype="float32")):
     return x * y, (x.double() * y.double()).float()
 
 
-@rule(family=FAM, numerics="approximate", bidirectional=True)
+@rule(family=FAM, numerics="approximate")
 def exp_in_float64_rounds_back(x: Tensor(dtype="float32")):
     return torch.exp(x), torch.exp(x.double()).float()
 
@@ -297,11 +298,13 @@ for _b in BINARY:
             a, b = torch.broadcast_tensors(x, y)
             return _b.fn(x, y), _b.fn(a, b)
 
+        # A higher-rank tensor and a vector (a bias, a scale): where broadcasting surely happens.
+        # (Not every pair: on every add of an e-graph this rule would grow it by half again. Not
+        # 0-dim operands: those take no part in type promotion, their broadcast copies would.)
         _gen(f"{_b.name}_of_broadcast_tensors", _bcast,
-             {"x": Tensor(rank=(1, 2, 3, 4), dtype=_b.dtypes), "y": Tensor(rank=(1, 2, 3, 4), dtype=_b.dtypes)},
+             {"x": Tensor(rank=(2, 3, 4), dtype=_b.dtypes), "y": Tensor(shape=(1,), dtype=_b.dtypes)},
              same_shape=False, numerics="ieee-edge" if _b.zero_ties else "exact", bidirectional=True,
-             doc="operands broadcast explicitly first (not 0-dim ones: those do not take part in "
-                 "type promotion, their broadcast copies would)", key=_key(_b.fn))
+             doc="operands broadcast explicitly first", key=_key(_b.fn))
 
 
 @rule(family=FAM, numerics="exact", bidirectional=True, same_shape=False)
