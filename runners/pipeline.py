@@ -366,6 +366,7 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
     slow, screened = slow_variant_findings(manifest, results, bundle, threshold=opts.perf_threshold, env=opts.env,
                                            threads=max(1, cores // max(1, opts.jobs)) if opts.jobs > 1 else cores,
                                            log=log)
+    annotate(slow)
     notes += slow
     for k, n in enumerate(slow, 1):
         n["id"] = f"slow-{k:03d}-{n['variant']}"
