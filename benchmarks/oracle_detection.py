@@ -6,7 +6,7 @@
 Ten small programs (row sums, matmul, softmax, layer_norm, argmax, topk, a GELU MLP with its
 logits/probabilities/prediction, elementwise with tiny outputs, cumsum, and a program fed NaN/inf)
 are compiled in-process with torch.compile, once per backend: every fault of
-examples/faulty_backends.py (each runs Dynamo's graph and corrupts its output one way) and
+examples/backends/faulty_backends.py (each runs Dynamo's graph and corrupts its output one way) and
 `inductor`. Each is run on SEEDS seeds x two input sets ("random-<seed>", "special-<seed>": NaN,
 inf, subnormals, huge values in the activations; runners/oracle/inputs.py) and judged like a
 worker does (eager twice, fp64, index sources, runners/oracle/judge.judge_input_set).
@@ -149,7 +149,7 @@ def calibrate(seeds: int, dtype: torch.dtype) -> None:
 
 
 def run(seeds: int, dtype: torch.dtype, judge_file: str | None, verbose: bool = False) -> None:
-    fb = _load(REPO / "examples" / "faulty_backends.py", "faulty_backends")
+    fb = _load(REPO / "examples" / "backends" / "faulty_backends.py", "faulty_backends")
     if judge_file:
         judge_input_set = _load(Path(judge_file), "other_judge").judge_input_set
     else:

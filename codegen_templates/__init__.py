@@ -14,6 +14,7 @@ _env = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+_env.filters["pyrepr"] = repr  # a Python literal for generated code
 
 
 def render(template: str, **context) -> str:

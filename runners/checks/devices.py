@@ -26,6 +26,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from codegen_templates import render
 from runners.exec.protocol import compile_options, load_tensors, to_cpu, to_device
 from runners.oracle.inputs import input_sets
 from runners.oracle.judge import judge
@@ -307,98 +308,6 @@ def kernel_header(f: dict) -> str:
             f"async_compile.triton(...) / cpp_pybinding(...).")
 
 
-# ----------------------------------------------------------------------------------------------
-# the repro of a device-mismatch finding
-
-
-_DEVICE_REPRO = '''
-
-# ---- repro: device-mismatch under torch.compile(backend=%(backend)r%(opts)s): compiled on %(device)s vs %(other)s ----
-# Found by eqsat-test%(rules)s.
-# Needs only torch and a CUDA GPU. Run: python repro.py   (exit code 1 while the mismatch reproduces)
-# Both devices run the same inputs (made on the CPU, then moved); each output is judged against the
-# CPU eager run in float64: compiled on %(device)s is the odd one out when it is much further from fp64
-# than both eager on %(device)s and compiled on %(other)s (Dynamo's accuracy rule), or when ints, bools
-# or NaN/Inf positions differ from both.
-# verdict: %(detail)s
-%(config)s
-
-def _leaves(x, path=""):
-    if isinstance(x, (list, tuple)):
-        for i, v in enumerate(x):
-            yield from _leaves(v, f"{path}[{i}]")
-    elif isinstance(x, dict):
-        for k, v in x.items():
-            yield from _leaves(v, f"{path}[{k!r}]")
-    else:
-        yield path, x
-
-
-def _fp64(x):
-    return x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-
-
-def _rmse(a, ref):
-    m = torch.isfinite(a) & torch.isfinite(ref)
-    d = (a.double() - ref.double())[m]
-    return d.pow(2).mean().sqrt().item() if d.numel() else 0.0
-
-
-def _differs(a, b):
-    """Exact leaves, and NaN/Inf positions of float leaves."""
-    if not isinstance(a, torch.Tensor):
-        return a != b and not (a != a and b != b)
-    if not a.is_floating_point():
-        return not torch.equal(a, b)
-    return not (torch.equal(torch.isnan(a), torch.isnan(b)) and torch.equal(a.isinf() & (a > 0), b.isinf() & (b > 0))
-                and torch.equal(a.isinf() & (a < 0), b.isinf() & (b < 0)))
-
-
-def main():
-    global DEVICE
-    if not torch.cuda.is_available():
-        raise SystemExit("this repro needs a CUDA GPU")
-    inputs = get_inputs()
-    with torch.no_grad():
-        torch.manual_seed(0)
-        ref64 = forward(*[_fp64(x) for x in inputs])
-        runs = {}
-        for dev in (%(device)r, %(other)r):
-            DEVICE = torch.device(dev)
-            xs = [x.to(dev) if isinstance(x, torch.Tensor) else x for x in inputs]
-            torch.manual_seed(0)
-            eager = forward(*xs)
-            torch._dynamo.reset()
-            torch.manual_seed(0)
-            compiled = torch.compile(forward, backend=%(backend)r%(opts)s)(*xs)
-            runs[dev] = (dict(_leaves(eager)), dict(_leaves(compiled)))
-    bad = []
-    d, o = %(device)r, %(other)r
-    for path, r in _leaves(ref64):
-        e_d, c_d, c_o = runs[d][0][path], runs[d][1][path], runs[o][1][path]
-        if isinstance(c_d, torch.Tensor):
-            e_d, c_d, c_o = e_d.cpu(), c_d.cpu(), c_o.cpu()
-        if isinstance(c_d, torch.Tensor) and c_d.is_floating_point():
-            err = {"compiled " + d: _rmse(c_d, r), "eager " + d: _rmse(e_d, r), "compiled " + o: _rmse(c_o, r)}
-            print(f"output{path}: RMSE to CPU fp64: " + ", ".join(f"{k} {v:.4g}" for k, v in err.items()))
-            if _differs(c_d, c_o) and _differs(c_d, e_d):
-                bad.append(f"output{path}: NaN/Inf positions of compiled {d} differ from both")
-            elif err["compiled " + d] > 2.0 * max(err["eager " + d], err["compiled " + o]) + 1e-5 * (1 + r.abs().max().item()):
-                bad.append(f"output{path}: compiled {d} is far further from fp64 than both")
-        elif _differs(c_d, c_o) and _differs(c_d, e_d):
-            bad.append(f"output{path}: compiled {d} differs from compiled {o} and from eager {d} (exact)")
-    print("torch", torch.__version__)
-    if bad:
-        print(f"VERDICT: DEVICE-MISMATCH (compiled on {d} is the odd one out)")
-        for b in bad:
-            print("  " + b)
-        raise SystemExit(1)
-    print("VERDICT: OK (compiled on both devices agree within tolerance)")
-
-
-if __name__ == "__main__":
-    main()
-'''
 
 
 def device_repro_main(f: dict) -> str:
@@ -409,9 +318,9 @@ def device_repro_main(f: dict) -> str:
     if config:
         cfg = "import torch._inductor.config as _inductor_config\n" + "".join(
             f"_inductor_config.{k} = {v!r}\n" for k, v in config.items())
-    return _DEVICE_REPRO % {
+    return render("device_repro_main.py.j2", **{
         "backend": backend, "opts": "".join(f", {k}={v!r}" for k, v in opts.items()),
         "device": f.get("device", "cuda"), "other": f.get("other_device", "cpu"),
         "rules": (" after rewriting with: " + ", ".join(f["rules"])) if f.get("rules") else "",
         "detail": " ".join(str(f.get("detail", "")).split())[:400], "config": cfg,
-    }
+    })

@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from codegen_templates import render
 from runners import REPO_ROOT
 from runners.exec.protocol import compile_options
 from runners.findings.write import versions
@@ -142,40 +143,6 @@ def screen(manifest: dict, results: list[dict], *, threshold: float = THRESHOLD,
 # confirmation: A/B in one fresh process
 
 
-_AB_SCRIPT = r'''
-import importlib.util, json, statistics, sys, time
-import torch
-torch.set_num_threads({threads})
-sys.path.insert(0, {repo!r})
-from runners.exec.protocol import compile_options
-from runners.checks.perf import time_call
-
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-device = torch.device({device!r})
-backend, opts = compile_options({backend!r})
-progs = {{}}
-for name, path in (("slow", {slow!r}), ("base", {base!r})):
-    mod = load(path, "ab_" + name)
-    mod.DEVICE = device
-    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
-    progs[name] = (mod.forward, torch.compile(mod.forward, backend=backend, **opts), inputs)
-    with torch.no_grad():
-        progs[name][1](*inputs)
-out = {{"compiled": {{"slow": [], "base": []}}, "eager": {{"slow": [], "base": []}}}}
-for block in range({blocks}):
-    for name in (("slow", "base") if block % 2 == 0 else ("base", "slow")):
-        eager, compiled, inputs = progs[name]
-        out["compiled"][name].append(time_call(compiled, inputs, device, budget={budget})["median_s"])
-        out["eager"][name].append(time_call(eager, inputs, device, budget={budget} / 2)["median_s"])
-print("@@AB@@" + json.dumps({{k: {{n: statistics.median(v) for n, v in d.items()}} for k, d in out.items()}}))
-'''
-
-
 def confirm(slow_file: str, base_file: str, backend: str, device: str = "cpu", *, blocks: int = 4,
             budget: float = CONFIRM_BUDGET_S, timeout: float = CONFIRM_TIMEOUT_S, env: dict | None = None,
             threads: int = 1) -> dict:
@@ -184,8 +151,8 @@ def confirm(slow_file: str, base_file: str, backend: str, device: str = "cpu", *
     workers had them (one per worker when several share the cores: oversubscribed OpenMP
     threads make timings meaningless)."""
     repo = str(REPO_ROOT)
-    script = _AB_SCRIPT.format(repo=repo, device=device, backend=backend, slow=slow_file, base=base_file,
-                               blocks=blocks, budget=budget / blocks, threads=int(threads))
+    script = render("perf_ab.py.j2", repo=repo, device=device, backend=backend, slow=slow_file, base=base_file,
+                    blocks=blocks, budget=budget / blocks, threads=int(threads))
     e = dict(os.environ)
     e.update(env or {})
     e["OMP_NUM_THREADS"] = str(int(threads))
@@ -247,90 +214,13 @@ def slow_variant_findings(manifest: dict, results: list[dict], bundle: Path, *, 
     return notes, screened
 
 
-_PERF_REPRO = '''"""Performance repro (eqsat-test slow-variant): two equivalent programs, one compiles to much slower code.
-
-variant.py ({variant}) and baseline.py ({baseline}) compute the same function; under
-torch.compile(backend={backend!r}) on {device}, variant.py took {compiled_us} us per call vs
-{baseline_us} us ({ratio}x), measured A/B interleaved in one process (medians).
-Run: python perf_repro.py   (prints both medians, compiled and eager; exit 1 while >= {threshold}x slower)
-"""
-import importlib.util
-import statistics
-import sys
-import time
-from pathlib import Path
-
-import torch
-
-HERE = Path(__file__).resolve().parent
-BACKEND = {backend_name!r}
-OPTIONS = {options!r}
-CONFIG = {config!r}
-THREADS = {threads}
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, HERE / (name + ".py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def median_time(fn, inputs, seconds=0.1):
-    with torch.no_grad():
-        for _ in range(3):
-            fn(*inputs)
-        times, start = [], time.perf_counter()
-        while len(times) < 7 or time.perf_counter() - start < seconds:
-            t0 = time.perf_counter()
-            fn(*inputs)
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def main():
-    import torch._inductor.config as inductor_config
-    for k, v in CONFIG.items():
-        obj = inductor_config
-        *path, last = k.split(".")
-        for p in path:
-            obj = getattr(obj, p)
-        setattr(obj, last, v)
-    torch.set_num_threads(THREADS)  # as measured; oversubscribed OpenMP threads make timings meaningless
-    progs = {{}}
-    for name in ("variant", "baseline"):
-        mod = load(name)
-        inputs = mod.get_inputs()
-        compiled = torch.compile(mod.forward, backend=BACKEND, **OPTIONS)
-        with torch.no_grad():
-            compiled(*inputs)
-        progs[name] = (compiled, mod.forward, inputs)
-    times = {{name: ([], []) for name in progs}}
-    for block in range(6):  # interleaved A/B blocks, medians: load on the machine hits both alike
-        for name in (("variant", "baseline") if block % 2 == 0 else ("baseline", "variant")):
-            compiled, eager, inputs = progs[name]
-            times[name][0].append(median_time(compiled, inputs))
-            times[name][1].append(median_time(eager, inputs))
-    res = {{name: (statistics.median(c), statistics.median(e)) for name, (c, e) in times.items()}}
-    for name, (c, e) in res.items():
-        print(f"{{name:<9}} compiled {{c * 1e6:10.1f}} us   eager {{e * 1e6:10.1f}} us")
-    ratio = res["variant"][0] / res["baseline"][0]
-    print(f"compiled ratio variant/baseline: {{ratio:.2f}}x  (torch {{torch.__version__}})")
-    sys.exit(1 if ratio >= {threshold} else 0)
-
-
-if __name__ == "__main__":
-    main()
-'''
-
-
 def perf_repro_source(note: dict) -> str:
     backend, opts = compile_options(note["backend"])
     config = opts.pop("options", {})
-    return _PERF_REPRO.format(variant=note["variant"], baseline=note["baseline"], backend=note["backend"],
-                              backend_name=backend, options=opts, config=config, device=note["device"],
-                              compiled_us=note["compiled_us"], baseline_us=note["baseline_us"], ratio=note["ratio"],
-                              threshold=note["threshold"], threads=int(note.get("threads") or 1))
+    return render("perf_repro.py.j2", variant=note["variant"], baseline=note["baseline"], backend=note["backend"],
+                  backend_name=backend, options=opts, config=config, device=note["device"],
+                  compiled_us=note["compiled_us"], baseline_us=note["baseline_us"], ratio=note["ratio"],
+                  threshold=note["threshold"], threads=int(note.get("threads") or 1))
 
 
 def write_slow_variant(out: Path, fid: str, note: dict, bundle: Path, manifest: dict) -> Path:

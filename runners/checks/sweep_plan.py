@@ -27,24 +27,6 @@ _INT_RANGE = {torch.int8: (-128, 127), torch.uint8: (0, 255), torch.int16: (-100
 _INT_PARAM_RANGE = (-3, 3)  # parameters cast to an integer target: small weights
 CATEGORIES = ("dtype,sizes", "dtype", "sizes", "dynamic")  # order of a variant's sample
 
-# Put before the repro's main() when a dynamic-sweep failure needs earlier calls: the compiled
-# function is first called with the inputs in warmup.pt, as the sweep did.
-REPRO_WARMUP = '''# eqsat-test dynamic sweep: the compiled function is first called with the inputs in warmup.pt
-# (Dynamo traces dynamic shapes with the first call's sizes as hints), then with inputs.pt.
-_torch_compile = torch.compile
-
-
-def _compile_and_warm_up(fn, **kwargs):
-    compiled = _torch_compile(fn, **kwargs)
-    with torch.no_grad():
-        for w in torch.load(Path(__file__).with_name("warmup.pt"), weights_only=True):
-            compiled(*[x.to(DEVICE) if isinstance(x, torch.Tensor) else x for x in w])
-    return compiled
-
-
-torch.compile = _compile_and_warm_up
-'''
-
 # Ops after which a low-precision rounding difference is a whole step, not an ulp.
 _DISCONTINUOUS = re.compile(
     r"(?<![=!<>])(?:<=?|>=?|==|!=)(?!=)|//|%|\b(?:floor|ceil|round|trunc|frac|sign|sgn|signbit|gt|lt|ge|le|eq|ne|"

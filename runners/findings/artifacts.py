@@ -47,7 +47,6 @@ TEST_REPRO = "test_repro.py"
 INLINE_MAX_NUMEL = 64  # inputs with at most this many elements in all are inlined into test_repro.py
 LOG_MAX_CHARS = 400_000
 _NO_TEST_KINDS = ("device-mismatch",)
-_TOL = {"torch.float16": 1e-3, "torch.bfloat16": 1.6e-2, "torch.float64": 1e-7}
 
 
 @dataclass
@@ -107,14 +106,17 @@ def _inline_inputs(inputs_path: Path | None) -> list[str] | None:
 
 
 def _tolerance(inputs_path: Path | None) -> float:
+    """The minifier's accuracy tolerance: the loosest of the oracle's per-dtype tolerances over the inputs."""
     if inputs_path is None or not inputs_path.is_file():
         return 1e-4
+    # torch and the numerics table only when a minifier runs (artifacts imports without torch)
     import torch
+    from runners.oracle.numerics import tolerance  # (see above)
     try:
         xs = torch.load(inputs_path, weights_only=True)
     except Exception:
         return 1e-4
-    tols = [_TOL.get(str(x.dtype), 1e-4) for x in xs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    tols = [tolerance(x.dtype) for x in xs if isinstance(x, torch.Tensor) and x.is_floating_point()]
     return max(tols) if tols else 1e-4
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from codegen_templates import render
 from runners.exec.protocol import compile_options
 from runners.checks.devices import device_repro_main
-from runners.checks.sweep_plan import REPRO_WARMUP
 
 
 
@@ -51,7 +50,7 @@ def _repro_source(variant_src: str, f: dict) -> str:
     if f.get("sweep"):
         context.append(f"sweep: {f['sweep']} (inputs.pt holds the swept inputs)")
     if f.get("warmup_file"):
-        head = head.rstrip() + "\n\n" + REPRO_WARMUP
+        head = head.rstrip() + "\n\n" + render("repro_warmup.py.j2")
     text = head.rstrip() + "\n\n" + render(
         "repro_main.py.j2", kind=f["kind"], backend=backend, options=opts, device=f.get("device", "cpu"),
         rules=f.get("rules", []), inductor_config=config, context_lines=context,

@@ -1,4 +1,4 @@
-"""The oracle against the planted faults of examples/faulty_backends.py: each fault that changes an output is flagged, `identity` never, strides only noted."""
+"""The oracle against the planted faults of examples/backends/faulty_backends.py: each fault that changes an output is flagged, `identity` never, strides only noted."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from runners.oracle.inputs import input_sets, to_fp64_inputs
 from runners.oracle.judge import MATCH, MISMATCH, STRUCTURE_MISMATCH, judge_input_set
 
 REPO = Path(__file__).resolve().parents[4]
-FAULTY = REPO / "examples" / "faulty_backends.py"
+FAULTY = REPO / "examples" / "backends" / "faulty_backends.py"
 
 
 def _faulty():

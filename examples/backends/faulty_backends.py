@@ -1,6 +1,6 @@
 """Fault-injecting torch.compile backends that test the oracle: each runs the captured graph and corrupts its output in one way.
 
-Use as `eqsat-test MODEL.py --backend examples/faulty_backends.py:one_wrong_element` (any name
+Use as `eqsat-test MODEL.py --backend examples/backends/faulty_backends.py:one_wrong_element` (any name
 in FAULTS), or call them in-process: `torch.compile(fn, backend=one_wrong_element)`. Each
 backend takes (gm, example_inputs) like any torch.compile backend and returns a callable that
 runs the graph (eagerly: `gm.forward`; pass `inner=` to `make_faulty` to wrap another compiler)
