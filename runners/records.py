@@ -71,6 +71,18 @@ class _Record:
         return rec
 
 
+class TaskKind(str, Enum):
+    """What a worker task asks for; runners/exec/worker.py dispatches on it."""
+
+    RUN = "run"  # one variant x backend x device on its input sets (the default)
+    SWEEP = "sweep"  # the variant's dtype/size/dynamic sweep: runners/checks/sweep_run.py
+    BATCH = "batch"  # K variants compiled as one program: runners/exec/batch.py
+    WARMUP = "warmup"  # a spare worker's import + tiny compile, ahead of its tasks: runners/exec/pool.py
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass
 class Task(_Record):
     """One variant x backend x device to run in a worker (runners/exec/worker.py)."""
@@ -79,6 +91,7 @@ class Task(_Record):
     variant: str
     file: str
     backend: str
+    kind: str = TaskKind.RUN.value
     device: str = "cpu"
     seed: int = 0
     input_kinds: list = field(default_factory=lambda: ["given", "random", "special"])

@@ -412,7 +412,7 @@ def run_sweeps(mod, base, is_param, cfg: SweepConfig, *, backend: str = "inducto
 
 
 def run_sweep_task(task: dict) -> dict:
-    """The worker's handler of a task with "sweep_only": the variant's sweep, as a worker result."""
+    """The worker's handler of a task of kind "sweep": the variant's sweep, as a worker result."""
 
     device = torch.device(task.get("device", "cpu"))
     res: dict = {"task": task.get("id"), "variant": task["variant"], "backend": task["backend"],

@@ -1,6 +1,6 @@
 """Dtype and size sweeps: run a program eager and compiled at dtypes and sizes beyond the ones its model file gives.
 
-A sweep runs in the worker as a task of its own (``"sweep_only": true``), beside the variant's
+A sweep runs in the worker as a task of its own (kind ``"sweep"``), beside the variant's
 ordinary task, so that a hang or a crash at some swept dtype or size costs the sweep only.
 
 1. Analysis, by running the program eagerly (never from a hand-written op list):
@@ -54,6 +54,7 @@ import torch
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, SweepConfig
 from runners.exec.protocol import load_tensors
 from runners.oracle.judge import compare_eager
+from runners.records import TaskKind
 
 def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
                    base_failed: set[str] | frozenset = frozenset()) -> tuple[list[dict], list[dict]]:
@@ -132,7 +133,7 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
 
 def make_sweep_tasks(bundle: Path, manifest: dict, sweep: dict, *, backends, devices, seed: int,
                      input_kinds, scratch: Path, first_backend: str) -> list[dict]:
-    """Worker tasks (``sweep_only``) for every variant x backend x device: the seeds' first."""
+    """Worker tasks (kind ``sweep``) for every variant x backend x device: the seeds' first."""
     graphs = {g["id"]: g for g in manifest["graphs"]}
     base_cfg = SweepConfig.from_dict({**sweep, "seed": seed})
     tasks = []
@@ -147,7 +148,7 @@ def make_sweep_tasks(bundle: Path, manifest: dict, sweep: dict, *, backends, dev
                 tasks.append({
                     "id": tid, "variant": v["id"], "file": str((bundle / v["file"]).resolve()),
                     "backend": backend, "device": device, "seed": seed, "input_kinds": list(input_kinds),
-                    "is_param": graphs[v["graph"]]["is_param"], "sweep_only": True, "sweep": cfg.to_dict(),
+                    "is_param": graphs[v["graph"]]["is_param"], "kind": TaskKind.SWEEP.value, "sweep": cfg.to_dict(),
                     "save_eager": str(scratch / "eager" / f"{v['id']}__{device}") if backend == first_backend
                     else None,
                     "save_compiled": str(scratch / "sweeps" / safe),

@@ -14,7 +14,7 @@ or every variant of a batch that crashed, timed out or errored, is re-run as the
 single-variant task, and that task's result is the verdict (so findings are those of the plain
 mode; a mismatch seen only in the batch is counted as `unconfirmed`, not reported).
 
-Worker side: `run_batch_task` (called by runners/exec/worker.py for tasks with a "batch" key).
+Worker side: `run_batch_task` (called by runners/exec/worker.py for tasks of kind "batch").
 Pool side: `run_batched`, a drop-in for `runners.execute.run_tasks`.
 """
 from __future__ import annotations
@@ -32,6 +32,7 @@ from runners.exec.pool import run_slots, worker
 from runners.exec.protocol import compile_options, error_info, load_module, to_cpu, to_device
 from runners.oracle.inputs import InputSet, input_sets, to_fp64_inputs
 from runners.oracle.judge import judge_input_set
+from runners.records import TaskKind
 
 BATCH_KEY = "batch"
 
@@ -165,7 +166,7 @@ def batch_group(manifest: dict) -> Callable[[dict], object | None]:
         v = variants.get(t.get("variant"))
         if v is None or v.get("seed") or graphs.get(v["graph"], {}).get("mutating"):
             return None
-        if t.get("sweep_only") or t.get("perf") or t.get("save_outputs"):
+        if t.get("kind", "run") != "run" or t.get("perf") or t.get("save_outputs"):
             return None
         return (v["graph"], t["backend"], t.get("device", "cpu"))
 
@@ -206,7 +207,7 @@ def make_batches(tasks: list[dict], k, group_of: Callable[[dict], object | None]
             first = tasks[part[0]]
             batches.append(({"id": f"batch{len(batches)}:{first['variant']}+{len(part) - 1}",
                              "variant": f"batch of {len(part)}", "backend": first["backend"],
-                             "device": first.get("device", "cpu"), BATCH_KEY: [tasks[i] for i in part],
+                             "device": first.get("device", "cpu"), "kind": TaskKind.BATCH.value, BATCH_KEY: [tasks[i] for i in part],
                              "group": repr(g)},
                             part))
     return batches, sorted(singles)

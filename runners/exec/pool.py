@@ -16,6 +16,7 @@ from typing import Callable
 
 from runners import REPO_ROOT
 from runners.exec.protocol import RESULT_TAG
+from runners.records import TaskKind
 
 STARTUP_TIMEOUT = 180.0
 
@@ -168,7 +169,7 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
                 return
             try:
                 w.start()
-                w.warm = w.run({"warmup": device, "id": "warmup"})
+                w.warm = w.run({"kind": TaskKind.WARMUP.value, "device": device, "id": "warmup"})
             except Exception as e:  # noqa: BLE001 - the taker starts a fresh one
                 if not _closing.is_set():
                     log(f"spare worker {w.slot}: {e}")

@@ -18,6 +18,7 @@ from runners.checks.perf import time_task
 from runners.checks.sweep_run import run_sweep_task
 from runners.exec.batch import run_batch_task
 from runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
+from runners.records import TaskKind
 from runners.exec.protocol import (compile_options, error_info, load_module, open_channel, phase,
                                       send, to_cpu, to_device)
 from runners.oracle.inputs import InputSet, input_sets, to_fp64_inputs
@@ -44,11 +45,12 @@ def warm_up(device: str) -> dict:
 
 
 def run_task(task: dict) -> dict:
-    if task.get("warmup"):  # a spare worker started ahead of its tasks: runners/exec/pool.py
-        return warm_up(task["warmup"])
-    if task.get("sweep_only"):  # dtype/size sweep of the variant: runners/checks/sweeps.py
+    kind = TaskKind(task.get("kind", TaskKind.RUN.value))
+    if kind is TaskKind.WARMUP:  # a spare worker started ahead of its tasks: runners/exec/pool.py
+        return warm_up(task.get("device", "cpu"))
+    if kind is TaskKind.SWEEP:  # dtype/size sweep of the variant: runners/checks/sweeps.py
         return run_sweep_task(task)
-    if task.get("batch"):  # K variants in one compile: runners/exec/batch.py
+    if kind is TaskKind.BATCH:  # K variants in one compile: runners/exec/batch.py
         return run_batch_task(task)
 
 

@@ -28,6 +28,6 @@ def test_prestarted_worker_is_taken_warm_and_unclaimed_spares_are_killed(tmp_pat
 def test_run_tasks_uses_the_spare_and_still_runs_every_task(tmp_path):
     opts = PoolOptions(jobs=1, env={"EQSAT_POOL_TEST": str(tmp_path)})
     prestart(opts)
-    results = run_tasks([{"warmup": "cpu", "id": f"t{i}"} for i in range(2)], opts)
+    results = run_tasks([{"kind": "warmup", "device": "cpu", "id": f"t{i}"} for i in range(2)], opts)
     assert [r["status"] for r in results] == ["ok", "ok"]
     assert not execute._spares  # taken, then killed with the pool
