@@ -13,11 +13,10 @@ from pathlib import Path
 
 import torch
 
+from lowering.bundle import StoredProgram, program_file_name, write_program
 from lowering.capture import capture
-from lowering.emit import emit_module
 from lowering.lift import lift_fx
 from lowering.load import load_model
-from lowering.lower import to_fx
 from rewrite.compile_rules import CompiledRule, compile_rules
 from rewrite.extract import extract_variants, read_egraph
 from rewrite.provenance import FreezeOnce, read_credit
@@ -202,15 +201,16 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
                        "mutating": lifted.mutating, "opaque": list(lifted.opaque)}
 
         def write(vid: str, p: Program, title: str, notes: list[str]) -> str:
-            gm = to_fx(p, lifted.input_names)
-            src = emit_module(gm, title=title, inputs_file=inputs_file, input_names=lifted.input_names,
-                              notes=notes)
-            (out / f"{vid}.py").write_text(src)
+            """The module, and beside it the program it renders (lowering/bundle.py; the minimizer's input)."""
+            sp = StoredProgram(p, tuple(lifted.input_names), inputs_file, title, tuple(notes))
+            (out / f"{vid}.py").write_text(sp.render())
+            write_program(out / program_file_name(f"{vid}.py"), sp)
             return f"{vid}.py"
 
         seed_file = timed("render", write, f"{gid}_seed", prog,
                           f"seed program: graph {g.index} of {Path(str(model_path)).name}", [])
-        manifest["variants"].append({"id": f"{gid}_seed", "graph": gid, "file": seed_file, "seed": True,
+        manifest["variants"].append({"id": f"{gid}_seed", "graph": gid, "file": seed_file,
+                                     "program": program_file_name(seed_file), "seed": True,
                                      "mode": "seed", "rules": [], "ops": prog.num_ops, "key": prog.key()})
         if lifted.mutating or lifted.opaque or not compiled:
             why = ("in-place ops (rewrites would reorder side effects)" if lifted.mutating else
@@ -243,7 +243,8 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
             f = timed("render", write, vid, p,
                       f"variant {k} ({mode}) of graph {g.index} of {Path(str(model_path)).name}",
                       [f"rules applied: {', '.join(f'{r} ({c})' for r, c in numerics.items()) or '(none)'}"])
-            manifest["variants"].append({"id": vid, "graph": gid, "file": f, "seed": False, "mode": mode,
+            manifest["variants"].append({"id": vid, "graph": gid, "file": f, "program": program_file_name(f),
+                                         "seed": False, "mode": mode,
                                          "rules": applied, "rule_numerics": numerics,
                                          "ops": p.num_ops, "key": p.key()})
         manifest["graphs"].append(ginfo)

@@ -1,27 +1,49 @@
-"""Tests of runners/findings/minimize.py: reading emitted variants, the moves, the search (with a stand-in
-checker), signature/dedupe of minimized findings, and one real check in a worker subprocess."""
+"""Tests of runners/findings/minimize.py and runners/findings/shrink.py: the stored program
+(lowering/bundle.py), the moves on the program IR, the search (with a stand-in checker),
+signature/dedupe of minimized findings, and one real check in a worker subprocess."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import torch
 import torch.fx
 
-from lowering.emit import emit_module
 import runners.findings.minimize as M
+import runners.findings.shrink as S
+from conftest import TEST_MODELS
+from lowering.bundle import (PROGRAM_FORMAT, StoredProgram, program_file_name, program_from_json, program_to_json,
+                             read_program, write_program)
+from lowering.capture import capture
+from lowering.lift import lift_fx
+from lowering.program import CALL, INPUT, Program, TensorMeta
 from runners.exec.pool import PoolOptions
+from runners.exec.protocol import load_module
 from runners.findings.write import signature
 from runners.findings.rootcause import dedupe
 
 
-def _emit(fn, inputs, tmp_path: Path, name="g0_v001.py") -> Path:
-    gm = torch.fx.symbolic_trace(fn)
-    params = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
-    src = emit_module(gm, title="test", inputs_file="g0.inputs.pt", input_names=params)
+def _stored(fn, inputs, *, dynamo=False) -> StoredProgram:
+    """fn's program: symbolic_trace (no TensorMeta) or Dynamo capture (TensorMeta on every value)."""
+    gm = capture(fn, tuple(inputs))[0].gm if dynamo else torch.fx.symbolic_trace(fn)
+    lg = lift_fx(gm)
+    return StoredProgram(lg.program, lg.input_names, "g0.inputs.pt", "test", ("rules applied: (none)",))
+
+
+def _emit(fn, inputs, tmp_path: Path, name="g0_v001.py", dynamo=False) -> Path:
+    """A bundle-like folder: the module, its stored program beside it, and the inputs file."""
+    sp = _stored(fn, inputs, dynamo=dynamo)
     torch.save(list(inputs), tmp_path / "g0.inputs.pt")
-    (tmp_path / name).write_text(src)
+    (tmp_path / name).write_text(sp.render())
+    write_program(tmp_path / program_file_name(name), sp)
     return tmp_path / name
+
+
+def _run(sp: StoredProgram, tmp_path: Path, name: str):
+    (tmp_path / name).write_text(sp.render())
+    mod = load_module(str(tmp_path / name))
+    return mod, mod.forward(*mod.get_inputs())
 
 
 def chain(x, w):
@@ -35,51 +57,102 @@ def chain(x, w):
 
 
 CHAIN_INPUTS = (torch.randn(4, 8), torch.randn(6, 8))
+CHAIN_OPS = ["torch._C._nn.linear", "torch.relu", "Tensor.t", "Tensor.contiguous", "torch.sigmoid",
+             "operator.mul", "Tensor.sum", "torch.tanh", "operator.add"]
 
 
-def test_parse_emitted_module_and_op_names(tmp_path):
-    f = _emit(chain, CHAIN_INPUTS, tmp_path)
-    prog, _ = M.parse_module(f.read_text())
-    assert prog.params == ("x", "w")
-    assert len(prog.outputs) == 2
-    ops = prog.op_names()
-    assert "torch._C._nn.linear" in ops and "torch.relu" in ops
-    assert "Tensor.t" in ops and "Tensor.contiguous" in ops and "operator.mul" in ops
-    assert "Tensor.sum" in ops and "operator.add" in ops
+def _node(p: Program, target: str) -> int:
+    return next(i for i, n in enumerate(p.nodes) if n.kind == CALL and n.name == target)
 
 
-def test_render_round_trip_runs_the_same(tmp_path):
-    f = _emit(chain, CHAIN_INPUTS, tmp_path)
-    src = f.read_text()
-    prog, _ = M.parse_module(src)
-    again = M.render_module(src, prog, note="minimized")
-    (tmp_path / "again.py").write_text(again)
-    a, b = M._load_module(f), M._load_module(tmp_path / "again.py")
-    for x, y in zip(a.forward(*a.get_inputs()), b.forward(*b.get_inputs())):
-        assert torch.equal(x, y)
-    assert "# minimized" in again
+# ----------------------------------------------------------------------------------------------
+# the stored program
+
+
+@pytest.mark.parametrize("dynamo", [False, True])
+def test_stored_program_round_trips(dynamo):
+    sp = _stored(chain, CHAIN_INPUTS, dynamo=dynamo)
+    d = json.loads(json.dumps(sp.to_json()))
+    assert d["format"] == PROGRAM_FORMAT
+    back = StoredProgram.from_json(d)
+    assert back == sp and back.program.meta == sp.program.meta and back.program.key() == sp.program.key()
+    assert back.render() == sp.render()
+    if dynamo:
+        assert any(m is not None for m in back.program.meta)
+
+
+def test_stored_program_refuses_what_it_cannot_read(tmp_path):
+    sp = _stored(chain, CHAIN_INPUTS)
+    d = sp.to_json()
+    with pytest.raises(ValueError, match="unsupported program format"):
+        StoredProgram.from_json({**d, "format": "eqsat-program/99"})
+    bad = program_to_json(sp.program)
+    bad["nodes"][0] = ["call", "torch.relu", [len(bad["nodes"]) - 1], []]  # an argument from later on
+    with pytest.raises(ValueError, match="earlier node"):
+        program_from_json(bad)
+    with pytest.raises(ValueError):
+        StoredProgram.from_json({"format": PROGRAM_FORMAT, "nodes": []})
+    (tmp_path / "x.program.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not JSON"):
+        read_program(tmp_path / "x.program.json")
+    assert program_file_name("g0_v001.py") == "g0_v001.program.json"
+
+
+# ----------------------------------------------------------------------------------------------
+# the moves (pure, on Program)
+
+
+@pytest.mark.parametrize("dynamo", [False, True])
+def test_value_meta_from_the_program_or_one_eager_run(dynamo):
+    sp = _stored(chain, CHAIN_INPUTS, dynamo=dynamo)
+    p = sp.program
+    meta = S.value_meta(p, sp.input_names, list(CHAIN_INPUTS))
+    x = next(i for i, n in enumerate(p.nodes) if n.kind == INPUT and n.name == sp.input_names[0])
+    assert meta[x] == TensorMeta((4, 8), "float32")
+    assert meta[_node(p, "Tensor.t")] == TensorMeta((6, 4), "float32")
+    assert meta[_node(p, "Tensor.sum")] == TensorMeta((4,), "float32")
 
 
 def test_moves_keep_programs_valid(tmp_path):
-    f = _emit(chain, CHAIN_INPUTS, tmp_path)
-    src = f.read_text()
-    prog, _ = M.parse_module(src)
-    meta = M.value_meta(f, prog)
-    assert meta["x"] == ((4, 8), torch.float32)
-    one = M.keep_outputs(prog, [1])
-    assert [s.name for s in one.stmts] == [s.name for s in prog.stmts if s.name in {"tanh", "add"}]
-    cut = M.cut_at(prog, "relu")
-    assert cut.op_names() == ["torch._C._nn.linear", "torch.relu"]
-    choices = M.bypass_choices(prog, meta)
-    assert choices["relu"] == "linear"  # its own argument, same shape and dtype
-    assert choices["contiguous"] == "t"
-    assert "t" not in choices  # (6, 4) has no same-shaped argument or input
-    by = M.bypass(prog, {"relu": "linear", "contiguous": "t"})
-    assert "torch.relu" not in by.op_names() and "Tensor.contiguous" not in by.op_names()
-    for i, p in enumerate((one, cut, by)):
-        (tmp_path / f"m{i}.py").write_text(M.render_module(src, p))
-        mod = M._load_module(tmp_path / f"m{i}.py")
-        mod.forward(*mod.get_inputs())
+    sp = _stored(chain, CHAIN_INPUTS)
+    torch.save(list(CHAIN_INPUTS), tmp_path / "g0.inputs.pt")
+    p = S.with_meta(sp.program, S.value_meta(sp.program, sp.input_names, list(CHAIN_INPUTS)))
+    assert p.ops() == CHAIN_OPS
+    one = S.keep_outputs(p, [1])
+    assert one.ops() == ["torch.tanh", "operator.add"] and len(S.output_items(one)) == 1
+    assert {p.nodes[i].name for i in range(len(p.nodes)) if p.nodes[i].kind == INPUT} == {"x", "w"}
+    cut = S.cut_at(p, _node(p, "torch.relu"))
+    assert cut.ops() == ["torch._C._nn.linear", "torch.relu"]
+    meta = S.meta_of(p)
+    choices = S.bypass_choices(p, meta, list(sp.input_names))
+    relu, lin, t, cont = (_node(p, n) for n in ("torch.relu", "torch._C._nn.linear", "Tensor.t", "Tensor.contiguous"))
+    assert choices[relu] == lin  # its own argument, same shape and dtype
+    assert choices[cont] == t
+    assert t not in choices  # (6, 4) has no same-shaped operand or input
+    by = S.bypass(p, {relu: lin, cont: t})
+    assert "torch.relu" not in by.ops() and "Tensor.contiguous" not in by.ops()
+    assert S.meta_of(by)  # Program.meta travels with the moves
+    x = next(i for i, n in enumerate(p.nodes) if n.kind == INPUT and n.name == "x")
+    assert choices[_node(p, "torch.tanh")] == x
+    to_input = S.bypass(p, {_node(p, "operator.add"): x})
+    assert "torch.tanh" not in to_input.ops()  # what only fed the bypassed op dies
+    want = chain(*CHAIN_INPUTS)
+    for i, q in enumerate((one, cut, by, to_input, S.compact(p))):
+        mod, out = _run(sp.with_program(q), tmp_path, f"m{i}.py")
+        assert isinstance(out, tuple)
+    _, out = _run(sp.with_program(S.compact(p)), tmp_path, "same.py")
+    assert all(torch.equal(a, b) for a, b in zip(out, want))
+    with pytest.raises(ValueError):  # a value may only be replaced by an input or an earlier value
+        S.bypass(p, {lin: relu})
+
+
+def test_bypass_looks_through_argument_lists():
+    def cat2(x, y):
+        return (torch.cat([x.relu(), y], dim=0),)
+
+    p = _stored(cat2, (torch.randn(2, 3), torch.randn(2, 3))).program
+    cat = _node(p, "torch.cat")
+    assert [p.nodes[i].name for i in S.tensor_operands(p, cat)] == ["Tensor.relu", "y"]
 
 
 def test_index_sources_follow_the_outputs(tmp_path):
@@ -88,29 +161,31 @@ def test_index_sources_follow_the_outputs(tmp_path):
         v, i = torch.topk(y, 3, dim=1)
         return v, i, torch.argmax(y, dim=1), y.argsort(dim=0)
 
-    f = _emit(idx, (torch.randint(0, 3, (5, 6)).float(),), tmp_path)
-    src = f.read_text()
-    prog, _ = M.parse_module(src)
-    mod = M._load_module(f)
+    x = torch.randint(0, 3, (5, 6)).float()
+    sp = _stored(idx, (x,))
+    torch.save([x], tmp_path / "g0.inputs.pt")
+    mod, _ = _run(sp, tmp_path, "full.py")
     want = mod.index_sources(*mod.get_inputs())
-    (tmp_path / "same.py").write_text(M.render_module(src, prog))
-    same = M._load_module(tmp_path / "same.py")
-    got = same.index_sources(*same.get_inputs())
-    assert set(got) == set(want) == {"[1]", "[2]", "[3]"}
-    for k in want:
-        assert torch.equal(got[k][0], want[k][0]) and got[k][1] == want[k][1]
+    assert set(want) == {"[1]", "[2]", "[3]"}
     # After keeping only the argmax output, its index source is at [0].
-    only = M.keep_outputs(prog, [2])
-    (tmp_path / "only.py").write_text(M.render_module(src, only))
-    m2 = M._load_module(tmp_path / "only.py")
-    assert set(m2.index_sources(*m2.get_inputs())) == {"[0]"}
+    m2, _ = _run(sp.with_program(S.keep_outputs(sp.program, [2])), tmp_path, "only.py")
+    got = m2.index_sources(*m2.get_inputs())
+    assert set(got) == {"[0]"} and torch.equal(got["[0]"][0], want["[2]"][0])
 
 
-def test_not_minimizable_inputs():
-    with pytest.raises(M.NotMinimizable):
-        M.parse_module("def forward(x):\n    if x: pass\n    return (x,)\ndef index_sources(x):\n    return {}\n")
-    with pytest.raises(M.NotMinimizable):
-        M.parse_module("x = (")
+def test_not_minimizable_without_a_stored_program(tmp_path):
+    f = _emit(chain, CHAIN_INPUTS, tmp_path)
+    (tmp_path / program_file_name(f.name)).unlink()
+    finding = {"kind": "miscompile", "variant": "g0_v001", "leaf": "[0]", "input_set": "given"}
+    with pytest.raises(M.NotMinimizable, match="no stored program"):
+        M.minimize(f, finding, BASE, FakePool(lambda s: True), tmp_path / "w")
+    (tmp_path / program_file_name(f.name)).write_text('{"format": "eqsat-program/0"}')
+    with pytest.raises(M.NotMinimizable, match="unsupported program format"):
+        M.minimize(f, finding, BASE, FakePool(lambda s: True), tmp_path / "w")
+
+
+# ----------------------------------------------------------------------------------------------
+# the search
 
 
 class FakePool:
@@ -142,10 +217,9 @@ def test_minimize_search_finds_the_small_program(tmp_path):
     res = M.minimize(f, finding, BASE, pool, tmp_path / "work", max_checks=12)
     assert res.file is not None and res.checks <= 12
     assert res.ops == ["torch._C._nn.linear", "torch.relu"]
-    prog, _ = M.parse_module(res.source)
-    assert len(prog.outputs) == 1
-    mod = M._load_module(res.file)
-    mod.forward(*mod.get_inputs())
+    assert res.steps and "minimized by eqsat-test from g0_v001.py" in res.source
+    mod = load_module(str(res.file))
+    assert len(mod.forward(*mod.get_inputs())) == 1
 
 
 def test_minimize_respects_the_budget_and_kind(tmp_path):
@@ -157,7 +231,7 @@ def test_minimize_respects_the_budget_and_kind(tmp_path):
     # Nothing fails: the original program stays, no minimized file.
     pool2 = FakePool(lambda fwd: False)
     res2 = M.minimize(f, finding, BASE, pool2, tmp_path / "w2", max_checks=12)
-    assert res2.file is None and res2.ops == M.parse_module(f.read_text())[0].op_names()
+    assert res2.file is None and res2.ops == CHAIN_OPS and res2.source == f.read_text()
     # Timeouts are not minimized (each check could cost a whole timeout).
     res3 = M.minimize(f, {"kind": "timeout", "variant": "g0_v001"}, BASE, FakePool(lambda s: True), tmp_path / "w3")
     assert res3.checks == 0 and res3.file is None
@@ -177,7 +251,7 @@ def test_minimize_keeps_the_failure_kind(tmp_path):
     assert res.file is None
     crash = {"kind": "compile-crash", "variant": "g0_v001", "error": {"type": "CppCompileError"}}
     res2 = M.minimize(f, crash, BASE, CrashPool(None), tmp_path / "w2", max_checks=6)
-    assert res2.file is not None and len(res2.ops) < len(M.parse_module(f.read_text())[0].op_names())
+    assert res2.file is not None and len(res2.ops) < len(CHAIN_OPS)
 
 
 def test_outcome_classification():
@@ -239,5 +313,25 @@ def test_real_check_in_a_worker(tmp_path):
     finally:
         pool.close()
     assert res.file is not None, res
-    assert "torch.relu" in res.ops and len(res.ops) < len(M.parse_module(f.read_text())[0].op_names())
+    assert "torch.relu" in res.ops and len(res.ops) < len(CHAIN_OPS)
     assert res.failing_inputs and Path(res.failing_inputs).is_file()
+
+
+def test_generated_bundles_store_each_program_and_minimize_from_it(tmp_path):
+    """Generation writes `<id>.program.json` beside each module (listed in the manifest) whose
+    rendering is the module; a variant (no TensorMeta: shapes from one eager run) minimizes."""
+    from rewrite.generate import GenerateOptions, generate  # needs egglog: generation, not execution
+    m = generate(TEST_MODELS / "relu_mlp.py", tmp_path / "b",
+                 GenerateOptions(variants=2, rules=(str(TEST_MODELS / "e2e_rules"),)))
+    assert len(m["variants"]) >= 2
+    for v in m["variants"]:
+        assert v["program"] == program_file_name(v["file"])
+        sp = read_program(tmp_path / "b" / v["program"])
+        assert sp.render() == (tmp_path / "b" / v["file"]).read_text()
+        assert sp.program.key() == v["key"]
+    v = next(v for v in m["variants"] if not v["seed"])
+    pool = FakePool(lambda fwd: "relu" in fwd)
+    finding = {"kind": "miscompile", "variant": v["id"], "leaf": "[0]", "input_set": "given"}
+    res = M.minimize(tmp_path / "b" / v["file"], finding, {**BASE, "is_param": [False] * 5}, pool,
+                     tmp_path / "w", program_file=tmp_path / "b" / v["program"])
+    assert res.file is not None and any("relu" in o for o in res.ops) and len(res.ops) < v["ops"]
