@@ -155,7 +155,9 @@ def test_eager_overflow_where_compiled_matches_fp64_passes():
     g = torch.tensor([60000.0, 1.0], dtype=torch.float16)
     fp64 = torch.tensor([60000.0, 1.0], dtype=torch.float64)
     assert judge(r, g, fp64).ok
-    assert not judge(r, g).ok
+    # without fp64 nothing says who is right: 60000 >= sqrt(65504), eager's square may have overflowed
+    assert judge(r, g).ok and "not judged" in judge(r, g).detail
+    assert not judge(r, torch.tensor([3.0, 1.0], dtype=torch.float16)).ok  # a small c where eager is inf fails
     # where eager overflowed (non-finite, fp64 finite) both are wrong and compiled is judged by kind
     # only: any finite value passes there; the other elements are still judged
     assert judge(r, torch.tensor([50000.0, 1.0], dtype=torch.float16), fp64).ok

@@ -17,6 +17,7 @@ from runners.oracle.judge import Verdict, judge
 
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, Plan, Point, SweepConfig, _first_line, analyse, plan_points, point_inputs
 from runners.oracle.lenient import lenient_judge
+from runners.oracle.reference import FloatDtypes, coarsest
 
 def _batched(fn):
     def batched(*groups):
@@ -76,7 +77,9 @@ class _Sweeper:
         with torch.no_grad():
             torch.manual_seed(0)
             ref = fwd(*inputs)
-            ref2 = fwd(*inputs)  # not reseeded: a program that draws random numbers must show it
+            rec = FloatDtypes()
+            with rec:
+                ref2 = fwd(*inputs)  # not reseeded: a program that draws random numbers must show it
             idx = self.mod.index_sources(*inputs)
             fp64 = ref32 = None
             try:
@@ -90,7 +93,7 @@ class _Sweeper:
                     ref32 = fwd(*_to_fp32(inputs))
                 except Exception:
                     pass
-        return {"ref": ref, "ref2": ref2, "fp64": fp64, "ref32": ref32, "idx": idx}
+        return {"ref": ref, "ref2": ref2, "fp64": fp64, "ref32": ref32, "idx": idx, "low": coarsest(rec.seen)}
 
     def _lenient(self, point: Point) -> bool:
         return bool(point.dtype and DTYPES[point.dtype] in LOW_PRECISION and self.plan.discontinuous)
@@ -144,11 +147,13 @@ class _Sweeper:
         return out
 
     def _judge(self, job: _Job, set_name: str, got) -> Verdict:
-        e = to_cpu(job.eager[set_name])  # the oracle works on CPU copies
+        e = to_cpu({k: v for k, v in job.eager[set_name].items() if k != "low"})  # the oracle works on CPU copies
+        low = job.eager[set_name].get("low")  # the coarsest dtype the program computes in
         got = to_cpu(got)
         if self._lenient(job.point):
-            return lenient_judge(e["ref"], got, e["fp64"], e["ref32"], ref2=e["ref2"], index_info=e["idx"])
-        return judge(e["ref"], got, e["fp64"], ref2=e["ref2"], index_info=e["idx"])
+            return lenient_judge(e["ref"], got, e["fp64"], e["ref32"], ref2=e["ref2"], index_info=e["idx"],
+                                 dtype_hint=low)
+        return judge(e["ref"], got, e["fp64"], ref2=e["ref2"], index_info=e["idx"], dtype_hint=low)
 
     def _entry(self, job: _Job, set_name: str, **kw) -> dict:
         p = job.point

@@ -6,7 +6,7 @@ compile per kernel, ~0.3 s each, and rewritten variants rarely share kernels). A
 compiles one function that calls K variants' `forward`s, each on its own copy of the inputs
 (separate graph inputs, so Inductor cannot merge the variants' computations), and judges each
 variant's slice of the outputs against that variant's own eager output, as a single task does
-(the same `judge_input_set`). Small graphs gain (few kernels each); big ones do not, so
+(the same `judge_against`, runners/oracle/reference.py). Small graphs gain (few kernels each); big ones do not, so
 `--batch auto` batches by graph size (`auto_batch_size`).
 
 A batch only ever clears variants. A variant whose slice is not a clean match on every input set,
@@ -30,8 +30,8 @@ import torch
 
 from runners.exec.pool import run_slots, worker
 from runners.exec.protocol import compile_options, error_info, load_module, to_cpu, to_device
-from runners.oracle.inputs import InputSet, input_sets, to_fp64_inputs
-from runners.oracle.judge import judge_input_set
+from runners.oracle.inputs import InputSet, input_sets
+from runners.oracle.reference import eager_reference, judge_against
 from runners.records import TaskKind
 
 BATCH_KEY = "batch"
@@ -57,19 +57,9 @@ def _eager(sub: dict, device) -> tuple:
     t0 = time.perf_counter()
     refs = []
     for s in sets:
-        torch.manual_seed(0)
-        with torch.no_grad():
-            ref = mod.forward(*s.inputs)
-            ref2 = mod.forward(*s.inputs)
-            idx = mod.index_sources(*s.inputs)
-        fp64 = None
-        try:
-            with torch.no_grad():
-                torch.manual_seed(0)
-                fp64 = mod.forward(*to_fp64_inputs(s.inputs))
-        except Exception:  # noqa: BLE001 - as the single task: no fp64 reference then
-            fp64 = None
-        refs.append((s, ref, ref2, fp64, idx))
+        r = eager_reference(mod.forward, mod.index_sources, s)
+        refs.append(r)
+        ref = r.ref
         if sub.get("save_eager"):  # the unsound-rewrite check reads these (runners/pipeline.py)
             out = Path(sub["save_eager"]) / f"{s.name}.pt"
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -135,8 +125,8 @@ def run_batch_task(task: dict) -> dict:
             return {"batch_results": results, "batch": info}
         times["compile" if j == 0 else "run"] += time.perf_counter() - t0
         for k, (_, _, _, refs, _) in enumerate(live):
-            s, ref, ref2, fp64, idx = refs[j]
-            v = judge_input_set(s, *to_cpu((ref, outs[k], fp64, ref2, idx)))  # the oracle works on CPU copies
+            s = refs[j].set
+            v = judge_against(refs[j], outs[k])
             verdicts[k].append({"name": s.name, **v.to_dict()})
     share = len(live)
     info.update({k: round(v, 4) for k, v in times.items()})

@@ -21,8 +21,8 @@ from runners.checks.devices import KernelRecorder, inputs_digest, kernel_header,
 from runners.records import TaskKind
 from runners.exec.protocol import (compile_options, error_info, load_module, open_channel, phase,
                                       send, to_cpu, to_device)
-from runners.oracle.inputs import InputSet, input_sets, to_fp64_inputs
-from runners.oracle.judge import judge_input_set
+from runners.oracle.inputs import InputSet, input_sets
+from runners.oracle.reference import eager_reference, judge_against
 
 def full_fp32_on_cuda() -> None:
     """float32 matmuls and convolutions in full float32 on CUDA, eager and compiled alike (repro.py
@@ -78,26 +78,17 @@ def run_task(task: dict) -> dict:
     t0 = time.perf_counter()
     refs = []
     for s in sets:
-        torch.manual_seed(0)
         try:
-            with torch.no_grad():
-                ref = mod.forward(*s.inputs)
-                # no reseed: a program that draws random numbers must show it by differing
-                ref2 = mod.forward(*s.inputs)
-                idx = mod.index_sources(*s.inputs)
+            r = eager_reference(mod.forward, mod.index_sources, s)
         except Exception as e:
             res["status"] = "eager-error"
             res["error"] = error_info(e)
             res["input_set"] = s.name
             return res
-        fp64 = None
-        try:
-            with torch.no_grad():
-                torch.manual_seed(0)
-                fp64 = mod.forward(*to_fp64_inputs(s.inputs))
-        except Exception:
-            fp64 = None
-        refs.append((s, ref, ref2, fp64, idx))
+        refs.append(r)
+        ref, fp64, idx = r.ref, r.fp64, r.idx
+        if r.compute_dtype:
+            res["compute_dtype"] = r.compute_dtype
         if task.get("save_eager"):
             out = Path(task["save_eager"]) / f"{s.name}.pt"
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -167,7 +158,8 @@ def _dynamo_stats(fn) -> dict:
 
 def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs) -> None:
     first = True
-    for s, ref, ref2, fp64, idx in refs:
+    for r in refs:
+        s = r.set
         t0 = time.perf_counter()
         try:
             torch.manual_seed(0)
@@ -185,7 +177,7 @@ def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs
         dt = time.perf_counter() - t0
         res["timings"]["compile" if first else "run"] = res["timings"].get("compile" if first else "run", 0.0) + dt
         first = False
-        v = judge_input_set(s, *to_cpu((ref, got, fp64, ref2, idx)))  # the oracle works on CPU copies
+        v = judge_against(r, got)
         entry = {"name": s.name, **v.to_dict()}
         if s.name in digests:
             entry["inputs_digest"] = digests[s.name]

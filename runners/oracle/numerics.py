@@ -64,9 +64,13 @@ ROUND_ULPS = 4.0
 # K(n): accumulated rounding of another evaluation order (FMA contraction, vectorised exp/tanh,
 # another summation order of a well-conditioned sum), in eps(acc(D)); as M(n), K(n) = ACC_ULPS *
 # MANY_PEERS / n within [ACC_ULPS, ACC_ULPS_ONE]: a scalar's 2**20-term vectorised sum that does
-# not cancel is up to ~500 eps relative off fp64 on this CPU.
-ACC_ULPS = 16.0
-ACC_ULPS_ONE = 512.0
+# not cancel is up to ~500 eps relative off fp64 on this CPU. On CUDA (Triton's libdevice tanh/erf/
+# exp, cuDNN's choice of conv algorithm) float32 elements reach 1.05x of the bound with 16 and 512
+# (CUDA corpus campaign, 2026-11-23: mish, GELU, GLU, conv3d, densenet outputs, all within
+# 1e-5 of the tensor's typical magnitude); 128 and 4096 leave 8x headroom over that and stay
+# ~7x tighter than Dynamo's own accuracy check (1e-4).
+ACC_ULPS = 128.0
+ACC_ULPS_ONE = 4096.0
 # No independent reference (no fp64 run, or a float64 leaf equal to its fp64 run bitwise):
 # compiled is compared with eager, yard = 0, typ = the leaf's median |e| (no
 # errors to see heterogeneity by), K(n) 8 times the above and at least this (float64 programs on

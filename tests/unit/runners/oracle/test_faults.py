@@ -11,8 +11,9 @@ import torch
 import torch.nn.functional as F
 
 from runners.exec.protocol import compile_options
-from runners.oracle.inputs import input_sets, to_fp64_inputs
-from runners.oracle.judge import MATCH, MISMATCH, STRUCTURE_MISMATCH, judge_input_set
+from runners.oracle.inputs import input_sets
+from runners.oracle.judge import MATCH, MISMATCH, STRUCTURE_MISMATCH
+from runners.oracle.reference import eager_reference, judge_against
 
 REPO = Path(__file__).resolve().parents[4]
 FAULTY = REPO / "examples" / "backends" / "faulty_backends.py"
@@ -59,12 +60,11 @@ def _verdicts(program: str, fault: str):
     compiled = torch.compile(fwd, backend=getattr(fb, fault))
     out = []
     for s in input_sets(make(), is_param=is_param, seed=3, kinds=("random", "special")):
+        r = eager_reference(fwd, idx, s)  # as the worker does
         with torch.no_grad():
-            ref, ref2 = fwd(*s.inputs), fwd(*s.inputs)
-            fp64 = fwd(*to_fp64_inputs(s.inputs))
             fb.FIRED.clear()
             got = compiled(*s.inputs)
-        out.append((s.name, any(fb.FIRED), judge_input_set(s, ref, got, fp64, ref2, idx(*s.inputs))))
+        out.append((s.name, any(fb.FIRED), judge_against(r, got)))
     return out
 
 

@@ -284,3 +284,43 @@ def test_random_ops_are_nondeterministic_not_miscompiled():
     got = torch.compile(prog, backend="aot_eager")(x)  # draws differently from eager
     for v in (judge(ref, got, ref, ref2=ref2), lenient_judge(ref, got, ref, None, ref2=ref2)):
         assert (v.ok, v.kind) == (True, NONDETERMINISTIC), v.detail
+
+
+def test_program_computing_in_bfloat16_is_judged_at_bfloat16():
+    """A float32 model that casts to bfloat16 inside: Inductor keeps the intermediate in float32
+    (emulate_precision_casts off), so compiled differs from eager by bfloat16 roundings; the eager
+    run records the coarsest dtype it computes in and the judge uses it (CUDA corpus, act_gelu_bf16)."""
+    import torch.nn.functional as F
+    from runners.oracle.inputs import InputSet
+    from runners.oracle.reference import eager_reference, judge_against
+
+    def prog(x):
+        return (F.gelu(x.to(torch.bfloat16)) * 3).float()
+
+    x = torch.randn(64, 256, generator=torch.Generator().manual_seed(0)) * 2
+    r = eager_reference(prog, lambda *a: {}, InputSet("given", (x,)))
+    assert r.compute_dtype == "bfloat16"
+    got = F.gelu(x.to(torch.bfloat16).float()) * 3  # as Inductor computes it: no rounding between ops
+    assert not judge(r.ref, got, r.fp64).ok  # judged at float32, the roundings convict
+    assert judge_against(r, got).ok
+    assert not judge_against(r, got * 1.1).ok  # a real error is still caught at bfloat16
+
+
+def test_float32_program_has_no_compute_dtype_hint():
+    from runners.oracle.inputs import InputSet
+    from runners.oracle.reference import eager_reference
+    r = eager_reference(lambda x: (x.exp() @ x.t()).softmax(-1), lambda *a: {}, InputSet("given", (torch.randn(8, 8),)))
+    assert r.compute_dtype is None and r.fp64.dtype == torch.float64
+
+
+def test_another_libm_within_1e5_of_typical_magnitude_passes():
+    """A CUDA corpus campaign case (act_mish): compiled's softplus/tanh differ from eager's by 68 ulp
+    at an element of 0.011 in a tensor whose typical magnitude is 0.3 (7.6e-7 absolute)."""
+    fp64 = torch.linspace(-0.5, 0.9, 4096, dtype=torch.float64)
+    fp64[7] = -0.011123
+    eager = fp64.float()
+    got = eager.clone()
+    got[7] = -0.0111223
+    assert judge(eager, got, fp64).ok
+    got[7] = -0.0112  # 7.7e-5 off: beyond 1e-5 of typical magnitude
+    assert not judge(eager, got, fp64).ok

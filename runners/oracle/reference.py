@@ -1,0 +1,67 @@
+"""The eager side of a judgement: eager twice (nondeterminism), the fp64 run, index sources, and the coarsest floating dtype the program computes in."""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from runners.exec.protocol import to_cpu
+from runners.oracle.inputs import InputSet, to_fp64_inputs
+from runners.oracle.judge import Verdict, judge
+
+
+class EagerRef(NamedTuple):
+    set: InputSet
+    ref: Any  # eager output
+    ref2: Any  # a second eager output, not reseeded: a program that draws random numbers shows it
+    fp64: Any  # the program with every floating input in float64; None if that run fails
+    idx: Any  # index sources (lowering/emit.py): index outputs are judged by the values they select
+    compute_dtype: str | None  # the coarsest floating dtype of any intermediate, if coarser than float32
+
+
+class FloatDtypes(TorchDispatchMode):
+    """Records the floating dtypes of every op's outputs while a program runs eagerly."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[torch.dtype] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in out if isinstance(out, (list, tuple)) else (out,):
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                self.seen.add(t.dtype)
+        return out
+
+
+def coarsest(dtypes) -> torch.dtype | None:
+    """The least precise floating dtype of `dtypes` below float32 (None if none is)."""
+    low = [d for d in dtypes if torch.finfo(d).eps > torch.finfo(torch.float32).eps]
+    return max(low, key=lambda d: torch.finfo(d).eps) if low else None
+
+
+def eager_reference(forward, index_sources, s: InputSet) -> EagerRef:
+    """Run the program eagerly on one input set (raises what the program raises)."""
+    torch.manual_seed(0)
+    with torch.no_grad():
+        ref = forward(*s.inputs)
+        rec = FloatDtypes()
+        with rec:
+            ref2 = forward(*s.inputs)
+        idx = index_sources(*s.inputs)
+    fp64 = None
+    try:
+        with torch.no_grad():
+            torch.manual_seed(0)
+            fp64 = forward(*to_fp64_inputs(s.inputs))
+    except Exception:  # noqa: BLE001 - no fp64 reference then (judge's rule 6)
+        fp64 = None
+    low = coarsest(rec.seen)
+    return EagerRef(s, ref, ref2, fp64, idx, str(low).removeprefix("torch.") if low else None)
+
+
+def judge_against(r: EagerRef, got: Any) -> Verdict:
+    """The verdict on one input set: single tasks and batches judge alike (on CPU copies)."""
+    ref, got, fp64, ref2, idx = to_cpu((r.ref, got, r.fp64, r.ref2, r.idx))
+    return judge(ref, got, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype)
