@@ -36,7 +36,30 @@ def _target(node: torch.fx.Node) -> str:
     return name_of(node.target) or f"opaque.{getattr(node.target, '__name__', 'fn')}"
 
 
+# Ops whose result is a fresh tensor no one else holds: an in-place op on it is its out-of-place
+# twin (`torch.zeros_like(m, dtype=f).masked_fill_(m, -inf)`, as nn.MultiheadAttention makes its
+# float key padding mask).
+_FRESH = {"torch.zeros_like", "torch.ones_like", "torch.full_like", "torch.empty_like", "torch.zeros",
+          "torch.ones", "torch.full", "torch.empty", "Tensor.clone", "torch.clone"}
+
+
+def _out_of_place(gm: torch.fx.GraphModule) -> dict:
+    """{node: out-of-place target} for each `t.op_(...)` whose t is a fresh tensor (_FRESH) used by
+    nothing else, where the op has an out-of-place method: the same values without a mutation."""
+    out = {}
+    for node in gm.graph.nodes:
+        if node.op != "call_method" or not is_mutating(f"Tensor.{node.target}") or not node.args:
+            continue
+        src = node.args[0]
+        if (isinstance(src, torch.fx.Node) and src.op in ("call_function", "call_method")
+                and _target(src) in _FRESH and set(src.users) == {node}
+                and hasattr(torch.Tensor, node.target[:-1])):
+            out[node] = f"Tensor.{node.target[:-1]}"
+    return out
+
+
 def lift_fx(gm: torch.fx.GraphModule) -> LiftedGraph:
+    functional = _out_of_place(gm)
     b = ProgramBuilder()
     env: dict[str, int] = {}
     constants: dict = {}
@@ -56,7 +79,7 @@ def lift_fx(gm: torch.fx.GraphModule) -> LiftedGraph:
 
     input_names: list[str] = []
     output = None
-    mutating = any(is_mutating(_target(n)) for n in gm.graph.nodes
+    mutating = any(is_mutating(functional.get(n) or _target(n)) for n in gm.graph.nodes
                    if n.op in ("call_function", "call_method"))
     for node in gm.graph.nodes:
         if node.op == "placeholder":
@@ -70,12 +93,12 @@ def lift_fx(gm: torch.fx.GraphModule) -> LiftedGraph:
             env[node.name] = b.input(node.name, _meta(node) or (
                 TensorMeta(tuple(value.shape), dtype_name(value.dtype)) if isinstance(value, torch.Tensor) else None))
         elif node.op in ("call_function", "call_method"):
-            target = _target(node)
+            target = functional.get(node) or _target(node)
             if target.startswith("opaque."):
                 opaque.append(target)
             args = [arg(a) for a in node.args]
             kwargs = [(k, arg(v)) for k, v in node.kwargs.items()]
-            if mutating or is_random(target) or target.startswith("opaque."):
+            if mutating or is_random(target, node.args, node.kwargs) or target.startswith("opaque."):
                 kwargs.append((UID_KW, b.lit(uid)))
                 uid += 1
             env[node.name] = b.call(target, args, kwargs, _meta(node))

@@ -53,13 +53,55 @@ BINARY = {
 UNARY = {"operator.neg": "-", "operator.pos": "+", "operator.invert": "~", "operator.not_": "not "}
 
 # Ops whose result differs between two calls with the same arguments: each node stays unique.
-RANDOM_MARKERS = ("rand", "dropout", "bernoulli", "multinomial", "normal", "uniform",
-                  "exponential", "poisson", "randperm", "cauchy", "geometric", "log_normal")
+# Exact names (the last part of the dotted name), not substrings: `normalize` is not `normal`,
+# `randn` is random but `operand` is not.
+RANDOM_NAMES = frozenset({
+    "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm", "random_",
+    "bernoulli", "bernoulli_", "multinomial", "normal", "normal_", "uniform_", "exponential_",
+    "poisson", "binomial", "cauchy_", "geometric_", "log_normal_", "_standard_gamma",
+    "_sample_dirichlet", "gumbel_softmax", "rrelu_with_noise", "rrelu_with_noise_",
+    "dropout", "dropout_", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "alpha_dropout_",
+    "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout", "feature_dropout_",
+    "native_dropout", "_fused_dropout", "fractional_max_pool2d", "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
+    # torch.nn.init fills (in place, so also mutating)
+    "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
+    "trunc_normal_", "orthogonal_", "sparse_",
+})
+# Random only for some arguments: name -> (argument name, its position among the positional
+# arguments, its default, whether the value makes the call random). rrelu draws its slopes when
+# `training` is true (with training=False it is leaky_relu with slope (lower + upper) / 2);
+# attention drops out when `dropout_p` is not 0 (multi_head_attention_forward only in training,
+# which is its default).
+def _on(v) -> bool:
+    return v is not False and v != 0
 
 
-def is_random(name: str) -> bool:
+RANDOM_WHEN = {
+    "rrelu": (("training", 3, False, _on),),
+    "rrelu_": (("training", 3, False, _on),),
+    "scaled_dot_product_attention": (("dropout_p", 4, 0.0, _on),),
+    "multi_head_attention_forward": (("dropout_p", 10, 0.0, _on), ("training", 13, True, _on)),
+}
+
+
+def is_random(name: str, args: tuple | list | None = None, kwargs: dict | None = None) -> bool:
+    """Whether a call of target `name` draws random numbers. Ops random only for some arguments
+    (`RANDOM_WHEN`, all of whose conditions must hold) are judged by the call's own `args` and
+    `kwargs` (constants as Python values) when given; without them they count as deterministic
+    (what their arguments usually say: rrelu and attention in eval mode)."""
     base = name.rsplit(".", 1)[-1]
-    return any(m in base for m in RANDOM_MARKERS)
+    if base in RANDOM_NAMES:
+        return True
+    conds = RANDOM_WHEN.get(base)
+    if conds is None or (args is None and kwargs is None):
+        return False
+    args, kwargs = tuple(args or ()), dict(kwargs or {})
+    for key, pos, default, random_if in conds:
+        value = kwargs[key] if key in kwargs else args[pos] if len(args) > pos else default
+        if not random_if(value):
+            return False
+    return True
 
 
 def is_mutating(name: str) -> bool:

@@ -23,7 +23,7 @@ class _Sample:
     ranks: dict  # var -> rank
     scalars: dict  # var -> value
     special: bool  # special values mixed into the inputs (every value mode but "plain")
-    # random | odd | ones | wide | noncontig | broadcast | independent | example | large
+    # random | odd | ones | wide | noncontig | broadcast | independent | example | scaled | large
     shape_kind: str
     values: str = ""  # plain | special | zeros (±0 only or mostly) | bounds (integer limits)
     threads: int = 1  # intra-op threads the sides run with ("large" samples: LARGE_THREADS)
@@ -73,6 +73,8 @@ def _plan(rule: Rule, samples: int, rng: random.Random) -> list[_Sample]:
         shape_opts += ["broadcast", "broadcast", "independent"]
     if any(getattr(specs[v], "shape", None) is not None for v in tv):
         shape_opts += ["example"] * 4
+        if "example-multiples" in rule.tags:  # extents that are multiples of one another
+            shape_opts += ["scaled"] * 6
     # enough samples to cover every dtype x {plain, special} and every scalar combination
     n = max(samples, 2 * len(dtype_opts), len(scalar_opts), len(rank_opts))
     dt_seq = _cycle(dtype_opts, n, rng)
@@ -227,9 +229,13 @@ def _shapes(rule: Rule, s: _Sample, rng: random.Random) -> dict[str, tuple]:
         if kind == "large" and rename:  # one extent large (e.g. a matmul's inner dimension)
             big = rng.choice(sorted(rename))
             rename[big] = LARGE_NUMEL // 4 + 1
+    k = rng.choice((1, 2, 3)) if kind == "scaled" else 1
     for v in tv:
         r = s.ranks[v]
-        if kind in ("example", "large") and examples[v] is not None:
+        if kind == "scaled" and examples[v] is not None:
+            # every example extent times one factor: keeps `3 * E` three times `E` and divisors
+            shape = tuple(d * k for d in examples[v])
+        elif kind in ("example", "large") and examples[v] is not None:
             shape = tuple(rename[d] for d in examples[v])
         elif kind == "independent":
             pool = rng.sample(range(max(1, lo), max(1, lo) + 5), 2)

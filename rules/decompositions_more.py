@@ -488,3 +488,97 @@ for _mode in ("sum",):
               {"i": Tensor(shape=(4,), dtype="int64"), "w": Tensor(shape=(5, 3), dtype=("float32", "float64")),
                "o": Tensor(shape=(2,), dtype="int64")}, family="spelling", numerics="exact",
               bidirectional=True, source_text=f"embedding_bag_kw|{_mode}|v1")
+
+
+# ---- F.normalize, eval-mode rrelu, affine_grid ---------------------------------------------------
+# (torch.nn.functional.normalize was taken for a random op before lowering.targets matched
+# random ops by exact name, so no rule could name it)
+
+NORM_P = Scalar(kind="float", values=(2.0, 1.0))
+NORM_DIM = Scalar(kind="int", values=(1, -1, 0))
+
+
+@rule(family=FAM, numerics="exact", bidirectional=True)
+def normalize_is_divide_by_clamped_norm(x: Tensor(rank=(2, 3, 4, 1), dtype=FLOATING), p: NORM_P, d: NORM_DIM):
+    """torch's own algorithm (F.normalize is Python): x / ||x||_p clamped below by eps."""
+    return (F.normalize(x, p=p, dim=d),
+            x / x.norm(p, d, keepdim=True).clamp_min(1e-12).expand_as(x))
+
+
+@rule(family=FAM, numerics="exact", bidirectional=True)
+def normalize_default_p_is_divide_by_clamped_norm(x: Tensor(rank=(2, 3, 4, 1), dtype=FLOATING), d: NORM_DIM):
+    return F.normalize(x, dim=d), x / x.norm(2.0, d, keepdim=True).clamp_min(1e-12).expand_as(x)
+
+
+@rule(family="spelling", numerics="exact", bidirectional=True)
+def normalize_default_p_keyword(x: Tensor(rank=(2, 3, 4, 1), dtype=FLOATING), d: NORM_DIM):
+    return F.normalize(x, dim=d), F.normalize(x, p=2.0, dim=d)
+
+
+@rule(family=FAM, numerics="approximate")
+def normalize_l2_is_rsqrt_form(x: Tensor(rank=(2, 3, 4, 1), dtype=("float32", "float64")), d: NORM_DIM):
+    """One way: sqrt of the sum of squares as the norm, the clamp at eps squared."""
+    return F.normalize(x, dim=d), x * (x * x).sum(d, keepdim=True).clamp_min(1e-24).rsqrt()
+
+
+# rrelu with training=False is leaky_relu with the mean slope (lower + upper) / 2 (computed in
+# double by torch, as here); with training=True it is random (lowering.targets.is_random) and no
+# rule applies. One rule per (lower, upper): the slope is a literal no rule variable can derive.
+for _i, (_lo, _up) in enumerate(((1.0 / 8, 1.0 / 3), (0.1, 0.3), (0.01, 0.1))):
+    _slope = (_lo + _up) / 2
+
+    def _rrelu_eval(x, _lo=_lo, _up=_up, _slope=_slope):
+        return F.rrelu(x, lower=_lo, upper=_up, training=False), F.leaky_relu(x, _slope)
+
+    def _rrelu_eval_positional(x, _lo=_lo, _up=_up, _slope=_slope):
+        return F.rrelu(x, _lo, _up, False), F.leaky_relu(x, _slope)
+
+    for _nm, _body in (("", _rrelu_eval), ("_positional", _rrelu_eval_positional)):
+        make_rule(f"rrelu_eval{_nm}_is_leaky_relu_{_i}", _body, {"x": Tensor(dtype=FLOATING)},
+                  family=FAM, numerics="exact", bidirectional=False,
+                  source_text=f"rrelu_eval{_nm}|{_lo!r}|{_up!r}|v1",
+                  doc=f"rrelu(lower={_lo:g}, upper={_up:g}, training=False) = leaky_relu(slope {_slope!r})")
+
+
+@rule(family=FAM, numerics="exact")
+def rrelu_default_is_leaky_relu(x: Tensor(dtype=FLOATING)):
+    """F.rrelu's defaults: lower 1/8, upper 1/3, training=False."""
+    return F.rrelu(x), F.leaky_relu(x, (1.0 / 8 + 1.0 / 3) / 2)
+
+
+# affine_grid (2-D, align_corners=False): grid[n, h, w] = theta[n] @ (x_w, y_h, 1) with
+# x_w = (2w + 1) / W - 1 and y_h = (2h + 1) / H - 1 (torch: linspace(-1, 1, W) * (W - 1) / W).
+# torch multiplies a base grid by theta with bmm; the broadcast form sums the same three
+# products, so the class is approximate. affine_grid insists on theta's last extents (2, 3), so a
+# rule's traces cannot rename them; the batch in the size list can only be a scalar variable
+# (affine_grid raises unless it is theta's) when theta comes from a view of a tensor whose
+# extents may change: `t.view(-1, 2, 3)`, as a localization net's output (spatial transformers).
+AG_N = Scalar(kind="int", values=(2, 24, 1, 4))  # trace A's t (2, 6) gives 2 thetas, trace B's 24
+AG_C = Scalar(kind="int", values=(3, 2))
+AG_H = Scalar(kind="int", values=(4, 6))
+AG_W = Scalar(kind="int", values=(5, 7))
+
+
+def _affine_grid_rhs(theta, h, w):
+    dt = theta.dtype
+    xs = (torch.arange(w, dtype=dt, device=theta.device) * 2 + 1) / w - 1
+    ys = (torch.arange(h, dtype=dt, device=theta.device) * 2 + 1) / h - 1
+    t = theta[:, None, None, :, :]  # (N, 1, 1, 2, 3)
+    return xs[None, None, :, None] * t[..., 0] + ys[None, :, None, None] * t[..., 1] + t[..., 2]
+
+
+def _affine_grid_view(t, n, c, h, w):
+    theta = t.view(-1, 2, 3)
+    return F.affine_grid(theta, [n, c, h, w], align_corners=False), _affine_grid_rhs(theta, h, w)
+
+
+def _affine_grid_reshape(t, n, c, h, w):
+    theta = t.reshape(-1, 2, 3)
+    return F.affine_grid(theta, [n, c, h, w], align_corners=False), _affine_grid_rhs(theta, h, w)
+
+
+_AG = {"t": T(2, 6), "n": AG_N, "c": AG_C, "h": AG_H, "w": AG_W}
+per_dtype("affine_grid_of_view_is_broadcast_base_grid", _affine_grid_view, _AG, bidirectional=False,
+          doc="one way: the rhs does not say the batch's channel count")
+per_dtype("affine_grid_of_reshape_is_broadcast_base_grid", _affine_grid_reshape, _AG, bidirectional=False,
+          doc="one way: the rhs does not say the batch's channel count")

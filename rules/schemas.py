@@ -46,14 +46,27 @@ def _rule(name, body, params, numerics, *, bidirectional=True, same_shape=True, 
 # ---- pointwise (unary) x layout ------------------------------------------------------------------
 
 
-def _unary_through_layout(u, lay):
-    def body(x):
-        return u.fn(lay.fn(x)), lay.fn(u.fn(x))
+# Layout ops whose result is not contiguous although a pointwise op applied after them is (the op
+# writes a fresh, dense tensor): `u(L(x))` -> `L(u(x))` would put a non-contiguous tensor into a
+# class that a program's `.view(...)` may read ("view size is not compatible with input tensor's
+# size and stride"), so these rules go one way only, towards the contiguous form.
+_STRIDED_RESULT = ("expand_lead", "stride2_last")
 
+
+def _unary_through_layout(u, lay):
+    if lay.name in _STRIDED_RESULT:
+        def body(x):
+            return lay.fn(u.fn(x)), u.fn(lay.fn(x))
+    else:
+        def body(x):
+            return u.fn(lay.fn(x)), lay.fn(u.fn(x))
+
+    one_way = lay.name in _STRIDED_RESULT
     return _rule(f"{lay.name}_through_{u.name}", body,
                  {"x": Tensor(rank=lay.ranks, dtype=u.dtypes, min_size=lay.min_size)},
-                 "approximate" if u.vec_sensitive else "exact",
-                 doc=f"{u.name} commutes with {lay.name}", src=(u.fn, lay.fn))
+                 "approximate" if u.vec_sensitive else "exact", bidirectional=not one_way,
+                 doc=f"{u.name} commutes with {lay.name}" + (" (one way: towards the contiguous form)" if one_way else ""),
+                 src=(u.fn, lay.fn) + (("one way: layout op first",) if one_way else ()))
 
 
 # the tier-3 layout ops (rarer next to pointwise ops in models) only with the commonest activations
@@ -164,9 +177,11 @@ def _through_chunk(u):
     def body(x, d):
         return u.fn(x).chunk(2, d)[0], u.fn(x.chunk(2, d)[0])
 
+    # one way: a chunk is a strided view, the op of a chunk a fresh contiguous tensor (see
+    # _STRIDED_RESULT)
     return _rule(f"chunk_through_{u.name}", body,
                  {"x": Tensor(rank=(1, 2, 3), dtype=u.dtypes), "d": _DIM},
-                 "approximate" if u.vec_sensitive else "exact",
+                 "approximate" if u.vec_sensitive else "exact", bidirectional=False,
                  doc=f"the first chunk of {u.name}(x) is {u.name} of the first chunk", src=(u.fn,))
 
 
@@ -207,23 +222,27 @@ def _perm_reduce(r, pname, perm, d):
     rest = [p for i, p in enumerate(perm) if i != d]  # remaining source dims, in output order
     order = [sorted(rest).index(p) for p in rest]
 
+    # One way, from the permuted reduction to the reduction of the permuted tensor: a reduction
+    # writes a fresh contiguous tensor, its permutation is not (see _STRIDED_RESULT).
     def body(x):
-        return r.fn(permute_call(x, perm), d), permute_call(r.fn(x, src_dim), order)
+        return permute_call(r.fn(x, src_dim), order), r.fn(permute_call(x, perm), d)
 
     dt = r.dtypes
     return _rule(f"{r.name}{d}_of_{pname}", body, {"x": Tensor(rank=rank, dtype=dt)},
-                 _exactness(r, reorders=True),
-                 doc=f"{r.name} over dim {d} of a permuted tensor is {r.name} over dim {src_dim}",
-                 src=(r.name,))
+                 _exactness(r, reorders=True), bidirectional=False,
+                 doc=f"{r.name} over dim {src_dim}, permuted, is {r.name} over dim {d} of the "
+                     f"permuted tensor (one way: towards the contiguous form)",
+                 src=(r.name, "one way: permutation last"))
 
 
 def _perm_reduce_keepdim(r, pname, perm, d):
-    def body(x):
-        return r.fn(permute_call(x, perm), d, True), permute_call(r.fn(x, perm[d], True), perm)
+    def body(x):  # (one way, as _perm_reduce)
+        return permute_call(r.fn(x, perm[d], True), perm), r.fn(permute_call(x, perm), d, True)
 
     return _rule(f"{r.name}{d}_keepdim_of_{pname}", body, {"x": Tensor(rank=len(perm), dtype=r.dtypes)},
-                 _exactness(r, reorders=True), doc="keepdim reductions keep the permutation",
-                 src=(r.name,))
+                 _exactness(r, reorders=True), bidirectional=False,
+                 doc="keepdim reductions keep the permutation (one way: towards the contiguous form)",
+                 src=(r.name, "one way: permutation last"))
 
 
 def _keepdim_is_unsqueeze(r):

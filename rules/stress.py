@@ -86,17 +86,21 @@ def clone_after_mean(x: Tensor(rank=(2, 3), dtype=FLOATING), d: Scalar(kind="int
     return x.mean(d), x.mean(d).clone()
 
 
-# ---- views made copies: .contiguous() after a view that changes strides -------------------------
+# ---- views made copies: a contiguous copy after a view that changes strides ----------------------
+# The copy is `clone(memory_format=torch.contiguous_format)`, not `.contiguous()`: a program's own
+# `L(x).contiguous()` (`y.transpose(1, 2).contiguous().view(b, t, c)`) is the same e-node as the
+# rhs `.contiguous()` would be, so the rule would put L(x) itself into the class that `view` reads
+# and extraction could then feed the view a non-contiguous tensor ("view size is not compatible").
 
 for _lay in LAYOUT:
     if _lay.name in ("t", "transpose01", "transpose_last2", "permute201", "permute021", "permute0213",
                      "permute0231", "permute0312", "expand_lead", "stride2_last", "slice_from1", "select0"):
         def _contig(x, _lay=_lay):
-            return _lay.fn(x), _lay.fn(x).contiguous()
+            return _lay.fn(x), _lay.fn(x).clone(memory_format=torch.contiguous_format)
 
         _gen(f"contiguous_after_{_lay.name}", _contig,
              {"x": Tensor(rank=_lay.ranks, min_size=2)}, doc="the view materialized",
-             key=_key(_lay.fn))
+             key=_key(_lay.fn) + "|clone-contiguous-format")
 
 
 @rule(family=FAM, numerics="exact", bidirectional=True)
@@ -115,8 +119,10 @@ def view_rows_is_flatten1(x: Tensor(rank=(3, 4))):
     return x.view(x.shape[0], -1), x.flatten(1)
 
 
-@rule(family=FAM, numerics="exact", bidirectional=True)
+@rule(family=FAM, numerics="exact")
 def expand_lead_is_repeat(x: Tensor(rank=2)):
+    """One way: the repeat is contiguous, the expand is not (a program's `.view` of the repeat
+    would fail on the expand)."""
     return x.unsqueeze(0).expand(3, -1, -1), x.unsqueeze(0).repeat(3, 1, 1)
 
 
@@ -138,8 +144,9 @@ for _u in _COMMON:
 
 
 def _conv_cl(x, w, b, p):
+    # converted back: a channels-last result would break a `.view(n, -1)` that reads the conv
     return (torch.conv2d(x, w, b, (1, 1), (p, p), (1, 1), 1),
-            torch.conv2d(x.contiguous(memory_format=_CL), w, b, (1, 1), (p, p), (1, 1), 1))
+            torch.conv2d(x.contiguous(memory_format=_CL), w, b, (1, 1), (p, p), (1, 1), 1).contiguous())
 
 
 def _conv_cl_nobias(x, w, p):
@@ -347,3 +354,35 @@ for _name, _op, _spec in OP_FORMS:
         continue
     _gen(f"clone_operand_of_{_name}", _operand, _params(_spec), key=_key(_op))
     _gen(f"float64_round_trip_operand_of_{_name}", _round_trip, _params(_spec, "float32"), key=_key(_op))
+
+
+# ----------------------------------------------------------------------------------------------
+# nn.MultiheadAttention's functional call (self-attention, packed in-projection, float key padding mask,
+# eval mode, head-averaged weights): the query made contiguous first.
+# q (L, N, E), packed in-projection (3E, E), out-projection (E, E), key padding mask (N, L) float.
+# Example extents keep 3E = 3 * E in every trace of the rule compiler (6 -> 12 -> 18, 18 -> 36 -> 54).
+_H = Scalar(kind="int", values=(2, 3, 1))
+
+
+def _params(dt):
+    return {"q": Tensor(shape=(3, 2, 6), dtype=dt), "w_in": Tensor(shape=(18, 6), dtype=dt),
+            "b_in": Tensor(shape=(18,), dtype=dt), "w_o": Tensor(shape=(6, 6), dtype=dt),
+            "b_o": Tensor(shape=(6,), dtype=dt), "m": Tensor(shape=(2, 3), dtype=dt), "h": _H}
+
+
+def _mha(q, h, w_in, b_in, w_o, b_o, m):
+    return F.multi_head_attention_forward(
+        q, q, q, q.shape[-1], h, w_in, b_in, None, None, False, 0.0, w_o, b_o, training=False,
+        key_padding_mask=m, need_weights=True, attn_mask=None, average_attn_weights=True, is_causal=False)
+
+
+for _dt in ("float32", "float64"):
+    for _i, _what in ((0, "output"), (1, "weights")):
+        def _contig(q, w_in, b_in, w_o, b_o, m, h, _i=_i):
+            qc = q.contiguous()
+            return _mha(q, h, w_in, b_in, w_o, b_o, m)[_i], _mha(qc, h, w_in, b_in, w_o, b_o, m)[_i]
+
+        make_rule(f"mha_self_attention_{_what}_of_contiguous_query_{_dt}", _contig, _params(_dt),
+                  family="stress", numerics="approximate", source_text=f"mha_contig|{_what}|{_dt}|v1",
+                  tags=("example-multiples",),
+                  doc="the query (a transposed batch-first input) made contiguous first")
