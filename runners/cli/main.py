@@ -365,7 +365,8 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements)
     # workers start and warm up while the variants are generated
     manifest = generate(model, out / "bundle", go, log=_log,
-                        on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log))
+                        on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log, backend=next(
+                            (b for b in eo.backends if b.startswith("inductor")), eo.backends[0])))
     report = execute_bundle(out / "bundle", out, eo, log=_log)
     # generation stages are wall seconds; task stages are summed over the workers (they overlap)
     report["stats"]["timings"] = {"generate_wall": manifest["timings"],

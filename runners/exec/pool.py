@@ -154,8 +154,9 @@ _spares_lock = threading.Lock()
 _closing = threading.Event()  # set at exit: spares still starting die quietly
 
 
-def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] = lambda s: None) -> None:
-    """Start `opts.jobs` workers now, each warmed by one tiny compile on `device`, for the next
+def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] = lambda s: None,
+             backend: str = "inductor") -> None:
+    """Start `opts.jobs` workers now, each warmed by one tiny compile on `device` with `backend`, for the next
     `run_tasks`/`run_batched` with the same options to take (`worker`). `eqsat-test run` calls
     it once the model file has loaded, so worker start-up (import torch, Inductor's
     first-compile costs) overlaps generation instead of following it. Spares nobody takes are
@@ -169,7 +170,7 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
                 return
             try:
                 w.start()
-                w.warm = w.run({"kind": TaskKind.WARMUP.value, "device": device, "id": "warmup"})
+                w.warm = w.run({"kind": TaskKind.WARMUP.value, "device": device, "backend": backend, "id": "warmup"})
             except Exception as e:  # noqa: BLE001 - the taker starts a fresh one
                 if not _closing.is_set():
                     log(f"spare worker {w.slot}: {e}")

@@ -32,14 +32,16 @@ def full_fp32_on_cuda() -> None:
     torch.backends.cudnn.allow_tf32 = False
 
 
-def warm_up(device: str) -> dict:
-    """One tiny compile on `device`: pays the process's one-time Inductor costs (imports, the
-    compile-worker pool, toolchain checks; ~2-3 s on CPU) before the first real task."""
+def warm_up(device: str, backend: str = "inductor") -> dict:
+    """One tiny compile on `device` with the run's backend: pays the process's one-time costs
+    (imports, Inductor's compile-worker pool and toolchain checks, ~2-3 s on CPU) before the first
+    real task; a null compiler (eager, aot_eager) pays only Dynamo's."""
     t0 = time.perf_counter()
     torch._dynamo.reset()
     x = torch.randn(4, 4, device=device)
+    name, opts = compile_options(backend)
     with torch.no_grad():
-        torch.compile(lambda t: (t.relu() * 2).sum(-1))(x)
+        torch.compile(lambda t: (t.relu() * 2).sum(-1), backend=name, **opts)(x)
     torch._dynamo.reset()
     return {"warmup": device, "status": "ok", "seconds": time.perf_counter() - t0}
 
@@ -47,7 +49,7 @@ def warm_up(device: str) -> dict:
 def run_task(task: dict) -> dict:
     kind = TaskKind(task.get("kind", TaskKind.RUN.value))
     if kind is TaskKind.WARMUP:  # a spare worker started ahead of its tasks: runners/exec/pool.py
-        return warm_up(task.get("device", "cpu"))
+        return warm_up(task.get("device", "cpu"), task.get("backend", "inductor"))
     if kind is TaskKind.SWEEP:  # dtype/size sweep of the variant: runners/checks/sweeps.py
         return run_sweep_task(task)
     if kind is TaskKind.BATCH:  # K variants in one compile: runners/exec/batch.py
