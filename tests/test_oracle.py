@@ -292,6 +292,7 @@ def _compile(fn):
     return torch.compile(fn, backend="inductor")
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_large_float32_sums_pass_with_fp64():
     # a sum of 2**20 elements, and rows of 2**14 that cancel to ~0, where eager's cascade sum is
     # far closer to fp64 than inductor's vectorized one

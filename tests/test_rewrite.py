@@ -122,6 +122,7 @@ def test_budgets_stop_ac_blowup(user_rules):
     assert len(ex.variants) == 8
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_user_rule_folder_fires_in_a_run(tmp_path):
     out = tmp_path / "bundle"
     r = subprocess.run([sys.executable, "-m", "runners.cli", "generate", str(EXAMPLES / "elementwise.py"),

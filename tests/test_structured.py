@@ -83,6 +83,7 @@ def test_the_program_returns_the_structure():
     assert isinstance(out["deep"][0][0], tuple)
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_correct_compile_of_a_structure_is_not_a_finding(structured_run):
     res, _ = structured_run
     assert res.rc == 1, res.stderr[-3000:]  # the injected backend's findings only
@@ -91,6 +92,7 @@ def test_correct_compile_of_a_structure_is_not_a_finding(structured_run):
     assert clean == [], clean
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_wrong_leaf_is_named_by_its_path(structured_run):
     res, tmp = structured_run
     bugs = [f for f in res.json["findings"] if f["backend"] == RELU_BUG]
@@ -121,6 +123,7 @@ def _load(path: Path):
 @pytest.mark.xfail(strict=True, reason="lowering/capture.py keeps Dynamo's flat graph outputs: the emitted "
                    "variant returns a tuple of tensors, not the model's dict/list/None/constant structure, so "
                    "Dynamo's output reconstruction is not exercised (the oracle itself handles any structure)")
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_emitted_variant_keeps_structure(eqsat, tmp_path):
     """Generation half: a model returning a nested structure -> the emitted seed variant."""
     model = tmp_path / "structured_model.py"

@@ -49,7 +49,7 @@ def _snapshot(out: Path) -> dict:
 
 
 def test_local_pool_and_local_ray_cluster_agree(tmp_path):
-    spec = _spec(tmp_path, ["relu_chain.py", "add_mul.py", "abs_neg.py", "matmul_t.py"])
+    spec = _spec(tmp_path, ["relu_chain.py", "abs_neg.py"])
     r = subprocess.run([sys.executable, "-m", "runners.cli", "campaign", str(spec), "--json", "--jobs", "2",
                         "--out", str(tmp_path / "local")], capture_output=True, text=True, env=_env(), timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -61,7 +61,7 @@ def test_local_pool_and_local_ray_cluster_agree(tmp_path):
         summary = run_campaign(sp, tmp_path / "ray", as_json=True)
     finally:
         ray.shutdown()
-    assert summary["run"]["ran"] == 4 and summary["jobs"] == {"total": 4, "done": 4}
+    assert summary["run"]["ran"] == 2 and summary["jobs"] == {"total": 2, "done": 2}
     on_ray = _snapshot(tmp_path / "ray")
     assert on_ray == local and local["findings"]
     # The run folders came back from the workers, with paths pointing at their final place.

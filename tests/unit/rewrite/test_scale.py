@@ -44,6 +44,7 @@ def test_random_graph_has_the_requested_ops_all_reachable():
     assert all(torch.isfinite(o).all() for o in run_graph(gm, inputs))
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_1000_op_graph_gives_32_distinct_variants_that_compute_the_same(library):
     from rewrite.generate import rules_applied
     from rewrite.saturate import Budget, saturate

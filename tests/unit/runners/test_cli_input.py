@@ -1,6 +1,8 @@
 """Bad input is refused before any work, in one line with exit code 4; options may come before the model file (issue 17 items 1, 2, 3, 8)."""
 from __future__ import annotations
 
+import pytest
+
 import time
 
 from conftest import REPO, TEST_MODELS
@@ -14,6 +16,7 @@ def _one_line_usage_error(res) -> None:
     assert res.stdout == ""
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_variants_must_be_at_least_one(eqsat):
     for n in ("0", "-3"):
         res = eqsat(MODEL, "-n", n, "--no-sweep")
@@ -21,6 +24,7 @@ def test_variants_must_be_at_least_one(eqsat):
         assert "--variants" in res.stderr
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_unknown_backend_is_refused_before_generating(eqsat, tmp_path):
     t0 = time.monotonic()
     res = eqsat(MODEL, "--backend", "nosuchbackend", "--out", tmp_path / "out")
@@ -30,6 +34,7 @@ def test_unknown_backend_is_refused_before_generating(eqsat, tmp_path):
     assert time.monotonic() - t0 < 120
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_unknown_inductor_config_and_unloadable_backend_file(eqsat, tmp_path):
     res = eqsat(MODEL, "--backend", "inductor+no_such_config=1")
     _one_line_usage_error(res)
@@ -39,12 +44,14 @@ def test_unknown_inductor_config_and_unloadable_backend_file(eqsat, tmp_path):
     assert "cannot load it" in res.stderr
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_options_before_the_model_file(eqsat):
     res = eqsat("-n", "0", MODEL)  # parsed as `run` (the -n is then refused, not "No such option")
     _one_line_usage_error(res)
     assert "No such option" not in res.stderr and "--variants" in res.stderr
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_a_wrong_user_rule_is_named_at_load(eqsat, tmp_path):
     rules = tmp_path / "wrong_rules.py"
     rules.write_text(
@@ -57,6 +64,7 @@ def test_a_wrong_user_rule_is_named_at_load(eqsat, tmp_path):
     assert "WARNING: rule times_two_is_three_adds (exact) fails a quick check" in res.stderr
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_rules_coverage_lists_ops_and_variants(eqsat):
     res = eqsat("rules", "coverage", REPO / "benchmarks" / "corpus" / "norm_layer_norm.py", "-n", "4", "--json")
     assert res.rc == 0, res.stderr[-2000:]

@@ -301,6 +301,7 @@ def test_seed_represents_the_bug_even_when_found_later():
     assert len(out) == 1 and out[0]["variant"] == "g0_seed" and out[0]["also_seen_in"] == ["g0_v001"]
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_real_check_in_a_worker(tmp_path):
     """One real minimization against Inductor's injected relu bug, checked in worker subprocesses."""
     f = _emit(chain, CHAIN_INPUTS, tmp_path)

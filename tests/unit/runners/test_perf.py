@@ -58,6 +58,7 @@ def test_screen_threshold_floor_and_group_size():
     assert THRESHOLD == 3.0
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_bundled_example_reports_spread_without_false_alarm(eqsat, tmp_path):
     res = eqsat(REPO / "examples" / "elementwise.py", "-n", "4", "-r", TEST_MODELS / "e2e_rules", "--no-sweep",
                 "--inputs", "given", "--no-minimize", "--no-artifacts", "--jobs", "2", "--perf", "--json",
@@ -96,6 +97,7 @@ def index_sources(x):
 ''' + render("variant_tail.py.j2")  # Model, get_inputs: as emitted
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_slow_equivalent_program_is_reported(eqsat, tmp_path):
     b = tmp_path / "bundle"
     b.mkdir()

@@ -1,10 +1,13 @@
 """Worker pool start-up (runners/exec/pool.py): workers prestarted and warmed while `run` generates."""
 from __future__ import annotations
 
+import pytest
+
 import runners.exec.pool as execute
 from runners.exec.pool import PoolOptions, prestart, run_tasks, worker
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_prestarted_worker_is_taken_warm_and_unclaimed_spares_are_killed(tmp_path):
     opts = PoolOptions(jobs=1, env={"EQSAT_POOL_TEST": str(tmp_path)})
     prestart(opts)
@@ -25,6 +28,7 @@ def test_prestarted_worker_is_taken_warm_and_unclaimed_spares_are_killed(tmp_pat
     assert proc.poll() is not None and not execute._spares
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_run_tasks_uses_the_spare_and_still_runs_every_task(tmp_path):
     opts = PoolOptions(jobs=1, env={"EQSAT_POOL_TEST": str(tmp_path)})
     prestart(opts)

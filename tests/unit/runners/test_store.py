@@ -2,6 +2,8 @@
 and a writer killed with SIGKILL at random moments that loses nothing and duplicates nothing."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import random
@@ -128,6 +130,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path):
     n = 150
     script = tmp_path / "writer.py"

@@ -80,6 +80,7 @@ def test_parse_dtypes_and_sizes():
         SweepConfig(dtypes=("int8",), sizes=(7,))
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_cli_sweep_options():
     from runners.cli.main import _exec_opts
     eo = _exec_opts((), (), 300.0, 1, "given", 0, False)
@@ -213,6 +214,7 @@ def test_lenient_judge_excuses_rounding_before_floor_but_not_wrong_values():
 # running: the null compiler, and planted bugs (custom backends) for batching and confirmation
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_null_backend_sweeps_clean(tmp_path):
     x, y = torch.randn(12, 7), torch.randn(12, 7)
     mod = _module(tmp_path, "null", "x, y",
@@ -383,6 +385,7 @@ def rules_dir(tmp_path_factory):
     return d
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 @pytest.mark.parametrize("model", ["elementwise", "mlp", "attention", "conv_block"])
 def test_null_compilers_find_nothing_with_sweeps(eqsat, tmp_path, rules_dir, model):
     """--backend eager / aot_eager with sweeps on: not one wrong-output finding on the examples."""
@@ -397,6 +400,7 @@ def test_null_compilers_find_nothing_with_sweeps(eqsat, tmp_path, rules_dir, mod
     assert rep["stats"]["sweep"]["judged"] > 0 and rep["stats"]["sweep"]["tasks"] == rep["executed"]
 
 
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_default_run_reports_the_sweep_bug(eqsat, tmp_path, rules_dir):
     """tests/models/sweep_int16_abs.py is float32 only; its compiled form is wrong at int16."""
     out = tmp_path / "out"
