@@ -139,6 +139,8 @@ class MinResult:
     file: Path | None = None  # where `source` was written (None: nothing smaller found)
     failing_inputs: str | None = None  # the failing input set of the minimized program
     reason: str = ""  # why minimization stopped early or was skipped
+    detail: str = ""  # the minimized program's own verdict (its repro and test_repro.py say this one)
+    input_set: str | None = None  # the input set it fails on
 
 
 def _kind_of_set(name: str | None) -> str | None:
@@ -212,9 +214,13 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
             r = pool.cache.get(k)
             if r is not None and outcome(r) == target:
                 best_src = text
-                bad = [s for s in r.get("input_sets", []) if not s.get("ok") and s.get("inputs_file")]
+                bad = [s for s in r.get("input_sets", []) if not s.get("ok")]
                 if bad:
-                    result.failing_inputs = bad[0]["inputs_file"]
+                    result.failing_inputs = bad[0].get("inputs_file")
+                    result.detail, result.input_set = str(bad[0].get("detail", "")), bad[0].get("name")
+                elif r.get("error"):  # a crash: its error line
+                    err = r["error"]
+                    result.detail = f"{err.get('type', '')}: {err.get('message', '')}".strip(": ")
                 return c
         return None
 
@@ -332,6 +338,8 @@ def minimize_findings(findings: list[dict], bundle: Path, manifest: dict, tasks:
             if res.file is not None:
                 f["minimized_file"] = str(res.file)
                 f["min_steps"] = res.steps
+                if res.detail:  # the minimized program's own verdict, which its repro shows
+                    f["min_detail"], f["min_input_set"] = res.detail, res.input_set
                 if res.failing_inputs:
                     f["failing_inputs"] = res.failing_inputs
     finally:

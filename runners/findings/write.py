@@ -35,7 +35,7 @@ def signature(f: dict) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:12]
 
 
-def _repro_source(variant_src: str, f: dict) -> str:
+def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
     head = variant_src.split('\nif __name__ == "__main__":')[0]
     head = re.sub(r'INPUTS_FILE = Path\(__file__\)\.with_name\(.*\)',
                   'INPUTS_FILE = Path(__file__).with_name("inputs.pt")', head)
@@ -44,9 +44,12 @@ def _repro_source(variant_src: str, f: dict) -> str:
     backend, opts = compile_options(f.get("backend", "inductor"))
     config = opts.pop("options", {})
     opts.update(f.get("compile_extra") or {})  # e.g. dynamic=True for a finding of the dynamic sweep
-    context = [f"verdict: {f.get('detail', '')}"] if f.get("detail") else []
-    if f.get("input_set"):
-        context.append(f"input set: {f['input_set']}")
+    # the verdict of the program this repro holds: the minimized one's own, where it was recorded
+    detail = (f.get("min_detail") if minimized else None) or f.get("detail")
+    input_set = (f.get("min_input_set") if minimized else None) or f.get("input_set")
+    context = [f"verdict: {detail}"] if detail else []
+    if input_set:
+        context.append(f"input set: {input_set}")
     if f.get("sweep"):
         context.append(f"sweep: {f['sweep']} (inputs.pt holds the swept inputs)")
     if f.get("warmup_file"):
@@ -100,10 +103,11 @@ def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *,
     if f.get("warmup_file") and Path(f["warmup_file"]).is_file():  # dynamic sweep: calls before the failing one
         shutil.copy(f["warmup_file"], d / "warmup.pt")
     src = (bundle / variant["file"]).read_text()
-    if f.get("minimized_file") and Path(f["minimized_file"]).is_file():
+    minimized = bool(f.get("minimized_file") and Path(f["minimized_file"]).is_file())
+    if minimized:
         shutil.copy(f["minimized_file"], d / "minimized.py")
         src = Path(f["minimized_file"]).read_text()
-    (d / "repro.py").write_text(_repro_source(src, f))
+    (d / "repro.py").write_text(_repro_source(src, f, minimized))
     from runners.findings.artifacts import write_test_repro  # test_repro.py: a PyTorch-style regression test
     write_test_repro(d, src, f)
     artifacts = dict(f.get("artifacts") or {})

@@ -202,7 +202,7 @@ class FakePool:
             self.seen.append(fwd)
             bad = self.pred(fwd)
             out.append({"status": "ok", "input_sets": [{"name": "given", "kind": "mismatch" if bad else "match",
-                                                         "ok": not bad}]})
+                                                         "ok": not bad, "detail": f"{len(fwd)} chars fail"}]})
         self.checks += len(tasks)
         return out
 
@@ -218,6 +218,9 @@ def test_minimize_search_finds_the_small_program(tmp_path):
     assert res.file is not None and res.checks <= 12
     assert res.ops == ["torch._C._nn.linear", "torch.relu"]
     assert res.steps and "minimized by eqsat-test from g0_v001.py" in res.source
+    # the minimized program's own verdict is kept (its repro.py and test_repro.py say this one)
+    fwd = res.source.split("def forward", 1)[1].split("def index_sources", 1)[0]
+    assert (res.detail, res.input_set) == (f"{len(fwd)} chars fail", "given")
     mod = load_module(str(res.file))
     assert len(mod.forward(*mod.get_inputs())) == 1
 
@@ -336,3 +339,13 @@ def test_generated_bundles_store_each_program_and_minimize_from_it(tmp_path):
     res = M.minimize(tmp_path / "b" / v["file"], finding, {**BASE, "is_param": [False] * 5}, pool,
                      tmp_path / "w", program_file=tmp_path / "b" / v["program"])
     assert res.file is not None and any("relu" in o for o in res.ops) and len(res.ops) < v["ops"]
+
+
+def test_repro_of_a_minimized_program_states_its_own_verdict():
+    from runners.findings.write import _repro_source
+    f = {"kind": "miscompile", "backend": "inductor", "device": "cpu", "detail": "whole variant: 9 differ",
+         "input_set": "special-0", "min_detail": "minimized: 3 differ", "min_input_set": "given"}
+    src = 'import torch\ndef forward(x):\n    return (x,)\n\nif __name__ == "__main__":\n    pass\n'
+    text = _repro_source(src, f, minimized=True)
+    assert "verdict: minimized: 3 differ" in text and "input set: given" in text and "9 differ" not in text
+    assert "verdict: whole variant: 9 differ" in _repro_source(src, f)
