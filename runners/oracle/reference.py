@@ -17,7 +17,7 @@ class EagerRef(NamedTuple):
     ref2: Any  # a second eager output, not reseeded: a program that draws random numbers shows it
     fp64: Any  # the program with every floating input in float64; None if that run fails
     idx: Any  # index sources (lowering/emit.py): index outputs are judged by the values they select
-    compute_dtype: str | None  # the coarsest floating dtype of any intermediate, if coarser than float32
+    compute_dtype: str | None  # the coarsest floating dtype of any intermediate (None: no floating op)
 
 
 class FloatDtypes(TorchDispatchMode):
@@ -36,9 +36,10 @@ class FloatDtypes(TorchDispatchMode):
 
 
 def coarsest(dtypes) -> torch.dtype | None:
-    """The least precise floating dtype of `dtypes` below float32 (None if none is)."""
-    low = [d for d in dtypes if torch.finfo(d).eps > torch.finfo(torch.float32).eps]
-    return max(low, key=lambda d: torch.finfo(d).eps) if low else None
+    """The least precise floating dtype of `dtypes` (None if there is none). The judge takes the
+    less precise of it and each output's own dtype: a float64 program that rounds to float32
+    inside is judged at float32, a float32 one that never goes below float32 at float32."""
+    return max(dtypes, key=lambda d: torch.finfo(d).eps) if dtypes else None
 
 
 def eager_reference(forward, index_sources, s: InputSet) -> EagerRef:

@@ -306,11 +306,17 @@ def test_program_computing_in_bfloat16_is_judged_at_bfloat16():
     assert not judge_against(r, got * 1.1).ok  # a real error is still caught at bfloat16
 
 
-def test_float32_program_has_no_compute_dtype_hint():
+def test_compute_dtype_is_the_coarsest_of_the_eager_run():
     from runners.oracle.inputs import InputSet
-    from runners.oracle.reference import eager_reference
-    r = eager_reference(lambda x: (x.exp() @ x.t()).softmax(-1), lambda *a: {}, InputSet("given", (torch.randn(8, 8),)))
-    assert r.compute_dtype is None and r.fp64.dtype == torch.float64
+    from runners.oracle.reference import eager_reference, judge_against
+    x = torch.randn(8, 8)
+    r = eager_reference(lambda x: (x.exp() @ x.t()).softmax(-1), lambda *a: {}, InputSet("given", (x,)))
+    assert r.compute_dtype == "float32" and r.fp64.dtype == torch.float64
+    # a float64 program that rounds to float32 inside (a float64 sweep of a variant with .float())
+    r = eager_reference(lambda x: x.float().exp().double() * 3, lambda *a: {}, InputSet("given", (x.double(),)))
+    assert r.compute_dtype == "float32"
+    got = (x.double().exp() * 3)  # the compiled kernel kept float64 throughout
+    assert not judge(r.ref, got, r.fp64).ok and judge_against(r, got).ok
 
 
 def test_another_libm_within_1e5_of_typical_magnitude_passes():
