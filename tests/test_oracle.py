@@ -381,3 +381,15 @@ def test_overflow_on_injected_extreme_inputs_is_not_judged():
     assert not judge(r, g, torch.tensor([float("nan"), 1.0], dtype=torch.float64), extreme_inputs=True).ok
     # and the rest of the leaf is judged as usual
     assert not judge(r, torch.tensor([0.6248, 2.0]), fp64, extreme_inputs=True).ok
+
+
+def test_no_reference_eager_overflow_on_special_inputs_is_not_judged():
+    """examples/mlp.py at default settings: a LayerNorm row of the special set overflows in eager
+    (NaN row) and not in compiled (0.55); the variant has no independent fp64 run. Nothing says
+    which is right: not judged on a special set; on ordinary inputs it still fails."""
+    eager = torch.tensor([[float("nan")] * 4, [0.1, 0.2, 0.3, 0.4]])
+    got = torch.tensor([[0.554, -1.2, 0.3, 0.35], [0.1, 0.2, 0.3, 0.4]])
+    v = judge(eager, got, None, extreme_inputs=True)
+    assert v.ok and "not judged" in v.detail
+    assert not judge(eager, got, None).ok
+    assert not judge(eager, got, eager.double(), extreme_inputs=True).ok  # an fp64 run that is NaN too convicts

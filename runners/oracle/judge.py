@@ -15,8 +15,9 @@ subnormal spacing). Per element of every leaf:
 3. f NaN/inf: where e has f's kind c must have it, else c has e's or f's kind. A non-finite c
    where e, f are finite fails, unless it is the infinity f rounds to, or an overflow in
    another order (|e| or |f| within 16x of D's max, or e/f overflow in the element's row).
-   No fp64 run: a finite c where e is non-finite is not judged if |c| >= sqrt(D's max) (eager's
-   intermediates may have overflowed; nothing says which is right); any other c fails.
+   No independent fp64 run: a finite c where e is non-finite is not judged if |c| >= sqrt(D's
+   max) or the inputs hold values near D's range (special sets): eager's intermediates may have
+   overflowed, nothing says which is right; any other c fails.
 4. Integers, bools, dtypes, shapes, structure: exact. Indices (index_info): by the values of
    eager's source they select, equal or within 2 eps of the row's largest magnitude.
 5. Python floats: 0-d float64. 6. No fp64 run, or a float64 leaf equal to it bitwise: c
@@ -234,7 +235,7 @@ def _bound(e: torch.Tensor, f: torch.Tensor, stat: torch.Tensor, dt: torch.dtype
 
 
 def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: torch.dtype, what: str,
-                 shape: tuple[int, ...]) -> _LeafResult:
+                 shape: tuple[int, ...], extreme: bool = False) -> _LeafResult:
     """Floating leaves as float64 tensors of one shape (complex as (re, im) pairs); dt: the tolerance dtype."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):  # bitwise eager: passes every rule
         return _LeafResult(True)
@@ -255,9 +256,10 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     same_f = (c == f) | (nan_c & nan_f)
     e_is_f = (e == f) | (nan_e & nan_f)
     kind_bad = ~fin_f & torch.where(e_is_f, ~same_f, ~(same_f | same_e))
-    if not given:  # no fp64 run: where c is so large that its square overflows D, eager's NaN/inf
-        # may be an overflow of its own intermediates (x * x, a variance): nothing says which is right
-        unknown = kind_bad & fin_c & (c.abs() >= math.sqrt(nx.max_finite(dt)))
+    if not reference:  # no independent fp64 run: where c is so large that its square overflows D, or
+        # the inputs hold values near D's range (the special sets), eager's NaN/inf may be an overflow
+        # of its own intermediates (x * x, a variance): nothing says which is right
+        unknown = kind_bad & fin_c & ((c.abs() >= math.sqrt(nx.max_finite(dt))) | extreme)
         kind_bad &= ~unknown
         if bool(unknown.any()):
             notes.append(f"{what}: compiled finite and beyond sqrt of {str(dt)[6:]}'s range where eager is "
@@ -422,7 +424,8 @@ def _fp64_leaf(f: Any, r: torch.Tensor) -> torch.Tensor | None:
     return None
 
 
-def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, index: tuple | None) -> _LeafResult:
+def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, index: tuple | None,
+                extreme: bool = False) -> _LeafResult:
     what = path or "output"
     kind = nx.scalar_kind(r)
     if kind in ("bool", "int"):
@@ -442,7 +445,7 @@ def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, ind
             ft = to_t(complex(f) if kind == "complex" else float(f))
         if ft is not None and ft.shape != rt.shape:
             ft = None
-        return _judge_float(rt, gt, ft, dt, f"{what} (python {kind})", tuple(rt.shape))
+        return _judge_float(rt, gt, ft, dt, f"{what} (python {kind})", tuple(rt.shape), extreme)
     if isinstance(r, torch.Tensor):
         stride = _stride_note(r, g, what)
         r, g = nx.dense(r), nx.dense(g).to(r.device)
@@ -453,7 +456,7 @@ def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, ind
         elif r.is_floating_point() or r.is_complex():
             e64 = nx.as_real64(r)
             res = _judge_float(e64, nx.as_real64(g), _fp64_leaf(f, r), nx.tol_dtype(r.dtype, hint), desc,
-                               tuple(e64.shape))
+                               tuple(e64.shape), extreme)
         else:
             res = _judge_exact(r, g, desc)
         if stride and res.ok:
@@ -524,10 +527,10 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     judged. index_info: leaf path -> (eager source tensor, dim) for index outputs, judged by the
     values they select. dtype_hint: the program's lowest floating precision (e.g. torch.float16
     for a half model whose output is upcast); a leaf gets the wider eps and narrower range of
-    its own dtype and the hint. extreme_inputs: accepted for compatibility; the rule treats
-    injected special values and ordinary inputs alike (eager overflow is "both wrong" always).
+    its own dtype and the hint. extreme_inputs: the inputs hold values near the dtype's range
+    (the special sets): without an independent fp64 run, a finite compiled value where eager is
+    NaN/inf is then not judged (eager's intermediates may have overflowed).
     """
-    del extreme_inputs
     hint = nx.parse_dtype(dtype_hint)
     index_info = dict(index_info or {})
     if ref2 is not None:
@@ -546,7 +549,7 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     failures: list[tuple[str, str]] = []
     notes: list[str] = []
     for path, r, g in pairs:
-        res = _judge_leaf(path, r, g, fp64_by_path.get(path), hint, index_info.get(path))
+        res = _judge_leaf(path, r, g, fp64_by_path.get(path), hint, index_info.get(path), extreme_inputs)
         max_abs, max_rel = max(max_abs, res.abs_err), max(max_rel, res.rel_err)
         if not res.ok:
             failures.append((path, res.detail))
