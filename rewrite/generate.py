@@ -22,7 +22,7 @@ from rewrite.extract import extract_variants, read_egraph
 from rewrite.provenance import FreezeOnce, read_credit
 from lowering.program import CALL, LIT, SEQ, UID_KW, Program
 from rewrite.ruledsl import load_rules
-from rewrite.saturate import Budget, saturate
+from rewrite.saturate import STOP_REASONS, Budget, saturate
 
 BUNDLE_FORMAT = "eqsat-bundle/1"
 
@@ -230,7 +230,8 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         for name, n in sat.fired.items():
             fired_total[name] = fired_total.get(name, 0) + n
         ginfo["saturation"] = {"iterations": sat.iterations, "enodes": sat.enodes,
-                               "stop_reason": sat.stop_reason, "seconds": round(sat.seconds, 4),
+                               "stop_reason": sat.stop_reason, "stop": STOP_REASONS.get(sat.stop_reason, sat.stop_reason),
+                               "seconds": round(sat.seconds, 4),
                                "sizes": sat.sizes}
         ginfo["extraction"] = {"eclasses": ec.num_classes, "enodes": ec.num_enodes,
                                "log10_choice_space": round(ex.log10_space, 2), "attempts": ex.attempts,
@@ -249,7 +250,7 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
                                          "ops": p.num_ops, "key": p.key()})
         manifest["graphs"].append(ginfo)
         log(f"graph {gid}: {prog.num_ops} ops, {sat.enodes} e-nodes after {sat.iterations} iterations "
-            f"({sat.stop_reason}), {len(ex.variants)} distinct variants")
+            f"({STOP_REASONS.get(sat.stop_reason, sat.stop_reason)}), {len(ex.variants)} distinct variants")
     manifest["rules"]["fired"] = dict(sorted(fired_total.items(), key=lambda kv: -kv[1]))
     manifest["timings"] = {k: round(v, 4) for k, v in timings.items()}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))

@@ -14,6 +14,10 @@ from rewrite.ruledsl import ANY_DTYPE
 from rewrite.terms import add_program, call_text, list_text, new_egraph, parse_call_fn, program_calls, q, run_text
 
 
+# stop_reason in words, for the console
+STOP_REASONS = {"saturated": "saturated", "iterations": "stopped: iteration budget",
+                "enodes": "stopped: e-node budget", "seconds": "stopped: time budget"}
+
 @dataclass(frozen=True)
 class Budget:
     iterations: int = 8
@@ -36,7 +40,7 @@ class SaturationResult:
     lifted: Lifted
     iterations: int
     enodes: int
-    stop_reason: str  # "saturated" | "iterations" | "enodes" | "seconds"
+    stop_reason: str  # "saturated" | "iterations" | "enodes" | "seconds" (STOP_REASONS says them in words)
     seconds: float
     fired: Counter = field(default_factory=Counter)  # rule name -> matches
     rules_registered: int = 0

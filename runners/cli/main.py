@@ -254,8 +254,6 @@ def _log(msg: str) -> None:
     _err(f"eqsat-test: {msg}")
 
 
-_STOP_REASONS = {"saturated": "saturated", "iterations": "stopped: iteration budget",
-                 "enodes": "stopped: e-node budget", "seconds": "stopped: time budget"}
 
 
 def _err_text(f: dict) -> str:
@@ -284,7 +282,7 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
     for g in gs:
         if "saturation" in g:
             s, e = g["saturation"], g["extraction"]
-            stop = _STOP_REASONS.get(s["stop_reason"], s["stop_reason"])
+            stop = s.get("stop") or s["stop_reason"]  # in words (rewrite/saturate.py STOP_REASONS)
             lines.append(f"  {g['id']}: {s['enodes']} e-nodes after {s['iterations']} iterations ({stop}), "
                          f"~10^{e['log10_choice_space']:.0f} choices, {e['distinct']} distinct variants found")
             if not e["distinct"]:

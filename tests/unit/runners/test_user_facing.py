@@ -27,7 +27,8 @@ def test_progress_prints_plain_lines_without_a_terminal(monkeypatch):
 
 
 def _report(detail: str) -> tuple[dict, dict]:
-    manifest = {"graphs": [{"id": "g0", "ops": 5, "saturation": {"enodes": 40, "iterations": 8, "stop_reason": "iterations"},
+    manifest = {"graphs": [{"id": "g0", "ops": 5, "saturation": {"enodes": 40, "iterations": 8, "stop_reason": "iterations",
+                                                                         "stop": "stopped: iteration budget"},
                             "extraction": {"log10_choice_space": 3.0, "distinct": 0}}],
                 "rules": {"count": 10, "fired": {"r1": 2}}}
     report = {"model": "m.py", "torch_version": "2.x", "executed": 2, "variants": 1,

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from rewrite.generate import GenerateOptions, generate
+from rewrite.saturate import STOP_REASONS
 from runners.campaign.rulestats import rule_stats
 
 MODELS = Path(__file__).resolve().parents[3] / "models"
@@ -14,6 +15,7 @@ def test_rule_stats_rows_are_rule_names(tmp_path):
     run = tmp_path / "run"
     manifest = generate(MODELS / "relu_mlp.py", run / "bundle", GenerateOptions(variants=4))
     names = set(manifest["rules"]["names"])
+    assert manifest["graphs"][0]["saturation"]["stop"] in STOP_REASONS.values()  # in words for the console
     fired = manifest["rules"]["fired"]
     assert fired and set(fired) <= names, sorted(set(fired) - names)[:3]
     credited = {r for v in manifest["variants"] for r in v.get("rules", [])}
