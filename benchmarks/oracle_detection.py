@@ -9,12 +9,12 @@ are compiled in-process with torch.compile, once per backend: every fault of
 examples/backends/faulty_backends.py (each runs Dynamo's graph and corrupts its output one way) and
 `inductor`. Each is run on SEEDS seeds x two input sets ("random-<seed>", "special-<seed>": NaN,
 inf, subnormals, huge values in the activations; runners/oracle/inputs.py) and judged like a
-worker does (eager twice, fp64, index sources, runners/oracle/judge.judge_input_set).
+worker does (runners/oracle/reference.py: eager twice, fp64, index sources, compute dtype).
 
 Per backend it prints: runs, runs where the fault fired (changed the output), flagged (verdict
 not ok), noted (ok, with a note: the strides fault should be noted, not flagged). Detection rate
 = flagged / fired; false-alarm rate of identity and inductor = flagged / runs. `--judge FILE.py`
-judges with another module's `judge_input_set` (e.g. an older oracle, for comparison).
+judges with another module's `judge_input_set(s, ref, got, fp64, ref2, idx)` (e.g. an older oracle).
 
 --calibrate: the measurement behind runners/oracle/numerics.py's constants. Nineteen programs
 at calibration sizes (sums of 2**20, row sums that cancel, matmul, layer_norm with mean 100 x
@@ -37,7 +37,7 @@ from benchmarks.common import REPO, machine, table  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from runners.oracle.inputs import input_sets, to_fp64_inputs  # noqa: E402
+from runners.oracle.inputs import input_sets  # noqa: E402
 
 
 def _load(path: Path, name: str):
@@ -150,10 +150,12 @@ def calibrate(seeds: int, dtype: torch.dtype) -> None:
 
 def run(seeds: int, dtype: torch.dtype, judge_file: str | None, verbose: bool = False) -> None:
     fb = _load(REPO / "examples" / "backends" / "faulty_backends.py", "faulty_backends")
+    from runners.oracle.reference import eager_reference, judge_against
     if judge_file:
-        judge_input_set = _load(Path(judge_file), "other_judge").judge_input_set
+        other = _load(Path(judge_file), "other_judge").judge_input_set
+        verdict = lambda r, got: other(r.set, r.ref, got, r.fp64, r.ref2, r.idx)  # noqa: E731
     else:
-        from runners.oracle.judge import judge_input_set
+        verdict = judge_against  # as the worker judges
     backends = dict(fb.FAULTS)
     backends["inductor"] = "inductor"
     progs = programs()
@@ -167,15 +169,12 @@ def run(seeds: int, dtype: torch.dtype, judge_file: str | None, verbose: bool = 
             compiled = torch.compile(fwd, backend=backend, dynamic=False)
             for seed in range(seeds):
                 for s in input_sets(base, is_param=is_param, seed=seed, kinds=("random", "special")):
+                    r = eager_reference(fwd, idx_fn, s)  # eager twice, fp64, compute dtype: as the worker
                     with torch.no_grad():
-                        torch.manual_seed(0)
-                        ref, ref2 = fwd(*s.inputs), fwd(*s.inputs)
-                        idx = idx_fn(*s.inputs)
-                        fp64 = fwd(*to_fp64_inputs(s.inputs))
                         fb.FIRED.clear()
                         got = compiled(*s.inputs)
                     fired = bool(fb.FIRED and any(fb.FIRED)) if bname != "inductor" else False
-                    v = judge_input_set(s, ref, got, fp64, ref2, idx)
+                    v = verdict(r, got)
                     st = stats[bname]
                     st["runs"] += 1
                     st["fired"] += fired

@@ -12,12 +12,12 @@ from typing import Any
 import torch
 
 from runners.exec.protocol import compile_options, error_info, load_module, phase, to_cpu
-from runners.oracle.inputs import to_fp64_inputs
+from runners.oracle.inputs import InputSet
 from runners.oracle.judge import Verdict, judge
 
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, Plan, Point, SweepConfig, _first_line, analyse, plan_points, point_inputs
 from runners.oracle.lenient import lenient_judge
-from runners.oracle.reference import FloatDtypes, coarsest
+from runners.oracle.reference import eager_reference
 
 def _batched(fn):
     def batched(*groups):
@@ -73,27 +73,17 @@ class _Sweeper:
 
     # -- eager -----------------------------------------------------------------------------
     def _eager(self, inputs: tuple, lowp: bool) -> dict:
-        fwd = self.mod.forward
-        with torch.no_grad():
-            torch.manual_seed(0)
-            ref = fwd(*inputs)
-            rec = FloatDtypes()
-            with rec:
-                ref2 = fwd(*inputs)  # not reseeded: a program that draws random numbers must show it
-            idx = self.mod.index_sources(*inputs)
-            fp64 = ref32 = None
+        # eager twice, fp64, index sources, compute dtype: as a plain task (runners/exec/worker.py)
+        r = eager_reference(self.mod.forward, self.mod.index_sources, InputSet("sweep", tuple(inputs)))
+        ref32 = None
+        if lowp:  # the program in float32 too: the lenient judge's second opinion
             try:
-                torch.manual_seed(0)
-                fp64 = fwd(*to_fp64_inputs(inputs))
+                with torch.no_grad():
+                    torch.manual_seed(0)
+                    ref32 = self.mod.forward(*_to_fp32(inputs))
             except Exception:
                 pass
-            if lowp:
-                try:
-                    torch.manual_seed(0)
-                    ref32 = fwd(*_to_fp32(inputs))
-                except Exception:
-                    pass
-        return {"ref": ref, "ref2": ref2, "fp64": fp64, "ref32": ref32, "idx": idx, "low": coarsest(rec.seen)}
+        return {"ref": r.ref, "ref2": r.ref2, "fp64": r.fp64, "ref32": ref32, "idx": r.idx, "low": r.compute_dtype}
 
     def _lenient(self, point: Point) -> bool:
         return bool(point.dtype and DTYPES[point.dtype] in LOW_PRECISION and self.plan.discontinuous)

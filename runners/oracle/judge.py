@@ -43,7 +43,7 @@ from runners.oracle import numerics as nx
 from runners.oracle.numerics import leaves, to_fp64, tolerance  # noqa: F401 (re-exported)
 
 __all__ = [
-    "Verdict", "judge", "compare_eager", "judge_input_set", "leaves", "to_fp64", "tolerance",
+    "Verdict", "judge", "compare_eager", "leaves", "to_fp64", "tolerance",
     "MATCH", "MISMATCH", "NONDETERMINISTIC", "STRUCTURE_MISMATCH",
 ]
 
@@ -262,8 +262,9 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
         unknown = kind_bad & fin_c & ((c.abs() >= math.sqrt(nx.max_finite(dt))) | extreme)
         kind_bad &= ~unknown
         if bool(unknown.any()):
-            notes.append(f"{what}: compiled finite and beyond sqrt of {str(dt)[6:]}'s range where eager is "
-                         f"non-finite, with no fp64 run, at {int(unknown.sum())} elements: not judged")
+            notes.append(f"{what}: compiled finite where eager is non-finite, with no independent fp64 run, at "
+                         f"{int(unknown.sum())} elements (beyond sqrt of {str(dt)[6:]}'s range, or special inputs): "
+                         f"not judged")
     # rule 2: e non-finite, f finite: both wrong, not judged; unless f overflows the dtype to e's infinity
     e_over = ~fin_e & fin_f
     e_right = e_over & (e == f_d)
@@ -562,11 +563,6 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     if notes:
         detail += "; note: " + notes[0] + (f" (+{len(notes) - 1} more notes)" if len(notes) > 1 else "")
     return Verdict(True, MATCH, max_abs, max_rel, None, detail)
-
-
-def judge_input_set(s, ref, got, fp64, ref2, idx) -> Verdict:
-    """The verdict on one input set (an oracle.inputs.InputSet): single tasks and batches judge alike."""
-    return judge(ref, got, fp64, ref2=ref2, index_info=idx, extreme_inputs=s.name.startswith("special"))
 
 
 def compare_eager(seed_ref: Any, variant_ref: Any, seed_fp64: Any = None, *,
