@@ -151,6 +151,15 @@ def rules_applied(variant: Program, original: Program, rules: list[CompiledRule]
     return found
 
 
+def _variant_dtypes(applied, rule_dtypes: dict) -> list[str] | None:
+    """The dtypes a variant is equivalent to its seed at: those every rule that built it holds at (None: all)."""
+    allowed = None
+    for r in applied:
+        if r in rule_dtypes:
+            allowed = set(rule_dtypes[r]) if allowed is None else allowed & set(rule_dtypes[r])
+    return None if allowed is None else sorted(allowed)
+
+
 def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions = GenerateOptions(),
              log=lambda s: None, on_loaded=None) -> dict:
     """Write a bundle for `model_path` into `out_dir`; returns its manifest. `on_loaded()` is
@@ -183,7 +192,9 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         "rules": {"count": len(rules), "compiled": len(compiled), "errors": rule_errors,
                   "names": sorted({r.name for r in rules}),
                   "families": {r.name: r.family for r in rules},
-                  "numerics": {r.name: r.numerics for r in rules}},
+                  "numerics": {r.name: r.numerics for r in rules},
+                  # rules that hold only at some dtypes (rewrite/ruledsl.py Rule.dtypes); the rest hold at all
+                  "dtypes": {r.name: list(r.dtypes) for r in rules if r.dtypes is not None}},
         "graphs": [], "variants": [],
     }
     fired_total: dict[str, int] = {}
@@ -241,12 +252,14 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
             # the rules whose firings built this variant's e-nodes, non-exact ones first
             applied = timed("extract", credit.rules_of, p)
             numerics = {r: manifest["rules"]["numerics"].get(r, "?") for r in applied}
+            dtypes = _variant_dtypes(applied, manifest["rules"]["dtypes"])
             f = timed("render", write, vid, p,
                       f"variant {k} ({mode}) of graph {g.index} of {Path(str(model_path)).name}",
                       [f"rules applied: {', '.join(f'{r} ({c})' for r, c in numerics.items()) or '(none)'}"])
             manifest["variants"].append({"id": vid, "graph": gid, "file": f, "program": program_file_name(f),
                                          "seed": False, "mode": mode,
                                          "rules": applied, "rule_numerics": numerics,
+                                         **({"dtypes": dtypes} if dtypes is not None else {}),
                                          "ops": p.num_ops, "key": p.key()})
         manifest["graphs"].append(ginfo)
         log(f"graph {gid}: {prog.num_ops} ops, {sat.enodes} e-nodes after {sat.iterations} iterations "

@@ -101,6 +101,16 @@ class Rule:
     def scalar_vars(self) -> list[str]:
         return [k for k, v in self.params.items() if isinstance(v, Scalar)]
 
+    @property
+    def dtypes(self) -> tuple[str, ...] | None:
+        """The dtypes this rule is an equivalence at: those every tensor variable allows (None: all).
+        A variant built with it stays equivalent only at these dtypes (the dtype sweep keeps to them)."""
+        allowed = set(ANY_DTYPE)
+        for v in self.params.values():
+            if isinstance(v, Tensor):
+                allowed &= set(v.dtypes)
+        return None if allowed >= set(ANY_DTYPE) else tuple(d for d in ANY_DTYPE if d in allowed)
+
     def source_hash(self) -> str:
         try:
             text = self.source_text or inspect.getsource(self.fn)

@@ -417,3 +417,31 @@ def test_default_run_reports_the_sweep_bug(eqsat, tmp_path, rules_dir):
     assert inputs[0].dtype == torch.int16
     rep = subprocess.run([sys.executable, f["repro"]], capture_output=True, text=True, timeout=300)
     assert rep.returncode == 1 and "MISCOMPILE" in rep.stdout, rep.stdout + rep.stderr[-2000:]
+
+
+def test_variant_of_dtype_bound_rules_is_swept_only_at_their_dtypes(tmp_path):
+    """A rule that holds at float32 only (a float64 round trip cast back to float32) makes its
+    variant equivalent at float32 only: the dtype sweep must not run it at float64 and blame the rule."""
+    from rewrite.ruledsl import FLOATING, Rule, Tensor
+    from rewrite.generate import _variant_dtypes
+    from runners.checks.sweeps import make_sweep_tasks
+
+    fn = lambda x: (x, x)
+    f32 = Rule("r32", "t", "exact", fn, {"x": Tensor(dtype="float32")})
+    flt = Rule("rf", "t", "exact", fn, {"x": Tensor(dtype=FLOATING), "y": Tensor()})
+    anyr = Rule("ra", "t", "exact", fn, {"x": Tensor()})
+    assert f32.dtypes == ("float32",) and anyr.dtypes is None and set(flt.dtypes) == set(FLOATING)
+    table = {r.name: list(r.dtypes) for r in (f32, flt, anyr) if r.dtypes is not None}
+    assert _variant_dtypes(["ra"], table) is None
+    assert _variant_dtypes(["ra", "rf", "r32"], table) == ["float32"]
+    manifest = {"graphs": [{"id": "g0", "is_param": [False]}], "variants": [
+        {"id": "g0_seed", "graph": "g0", "file": "s.py", "seed": True},
+        {"id": "g0_v001", "graph": "g0", "file": "a.py", "seed": False, "dtypes": ["float32"]},
+        {"id": "g0_v002", "graph": "g0", "file": "b.py", "seed": False, "dtypes": sorted(FLOATING)},
+        {"id": "g0_v003", "graph": "g0", "file": "c.py", "seed": False}]}
+    tasks = make_sweep_tasks(tmp_path, manifest, SweepConfig().to_dict(), backends=["inductor"], devices=["cpu"],
+                             seed=0, input_kinds=["random"], scratch=tmp_path, first_backend="inductor")
+    dt = {t["variant"]: tuple(t["sweep"]["dtypes"]) for t in tasks}
+    assert dt["g0_seed"] == DEFAULT_DTYPES and dt["g0_v003"] == DEFAULT_DTYPES
+    assert dt["g0_v001"] == ()
+    assert dt["g0_v002"] == tuple(d for d in DEFAULT_DTYPES if d in FLOATING)
