@@ -447,6 +447,26 @@ def shown_status(status: str | None, active: bool) -> str:
     return "interrupted" if status == "running" and not active else status
 
 
+def warm_rule_cache(jobs: list[dict], timeout: float = 1800.0) -> None:
+    """Compile each rule set of the jobs once, into the rule cache, before the jobs start: otherwise
+    every job of the first wave compiles the same library cold at once (about 4 CPU-minutes each for
+    the default library), all of them on a fresh machine. A failure here is left to the jobs to report."""
+    seen = []
+    for j in jobs:
+        if j["rule_args"] not in seen:
+            seen.append(j["rule_args"])
+    for args in seen:
+        t0 = time.monotonic()
+        try:
+            r = subprocess.run([sys.executable, "-m", "runners.cli", "rules", "list", "--json", *args],
+                               capture_output=True, text=True, timeout=timeout)
+            how = "ok" if r.returncode == 0 else f"exit {r.returncode}"
+        except (OSError, subprocess.SubprocessError) as e:
+            how = type(e).__name__
+        click.echo(f"eqsat-test: rules {' '.join(args) or 'default'} compiled into the cache in "
+                   f"{time.monotonic() - t0:.0f} s ({how})", err=True)
+
+
 def run_campaign(spec: Spec, out: Path, *, as_json: bool = False, retry_failed: bool = False) -> dict:
     """Run (or resume) every job of `spec` not yet finished in OUT's store; returns the summary."""
     from runners.campaign.store import Store, STORE_NAME
@@ -492,6 +512,8 @@ def run_campaign(spec: Spec, out: Path, *, as_json: bool = False, retry_failed: 
                 if plan.gpu_caps else "") if plan else spec.executor)
         click.echo(f"eqsat-test: campaign {spec.name}: {len(jobs)} jobs, {len(jobs) - len(todo)} already done, "
                    f"{len(todo)} to run ({spec.executor}: {how}); store {out / STORE_NAME}", err=True)
+        if spec.executor == "local" and todo:
+            warm_rule_cache(todo)
         progress = Progress(len(todo), store.counts(), plain=as_json)
         deadline = time.monotonic() + spec.total_seconds if spec.total_seconds else None
         t0, started = time.monotonic(), time.time()
