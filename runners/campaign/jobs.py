@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import click
 
 from rewrite.rulefiles import rule_files
 from runners import REPO_ROOT
@@ -74,6 +75,26 @@ def make_jobs(spec: Spec) -> list[dict]:
             "run_name": f"{Path(model).stem}-{key[:12]}",
         })
     return jobs
+
+
+def warm_rule_cache(jobs: list[dict], timeout: float = 1800.0) -> None:
+    """Compile each rule set of the jobs once, into the rule cache, before the jobs start: otherwise
+    every job of the first wave compiles the same library cold at once (about 4 CPU-minutes each for
+    the default library), all of them on a fresh machine. A failure here is left to the jobs to report."""
+    seen = []
+    for j in jobs:
+        if j["rule_args"] not in seen:
+            seen.append(j["rule_args"])
+    for args in seen:
+        t0 = time.monotonic()
+        try:
+            r = subprocess.run([sys.executable, "-m", "runners.cli", "rules", "list", "--json", *args],
+                               capture_output=True, text=True, timeout=timeout)
+            how = "ok" if r.returncode == 0 else f"exit {r.returncode}"
+        except (OSError, subprocess.SubprocessError) as e:
+            how = type(e).__name__
+        click.echo(f"eqsat-test: rules {' '.join(args) or 'default'} compiled into the cache in "
+                   f"{time.monotonic() - t0:.0f} s ({how})", err=True)
 
 
 def job_command(job: dict, run_dir: Path, model: str | None = None, rule_args: list[str] | None = None,

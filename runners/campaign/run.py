@@ -25,7 +25,7 @@ from pathlib import Path
 
 import click
 
-from runners.campaign.jobs import JobProcess, finalize_run, job_env, kill_marked, make_jobs, ray_job
+from runners.campaign.jobs import JobProcess, finalize_run, job_env, kill_marked, make_jobs, ray_job, warm_rule_cache
 from runners.campaign.spec import RUNS_DIR, TMP_DIR, Spec
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
@@ -445,26 +445,6 @@ def shown_status(status: str | None, active: bool) -> str:
     if status is None:
         return "pending"
     return "interrupted" if status == "running" and not active else status
-
-
-def warm_rule_cache(jobs: list[dict], timeout: float = 1800.0) -> None:
-    """Compile each rule set of the jobs once, into the rule cache, before the jobs start: otherwise
-    every job of the first wave compiles the same library cold at once (about 4 CPU-minutes each for
-    the default library), all of them on a fresh machine. A failure here is left to the jobs to report."""
-    seen = []
-    for j in jobs:
-        if j["rule_args"] not in seen:
-            seen.append(j["rule_args"])
-    for args in seen:
-        t0 = time.monotonic()
-        try:
-            r = subprocess.run([sys.executable, "-m", "runners.cli", "rules", "list", "--json", *args],
-                               capture_output=True, text=True, timeout=timeout)
-            how = "ok" if r.returncode == 0 else f"exit {r.returncode}"
-        except (OSError, subprocess.SubprocessError) as e:
-            how = type(e).__name__
-        click.echo(f"eqsat-test: rules {' '.join(args) or 'default'} compiled into the cache in "
-                   f"{time.monotonic() - t0:.0f} s ({how})", err=True)
 
 
 def run_campaign(spec: Spec, out: Path, *, as_json: bool = False, retry_failed: bool = False) -> dict:

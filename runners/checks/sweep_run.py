@@ -83,7 +83,7 @@ class _Sweeper:
                     ref32 = self.mod.forward(*_to_fp32(inputs))
             except Exception:
                 pass
-        return {"ref": r.ref, "ref2": r.ref2, "fp64": r.fp64, "ref32": ref32, "idx": r.idx, "low": r.compute_dtype}
+        return {"ref": r.ref, "ref2": r.ref2, "fp64": r.fp64, "fp64p": r.fp64p, "ref32": ref32, "idx": r.idx, "low": r.compute_dtype}
 
     def _lenient(self, point: Point) -> bool:
         return bool(point.dtype and DTYPES[point.dtype] in LOW_PRECISION and self.plan.discontinuous)
@@ -143,9 +143,9 @@ class _Sweeper:
         got = to_cpu(got)
         if self._lenient(job.point):
             return lenient_judge(e["ref"], got, e["fp64"], e["ref32"], ref2=e["ref2"], index_info=e["idx"],
-                                 dtype_hint=low, extreme_inputs=extreme)
+                                 dtype_hint=low, extreme_inputs=extreme, fp64_perturbed=e["fp64p"])
         return judge(e["ref"], got, e["fp64"], ref2=e["ref2"], index_info=e["idx"], dtype_hint=low,
-                     extreme_inputs=extreme)
+                     extreme_inputs=extreme, fp64_perturbed=e["fp64p"])
 
     def _entry(self, job: _Job, set_name: str, **kw) -> dict:
         p = job.point

@@ -6,10 +6,12 @@ if less precise), acc(D) = float32 for 16/8-bit floats else D, ulp(f) = eps(D)|f
 subnormal spacing). Per element of every leaf:
 
 1. e, f finite: c finite and
-       |c - f| <= M(n) yard + 4 (ulp(f) + eps(D) typ) + K(n) eps(acc(D)) (|f| + typ)
+       |c - f| <= M(n) yard + 4 (ulp(f) + eps(D) typ) + K(n) eps(acc(D)) (|f| + typ) + 16 S
    peers: the leaf's elements (e, f finite, not both 0) with |f| <= 2^16 |f_i|, n of them;
    yard: max(0, |e - f| - ulp(f)/2) here, or its 75th percentile over the peers if larger;
-   typ: the peers' median |f|; M(n) = 64 * 32/n in [64, 512]; K(n) = 128 * 32/n in [128, 4096].
+   typ: the peers' median |f|; M(n) = 64 * 32/n in [64, 512]; K(n) = 128 * 32/n in [128, 4096];
+   S = |f' - f| eps(D) / 1e-9, f' the fp64 run with each floating input scaled by 1 +- 1e-9:
+   how far f moves when the inputs move by one rounding of D (a sum whose terms cancel).
 2. e non-finite, f finite (eager overflowed): both wrong, not judged; unless f is beyond D's
    range and e is the infinity it rounds to: then c is that infinity (or finite within 1.).
 3. f NaN/inf: where e has f's kind c must have it, else c has e's or f's kind. A non-finite c
@@ -234,13 +236,23 @@ def _bound(e: torch.Tensor, f: torch.Tensor, stat: torch.Tensor, dt: torch.dtype
     return _Bound(bound.reshape(e.shape), flat(mult), flat(k), flat(yard), flat(typ), flat(peers))
 
 
+def _sensitivity(f: torch.Tensor | None, fp: torch.Tensor | None, dt: torch.dtype) -> torch.Tensor | None:
+    """S (rule 1): how far f moves, to first order, when the inputs move by one rounding of dt."""
+    if f is None or fp is None or fp.shape != f.shape:
+        return None
+    d = (fp - f).abs()
+    return torch.where(torch.isfinite(d), d * (nx.eps(dt) / nx.SENS_DELTA), torch.zeros_like(d))
+
+
 def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: torch.dtype, what: str,
-                 shape: tuple[int, ...], extreme: bool = False) -> _LeafResult:
-    """Floating leaves as float64 tensors of one shape (complex as (re, im) pairs); dt: the tolerance dtype."""
+                 shape: tuple[int, ...], extreme: bool = False, fp: torch.Tensor | None = None) -> _LeafResult:
+    """Floating leaves as float64 tensors of one shape (complex as (re, im) pairs); dt: the tolerance dtype;
+    fp: the fp64 run on perturbed inputs (the conditioning term S of rule 1), if any."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):  # bitwise eager: passes every rule
         return _LeafResult(True)
     abs_err, rel_err = nx.max_errors(e, c)
     given = f is not None
+    sens = _sensitivity(f, fp, dt)
     # a float64 leaf whose fp64 run equals eager has no independent reference (rule 6)
     reference = given and not (dt == torch.float64 and bool(nx.equal_nan(e, f).all()))
     if f is None:
@@ -292,7 +304,8 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     stat = fin_ef & ~((e == 0) & (f == 0))
     f0 = torch.where(fin_f, f, torch.zeros_like(f))
     bnd = _bound(torch.where(fin_ef, e, f0), f0, stat, dt, reference)
-    num_bad = fin_c & fin_f & (fin_e | e_right) & ((c - f).abs() > bnd.bound)
+    limit = bnd.bound if sens is None else bnd.bound + nx.SENS_MULT * sens
+    num_bad = fin_c & fin_f & (fin_e | e_right) & ((c - f).abs() > limit)
     bad = kind_bad | num_bad
     if not bool(bad.any()):
         zs = (c == 0) & (e == 0) & (f == 0) & (torch.signbit(e) == torch.signbit(f)) & (torch.signbit(c) != torch.signbit(e))
@@ -316,15 +329,17 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
         else:
             why = "compiled disagrees in kind with both eager and fp64"
         return _LeafResult(False, math.inf, math.inf, f"{head} ({why})")
-    b, acc, d = float(bnd.bound.reshape(-1)[p]), str(nx.acc_dtype(dt))[6:], str(dt)[6:]
+    b, acc, d = float(limit.reshape(-1)[p]), str(nx.acc_dtype(dt))[6:], str(dt)[6:]
+    sp = 0.0 if sens is None else float(sens.reshape(-1)[p])
+    cond = f" + {nx.SENS_MULT:g} x S {_fmt(sp)} (fp64's change when the inputs move by one rounding of {d})" if sp else ""
     mk, n = f"{_fmt(float(bnd.k[p]))} eps({acc})", int(bnd.peers[p])
     if reference:
         rule = (f"|compiled - fp64| = {_fmt(abs(cv - fv))} > {_fmt(b)} = {_fmt(float(bnd.mult[p]))} x eager's error "
                 f"{_fmt(float(bnd.yard[p]))} (beyond rounding; here, or the q{nx.YARD_QUANTILE * 100:g} of {n} peers) + {nx.ROUND_ULPS:g} (ulp({d}, fp64) + eps({d}) typ) + "
-                f"{mk} (|fp64| + typ), typ = the peers' median |fp64| {_fmt(float(bnd.typ[p]))}")
+                f"{mk} (|fp64| + typ){cond}, typ = the peers' median |fp64| {_fmt(float(bnd.typ[p]))}")
     else:
         rule = (f"no independent fp64 reference: |compiled - eager| = {_fmt(abs(cv - ev_))} > {_fmt(b)} = {nx.ROUND_ULPS:g} "
-                f"(ulp({d}, eager) + eps({d}) typ) + {mk} (|eager| + typ), typ = the peers' median |eager| "
+                f"(ulp({d}, eager) + eps({d}) typ) + {mk} (|eager| + typ){cond}, typ = the peers' median |eager| "
                 f"{_fmt(float(bnd.typ[p]))}")
     return _LeafResult(False, abs_err, rel_err, f"{head} ({rule})")
 
@@ -426,7 +441,7 @@ def _fp64_leaf(f: Any, r: torch.Tensor) -> torch.Tensor | None:
 
 
 def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, index: tuple | None,
-                extreme: bool = False) -> _LeafResult:
+                extreme: bool = False, fp: Any = None) -> _LeafResult:
     what = path or "output"
     kind = nx.scalar_kind(r)
     if kind in ("bool", "int"):
@@ -457,7 +472,7 @@ def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, ind
         elif r.is_floating_point() or r.is_complex():
             e64 = nx.as_real64(r)
             res = _judge_float(e64, nx.as_real64(g), _fp64_leaf(f, r), nx.tol_dtype(r.dtype, hint), desc,
-                               tuple(e64.shape), extreme)
+                               tuple(e64.shape), extreme, _fp64_leaf(fp, r))
         else:
             res = _judge_exact(r, g, desc)
         if stride and res.ok:
@@ -519,7 +534,7 @@ def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | N
 
 
 def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info: Mapping[str, tuple] | None = None,
-          dtype_hint: Any = None, extreme_inputs: bool = False) -> Verdict:
+          dtype_hint: Any = None, extreme_inputs: bool = False, fp64_perturbed: Any = None) -> Verdict:
     """Judge a program's compiled output `got` against its eager output `ref` (the rule: module docstring).
 
     fp64: the same program's eager output with floating inputs/parameters in float64 (None: no
@@ -530,7 +545,8 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     for a half model whose output is upcast); a leaf gets the wider eps and narrower range of
     its own dtype and the hint. extreme_inputs: the inputs hold values near the dtype's range
     (the special sets): without an independent fp64 run, a finite compiled value where eager is
-    NaN/inf is then not judged (eager's intermediates may have overflowed).
+    NaN/inf is then not judged (eager's intermediates may have overflowed). fp64_perturbed: the
+    fp64 run on inputs scaled by (1 +- SENS_DELTA): rule 1's conditioning term S.
     """
     hint = nx.parse_dtype(dtype_hint)
     index_info = dict(index_info or {})
@@ -546,11 +562,13 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
         return Verdict(False, STRUCTURE_MISMATCH, 0.0, 0.0, path, f"{path or 'output'}: structure differs: {why}")
 
     fp64_by_path = dict(leaves(fp64)) if fp64 is not None else {}
+    fp64p_by_path = dict(leaves(fp64_perturbed)) if fp64_perturbed is not None and fp64 is not None else {}
     max_abs = max_rel = 0.0
     failures: list[tuple[str, str]] = []
     notes: list[str] = []
     for path, r, g in pairs:
-        res = _judge_leaf(path, r, g, fp64_by_path.get(path), hint, index_info.get(path), extreme_inputs)
+        res = _judge_leaf(path, r, g, fp64_by_path.get(path), hint, index_info.get(path), extreme_inputs,
+                          fp64p_by_path.get(path))
         max_abs, max_rel = max(max_abs, res.abs_err), max(max_rel, res.rel_err)
         if not res.ok:
             failures.append((path, res.detail))

@@ -7,7 +7,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from runners.exec.protocol import to_cpu
-from runners.oracle.inputs import InputSet, to_fp64_inputs
+from runners.oracle import numerics as nx
+from runners.oracle.inputs import InputSet, perturbed_fp64_inputs, to_fp64_inputs
 from runners.oracle.judge import Verdict, judge
 
 
@@ -18,6 +19,7 @@ class EagerRef(NamedTuple):
     fp64: Any  # the program with every floating input in float64; None if that run fails
     idx: Any  # index sources (lowering/emit.py): index outputs are judged by the values they select
     compute_dtype: str | None  # the coarsest floating dtype of any intermediate (None: no floating op)
+    fp64p: Any = None  # the fp64 run on inputs moved by SENS_DELTA (judge's conditioning term); None if none
 
 
 class FloatDtypes(TorchDispatchMode):
@@ -58,12 +60,20 @@ def eager_reference(forward, index_sources, s: InputSet) -> EagerRef:
             fp64 = forward(*to_fp64_inputs(s.inputs))
     except Exception:  # noqa: BLE001 - no fp64 reference then (judge's rule 6)
         fp64 = None
+    fp64p = None
+    if fp64 is not None:
+        try:
+            with torch.no_grad():
+                torch.manual_seed(0)
+                fp64p = forward(*perturbed_fp64_inputs(s.inputs, nx.SENS_DELTA))
+        except Exception:  # noqa: BLE001 - no conditioning term then
+            fp64p = None
     low = coarsest(rec.seen)
-    return EagerRef(s, ref, ref2, fp64, idx, str(low).removeprefix("torch.") if low else None)
+    return EagerRef(s, ref, ref2, fp64, idx, str(low).removeprefix("torch.") if low else None, fp64p)
 
 
 def judge_against(r: EagerRef, got: Any) -> Verdict:
     """The verdict on one input set: single tasks and batches judge alike (on CPU copies)."""
-    ref, got, fp64, ref2, idx = to_cpu((r.ref, got, r.fp64, r.ref2, r.idx))
-    return judge(ref, got, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype,
+    ref, got, fp64, ref2, idx, fp64p = to_cpu((r.ref, got, r.fp64, r.ref2, r.idx, r.fp64p))
+    return judge(ref, got, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype, fp64_perturbed=fp64p,
                  extreme_inputs=r.set.name.startswith("special"))
