@@ -48,13 +48,14 @@ def to_fp64_inputs(inputs: Any) -> tuple:
 
 
 def perturbed_fp64_inputs(inputs: Any, delta: float, seed: int = 0) -> tuple:
-    """to_fp64_inputs, with every floating element scaled by (1 + delta * r), r = +-1 drawn per element."""
+    """to_fp64_inputs, with every floating element scaled by (1 + delta * r), r uniform in [-1, 1] per
+    element (continuous: two equal terms of opposite sign almost never move by the same amount)."""
     gen = torch.Generator().manual_seed(seed)
 
     def conv(x: Any) -> Any:
         if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()):
             x = x.detach().to(torch.complex128 if x.is_complex() else torch.float64)
-            r = torch.randint(0, 2, x.shape, generator=gen).to(torch.float64).mul_(2).sub_(1)
+            r = torch.rand(x.shape, generator=gen, dtype=torch.float64).mul_(2).sub_(1)
             return x * (1 + delta * r.to(x.device))
         return _map(x, conv) if not isinstance(x, torch.Tensor) else x
 

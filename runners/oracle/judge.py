@@ -10,8 +10,10 @@ subnormal spacing). Per element of every leaf:
    peers: the leaf's elements (e, f finite, not both 0) with |f| <= 2^16 |f_i|, n of them;
    yard: max(0, |e - f| - ulp(f)/2) here, or its 75th percentile over the peers if larger;
    typ: the peers' median |f|; M(n) = 64 * 32/n in [64, 512]; K(n) = 128 * 32/n in [128, 4096];
-   S = |f' - f| eps(D) / 1e-9, f' the fp64 run with each floating input scaled by 1 +- 1e-9:
-   how far f moves when the inputs move by one rounding of D (a sum whose terms cancel).
+   S = |f+ - f| eps(D) / 1e-9, f+- the fp64 run with each floating input scaled by 1 +- 1e-9 r,
+   r uniform in [-1, 1] (two draws, the larger), where f+ - f and f- - f mirror each other (0
+   where a step lies between them): how far f moves when the inputs move by one rounding of D
+   (a sum whose terms cancel).
 2. e non-finite, f finite (eager overflowed): both wrong, not judged; unless f is beyond D's
    range and e is the infinity it rounds to: then c is that infinity (or finite within 1.).
 3. f NaN/inf: where e has f's kind c must have it, else c has e's or f's kind. A non-finite c
@@ -19,7 +21,9 @@ subnormal spacing). Per element of every leaf:
    another order (|e| or |f| within 16x of D's max, or e/f overflow in the element's row).
    No independent fp64 run: a finite c where e is non-finite is not judged if |c| >= sqrt(D's
    max) or the inputs hold values near D's range (special sets): eager's intermediates may have
-   overflowed, nothing says which is right; any other c fails.
+   overflowed, nothing says which is right; any other c fails. On the special sets (inputs near
+   D's range) a NaN c where e is the infinity f is or rounds to, in a row (numerics.rows) whose
+   finite f reach sqrt(D's max), is an overflow in another order (inf - inf): a note.
 4. Integers, bools, dtypes, shapes, structure: exact. Indices (index_info): by the values of
    eager's source they select, equal or within 2 eps of the row's largest magnitude.
 5. Python floats: 0-d float64. 6. No fp64 run, or a float64 leaf equal to it bitwise: c
@@ -236,23 +240,31 @@ def _bound(e: torch.Tensor, f: torch.Tensor, stat: torch.Tensor, dt: torch.dtype
     return _Bound(bound.reshape(e.shape), flat(mult), flat(k), flat(yard), flat(typ), flat(peers))
 
 
-def _sensitivity(f: torch.Tensor | None, fp: torch.Tensor | None, dt: torch.dtype) -> torch.Tensor | None:
-    """S (rule 1): how far f moves, to first order, when the inputs move by one rounding of dt."""
-    if f is None or fp is None or fp.shape != f.shape:
+def _sensitivity(f: torch.Tensor | None, fps: list, dt: torch.dtype) -> torch.Tensor | None:
+    """S (rule 1): how far f moves, to first order, when the inputs move by one rounding of dt
+    (the largest change over the perturbed fp64 runs `fps`)."""
+    if f is None or not fps or any(fp is None or fp.shape != f.shape for fp in fps):
         return None
-    d = (fp - f).abs()
-    return torch.where(torch.isfinite(d), d * (nx.eps(dt) / nx.SENS_DELTA), torch.zeros_like(d))
+    best = torch.zeros_like(f)
+    for plus, minus in zip(fps[0::2], fps[1::2]):  # antithetic pairs: f(x(1 + dr)), f(x(1 - dr))
+        dp, dm = plus - f, minus - f
+        size = (dp.abs() + dm.abs()) / 2
+        # smooth where the two changes mirror each other; a step (floor, a comparison) that one side
+        # crosses does not: no widening there, a result on the wrong side of a step stays judged
+        smooth = torch.isfinite(size) & ((dp + dm).abs() <= nx.SENS_SMOOTH * (dp.abs() + dm.abs()))
+        best = torch.maximum(best, torch.where(smooth, size, torch.zeros_like(size)))
+    return best * (nx.eps(dt) / nx.SENS_DELTA)
 
 
 def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: torch.dtype, what: str,
-                 shape: tuple[int, ...], extreme: bool = False, fp: torch.Tensor | None = None) -> _LeafResult:
+                 shape: tuple[int, ...], extreme: bool = False, fps: list = ()) -> _LeafResult:
     """Floating leaves as float64 tensors of one shape (complex as (re, im) pairs); dt: the tolerance dtype;
-    fp: the fp64 run on perturbed inputs (the conditioning term S of rule 1), if any."""
+    fps: the fp64 runs on perturbed inputs (the conditioning term S of rule 1)."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):  # bitwise eager: passes every rule
         return _LeafResult(True)
     abs_err, rel_err = nx.max_errors(e, c)
     given = f is not None
-    sens = _sensitivity(f, fp, dt)
+    sens = _sensitivity(f, list(fps), dt)
     # a float64 leaf whose fp64 run equals eager has no independent reference (rule 6)
     reference = given and not (dt == torch.float64 and bool(nx.equal_nan(e, f).all()))
     if f is None:
@@ -282,6 +294,16 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     e_right = e_over & (e == f_d)
     not_judged = e_over & ~e_right
     kind_bad |= e_right & ~fin_c & (c != e)
+    if extreme:  # inputs near D's range: finite terms of both signs overflow to +inf and -inf in another
+        # order, and inf - inf is NaN: a NaN where eager is the infinity fp64 is (or rounds to), in a row
+        # whose finite results reach sqrt(D's max), is not judged
+        big = nx.rows(fin_f & (f.abs() >= math.sqrt(nx.max_finite(dt))))  # finite terms near the range beside it
+        flip = kind_bad & nan_c & torch.isinf(e) & (e_is_f | e_right) & \
+            big.any(-1, keepdim=True).expand(big.shape).reshape(shape)
+        kind_bad &= ~flip
+        if bool(flip.any()):
+            notes.append(f"{what}: compiled NaN where eager is the infinity fp64 is or rounds to, at {int(flip.sum())} "
+                         f"elements, inputs near the range of {str(dt)[6:]}: an overflow in another order, not judged")
     # rule 1: e and f finite: c finite (or the infinity f rounds to); an overflow in another order
     # (NaN/inf) is accepted near the dtype's range or in a neighbourhood that overflows anyway
     fin_ef = fin_e & fin_f
@@ -441,7 +463,7 @@ def _fp64_leaf(f: Any, r: torch.Tensor) -> torch.Tensor | None:
 
 
 def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, index: tuple | None,
-                extreme: bool = False, fp: Any = None) -> _LeafResult:
+                extreme: bool = False, fps: list = ()) -> _LeafResult:
     what = path or "output"
     kind = nx.scalar_kind(r)
     if kind in ("bool", "int"):
@@ -472,7 +494,7 @@ def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, ind
         elif r.is_floating_point() or r.is_complex():
             e64 = nx.as_real64(r)
             res = _judge_float(e64, nx.as_real64(g), _fp64_leaf(f, r), nx.tol_dtype(r.dtype, hint), desc,
-                               tuple(e64.shape), extreme, _fp64_leaf(fp, r))
+                               tuple(e64.shape), extreme, [_fp64_leaf(fp, r) for fp in fps])
         else:
             res = _judge_exact(r, g, desc)
         if stride and res.ok:
@@ -545,8 +567,8 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     for a half model whose output is upcast); a leaf gets the wider eps and narrower range of
     its own dtype and the hint. extreme_inputs: the inputs hold values near the dtype's range
     (the special sets): without an independent fp64 run, a finite compiled value where eager is
-    NaN/inf is then not judged (eager's intermediates may have overflowed). fp64_perturbed: the
-    fp64 run on inputs scaled by (1 +- SENS_DELTA): rule 1's conditioning term S.
+    NaN/inf is then not judged (eager's intermediates may have overflowed). fp64_perturbed: a
+    list of fp64 runs on inputs scaled by (1 +- SENS_DELTA): rule 1's conditioning term S.
     """
     hint = nx.parse_dtype(dtype_hint)
     index_info = dict(index_info or {})
@@ -562,13 +584,13 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
         return Verdict(False, STRUCTURE_MISMATCH, 0.0, 0.0, path, f"{path or 'output'}: structure differs: {why}")
 
     fp64_by_path = dict(leaves(fp64)) if fp64 is not None else {}
-    fp64p_by_path = dict(leaves(fp64_perturbed)) if fp64_perturbed is not None and fp64 is not None else {}
+    perturbed = [dict(leaves(t)) for t in (fp64_perturbed or [])] if fp64 is not None else []
     max_abs = max_rel = 0.0
     failures: list[tuple[str, str]] = []
     notes: list[str] = []
     for path, r, g in pairs:
         res = _judge_leaf(path, r, g, fp64_by_path.get(path), hint, index_info.get(path), extreme_inputs,
-                          fp64p_by_path.get(path))
+                          [p.get(path) for p in perturbed])
         max_abs, max_rel = max(max_abs, res.abs_err), max(max_rel, res.rel_err)
         if not res.ok:
             failures.append((path, res.detail))

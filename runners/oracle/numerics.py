@@ -77,11 +77,15 @@ ACC_ULPS_ONE = 4096.0
 # this CPU: layer_norm of mean 100 x std needs ~800 eps; a sum of 2**16 in 4 outputs ~400).
 ACC_ULPS_NOREF = 1024.0
 # Conditioning: the fp64 run is repeated with every floating input scaled by (1 + SENS_DELTA r),
-# r = +-1 at random; S = |f' - f| eps(D) / SENS_DELTA is then the first-order change of f when the
-# inputs move by one rounding of D (a sum whose terms cancel: eps(D) times the terms' size, however
-# small the total). The bound grows by SENS_MULT S. SENS_DELTA is small enough that a perturbation
-# almost never crosses a discontinuity (floor, a comparison): those stay judged at full precision.
+# r uniform in [-1, 1] per element (SENS_DRAWS draws; S is the largest); S = |f' - f| eps(D) /
+# SENS_DELTA is then the first-order change of f when the inputs move by one rounding of D (a sum whose terms cancel: eps(D) times the terms' size, however
+# small the total). The bound grows by SENS_MULT S.
 SENS_DELTA = 1e-9
+SENS_DRAWS = 2
+# Each draw runs +r and -r: S counts only where the two changes mirror (|d+ + d-| <= this share of
+# |d+| + |d-|): a perturbation that crosses a step (a value at an exact multiple under floor
+# division) moves one side only, and is no reason to widen.
+SENS_SMOOTH = 0.25
 SENS_MULT = 16.0
 # A compiled infinity or NaN where eager and fp64 are finite is an overflow in another order (not
 # judged) where |fp64| or |eager| is within this factor of D's largest finite value, or where the

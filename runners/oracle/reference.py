@@ -19,7 +19,7 @@ class EagerRef(NamedTuple):
     fp64: Any  # the program with every floating input in float64; None if that run fails
     idx: Any  # index sources (lowering/emit.py): index outputs are judged by the values they select
     compute_dtype: str | None  # the coarsest floating dtype of any intermediate (None: no floating op)
-    fp64p: Any = None  # the fp64 run on inputs moved by SENS_DELTA (judge's conditioning term); None if none
+    fp64p: Any = None  # fp64 runs on inputs moved by SENS_DELTA (a list; judge's conditioning term); None if none
 
 
 class FloatDtypes(TorchDispatchMode):
@@ -61,11 +61,14 @@ def eager_reference(forward, index_sources, s: InputSet) -> EagerRef:
     except Exception:  # noqa: BLE001 - no fp64 reference then (judge's rule 6)
         fp64 = None
     fp64p = None
-    if fp64 is not None:
+    if fp64 is not None:  # two draws: one may move a cancelling pair of terms by nearly the same amount
         try:
             with torch.no_grad():
-                torch.manual_seed(0)
-                fp64p = forward(*perturbed_fp64_inputs(s.inputs, nx.SENS_DELTA))
+                fp64p = []
+                for k in range(nx.SENS_DRAWS):  # each draw antithetic: + and - (judge: smooth where they mirror)
+                    for delta in (nx.SENS_DELTA, -nx.SENS_DELTA):
+                        torch.manual_seed(0)
+                        fp64p.append(forward(*perturbed_fp64_inputs(s.inputs, delta, seed=k)))
         except Exception:  # noqa: BLE001 - no conditioning term then
             fp64p = None
     low = coarsest(rec.seen)

@@ -57,3 +57,20 @@ def test_a_discontinuity_is_not_excused_by_the_perturbation():
     got = torch.floor(x / 0.1)  # Inductor's lowering (docs/bugs.md): [5, 15, 2, 20]
     v = judge_against(r, got)
     assert not v.ok, v.detail
+
+
+def test_nan_for_an_overflowing_infinity_beside_huge_finite_results_is_a_note():
+    """Special inputs: finite terms near float32's max overflow to +inf and -inf in another order
+    (inf - inf = NaN); beside huge finite results that NaN is not judged, elsewhere it fails."""
+    from runners.oracle.judge import judge
+    eager = torch.tensor([1.0, float("inf"), 2.0, 3e36] + [1.0] * 28)
+    got = eager.clone()
+    got[1] = float("nan")
+    v = judge(eager, got, eager.double(), extreme_inputs=True)
+    assert v.ok and "overflow in another order" in v.detail
+    assert not judge(eager, got, eager.double(), extreme_inputs=False).ok
+    small = eager.clone()
+    small[3] = 3.0
+    got2 = small.clone()
+    got2[1] = float("nan")
+    assert not judge(small, got2, small.double(), extreme_inputs=True).ok
