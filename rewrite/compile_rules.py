@@ -20,7 +20,7 @@ import torch.fx
 
 from lowering.lift import lift_fx
 from lowering.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_source
-from rewrite.ruledsl import Rule, RuleError, Scalar, Tensor, dtype_of
+from rewrite.ruledsl import Rule, RuleError, Scalar, Tensor, dtype_of, load_rule_file
 
 CACHE_VERSION = 8
 # The two traces use different sizes (trace B renames every extent: _B_SIZE) as well as their
@@ -419,39 +419,160 @@ def _rule_key(rule: Rule) -> str:
     return h.hexdigest()[:24]
 
 
-def compile_rules(rules: list[Rule], *, use_cache: bool = True) -> tuple[list[CompiledRule], list[str]]:
-    """Compile every rule (cached by rule source and torch version); returns (compiled, errors)."""
+# Compiling many rules (a cold cache: the built-in library is ~1,400 rules, minutes on one core)
+# is spread over a pool of fresh processes, one per core (at most _MAX_JOBS), in small chunks. A
+# worker re-loads each rule from its file (rules hold functions, which do not pickle) and checks
+# that it is the same rule (same cache key); a rule it cannot load so, or whose compile fails other
+# than with a RuleError, is compiled here after the pool, as without one. Same results either way.
+_PARALLEL_MIN = 48  # fewer misses: a pool's start-up (torch imported per worker) costs more than it saves
+_CHUNK = 8
+_MAX_JOBS = 16  # each worker holds its own torch (hundreds of MB)
+
+
+class _no_guard_profiling:
+    """Dynamo times each new guard set (after flushing the CPU cache, only to log the latency): a
+    quarter of the cost of tracing a rule. A rule's trace is called once and its guards never run
+    again, so that measurement is skipped while rules compile."""
+
+    def __enter__(self):
+        try:
+            import torch._dynamo.guards as mod
+        except ImportError:
+            mod = None
+        self._mod, self._saved = mod, getattr(mod, "profile_guard_manager", None)
+        if self._saved is not None:
+            self._mod.profile_guard_manager = lambda *a, **kw: 0.0
+
+    def __exit__(self, *exc):
+        if self._saved is not None:
+            self._mod.profile_guard_manager = self._saved
+
+
+def _compile_one(rule: Rule) -> list[CompiledRule] | str:
+    """A rule's compiled rewrites, or its RuleError's message."""
+    try:
+        return compile_rule(rule)
+    except RuleError as e:
+        return str(e)
+
+
+_worker_files: dict[str, dict[str, Rule]] = {}
+
+
+def _worker_compile(chunk: list[tuple[str, str, str]]) -> list[tuple[str, list[CompiledRule] | str | None]]:
+    """In a pool worker: compile each (rule file, rule name, cache key); None for a rule that is not
+    the same rule when re-loaded, or that fails other than with a RuleError (left to the parent)."""
+    torch.set_num_threads(1)  # tracing runs on tiny or fake tensors; one worker per core
+    out = []
+    with _no_guard_profiling():
+        for path, name, key in chunk:
+            if path not in _worker_files:
+                try:
+                    _worker_files[path] = {r.name: r for r in load_rule_file(Path(path))}
+                except Exception:
+                    _worker_files[path] = {}
+            r = _worker_files[path].get(name)
+            try:
+                out.append((key, _compile_one(r) if r is not None and _rule_key(r) == key else None))
+            except Exception:
+                out.append((key, None))
+    return out
+
+
+def _default_jobs() -> int:
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, _MAX_JOBS))
+
+
+def _compile_in_pool(todo: list[tuple[str, Rule]], jobs: int) -> dict[str, list[CompiledRule] | str]:
+    """key -> result for the rules a pool of `jobs` fresh processes could compile."""
+    import multiprocessing  # (standard library, needed only for a pool)
+    from concurrent.futures import ProcessPoolExecutor
+    work = [(os.path.abspath(r.source), r.name, k) for k, r in todo if r.source and os.path.isfile(r.source)]
+    chunks = [work[i:i + _CHUNK] for i in range(0, len(work), _CHUNK)]
+    done: dict = {}
+    if len(work) < 2:
+        return done
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=multiprocessing.get_context("spawn")) as ex:
+            for res in ex.map(_worker_compile, chunks):
+                done.update((key, v) for key, v in res if v is not None)
+    except Exception:  # no processes here (a sandbox), a worker died: the rest is compiled serially
+        pass
+    return done
+
+
+def _read_cache(cache_file: Path) -> dict:
+    try:
+        return json.loads(cache_file.read_text()) if cache_file.is_file() else {}
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def _lock(cache_file: Path) -> int | None:
+    """An exclusive lock on the cache while many rules it lacks are compiled (released by closing
+    the returned descriptor): processes that start together on a cold cache (a campaign's jobs,
+    tests run in parallel) compile a rule library once; the others wait, then read it."""
+    try:
+        import fcntl  # (POSIX only: elsewhere each process compiles what it lacks)
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(cache_file.with_name(cache_file.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except (ImportError, OSError):
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def compile_rules(rules: list[Rule], *, use_cache: bool = True,
+                  jobs: int | None = None) -> tuple[list[CompiledRule], list[str]]:
+    """Compile every rule (cached by rule source and torch version); returns (compiled, errors).
+
+    Rules missing from the cache are compiled by `jobs` processes (default: one per core, when
+    there are many); the result is the same as compiling them one after another here."""
     cache_file = _cache_dir() / f"compiled-rules-{CACHE_VERSION}.json"
-    cache: dict = {}
-    if use_cache and cache_file.is_file():
-        try:
-            cache = json.loads(cache_file.read_text())
-        except (OSError, json.JSONDecodeError):
-            cache = {}
-    compiled: list[CompiledRule] = []
-    errors: list[str] = []
-    dirty = False
-    for r in rules:
-        key = _rule_key(r)
-        if key in cache:
-            compiled += [CompiledRule.from_json(d) for d in cache[key]]
-            continue
-        try:
-            crs = compile_rule(r)
-        except RuleError as e:
-            errors.append(str(e))
-            continue
-        compiled += crs
-        cache[key] = [c.to_json() for c in crs]
-        dirty = True
-    if dirty and use_cache:
-        try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps(cache))
-            tmp.replace(cache_file)
-        except OSError:
-            pass
+    cache: dict = _read_cache(cache_file) if use_cache else {}
+    keys = [_rule_key(r) for r in rules]
+    many = len({k for k in keys if k not in cache}) >= _PARALLEL_MIN  # (a few are compiled without waiting)
+    fd = _lock(cache_file) if use_cache and many else None
+    try:
+        if fd is not None:
+            cache = _read_cache(cache_file)  # another process may have compiled them while we waited
+        todo = list({k: r for k, r in zip(keys, rules) if k not in cache}.items())
+        n_jobs = _default_jobs() if jobs is None else max(1, jobs)
+        compiled: list[CompiledRule] = []
+        errors: list[str] = []
+        dirty = False
+        with _no_guard_profiling():
+            fresh = (_compile_in_pool(todo, n_jobs)
+                     if n_jobs > 1 and len(todo) >= (_PARALLEL_MIN if jobs is None else 2) else {})
+            for r, key in zip(rules, keys):
+                if key in cache:
+                    compiled += [CompiledRule.from_json(d) for d in cache[key]]
+                    continue
+                res = fresh.pop(key) if key in fresh else _compile_one(r)
+                if isinstance(res, str):
+                    errors.append(res)
+                    continue
+                compiled += res
+                cache[key] = [c.to_json() for c in res]
+                dirty = True
+        if dirty and use_cache:
+            try:
+                cache_file.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
+                tmp.write_text(json.dumps({**_read_cache(cache_file), **cache}))  # (keep what others added)
+                tmp.replace(cache_file)
+            except OSError:
+                pass
+    finally:
+        if fd is not None:
+            os.close(fd)
     torch._dynamo.reset()
     return compiled, errors
-
