@@ -240,22 +240,6 @@ def _bound(e: torch.Tensor, f: torch.Tensor, stat: torch.Tensor, dt: torch.dtype
     return _Bound(bound.reshape(e.shape), flat(mult), flat(k), flat(yard), flat(typ), flat(peers))
 
 
-def _sensitivity(f: torch.Tensor | None, fps: list, dt: torch.dtype) -> torch.Tensor | None:
-    """S (rule 1): how far f moves, to first order, when the inputs move by one rounding of dt
-    (the largest change over the perturbed fp64 runs `fps`)."""
-    if f is None or not fps or any(fp is None or fp.shape != f.shape for fp in fps):
-        return None
-    best = torch.zeros_like(f)
-    for plus, minus in zip(fps[0::2], fps[1::2]):  # antithetic pairs: f(x(1 + dr)), f(x(1 - dr))
-        dp, dm = plus - f, minus - f
-        size = (dp.abs() + dm.abs()) / 2
-        # smooth where the two changes mirror each other; a step (floor, a comparison) that one side
-        # crosses does not: no widening there, a result on the wrong side of a step stays judged
-        smooth = torch.isfinite(size) & ((dp + dm).abs() <= nx.SENS_SMOOTH * (dp.abs() + dm.abs()))
-        best = torch.maximum(best, torch.where(smooth, size, torch.zeros_like(size)))
-    return best * (nx.eps(dt) / nx.SENS_DELTA)
-
-
 def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: torch.dtype, what: str,
                  shape: tuple[int, ...], extreme: bool = False, fps: list = ()) -> _LeafResult:
     """Floating leaves as float64 tensors of one shape (complex as (re, im) pairs); dt: the tolerance dtype;
@@ -264,7 +248,7 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
         return _LeafResult(True)
     abs_err, rel_err = nx.max_errors(e, c)
     given = f is not None
-    sens = _sensitivity(f, list(fps), dt)
+    sens = nx.sensitivity(f, list(fps), dt)
     # a float64 leaf whose fp64 run equals eager has no independent reference (rule 6)
     reference = given and not (dt == torch.float64 and bool(nx.equal_nan(e, f).all()))
     if f is None:

@@ -385,3 +385,19 @@ def scalar_kind(x: Any) -> str | None:
 def type_name(x: Any) -> str:
     t = type(x)
     return t.__name__ if t.__module__ in ("builtins", "torch") else f"{t.__module__}.{t.__qualname__}"
+
+
+def sensitivity(f: torch.Tensor | None, fps: list, dt: torch.dtype) -> torch.Tensor | None:
+    """S (rule 1): how far f moves, to first order, when the inputs move by one rounding of dt
+    (the largest change over the perturbed fp64 runs `fps`)."""
+    if f is None or not fps or any(fp is None or fp.shape != f.shape for fp in fps):
+        return None
+    best = torch.zeros_like(f)
+    for plus, minus in zip(fps[0::2], fps[1::2]):  # antithetic pairs: f(x(1 + dr)), f(x(1 - dr))
+        dp, dm = plus - f, minus - f
+        size = (dp.abs() + dm.abs()) / 2
+        # smooth where the two changes mirror each other; a step (floor, a comparison) that one side
+        # crosses does not: no widening there, a result on the wrong side of a step stays judged
+        smooth = torch.isfinite(size) & ((dp + dm).abs() <= SENS_SMOOTH * (dp.abs() + dm.abs()))
+        best = torch.maximum(best, torch.where(smooth, size, torch.zeros_like(size)))
+    return best * (eps(dt) / SENS_DELTA)
