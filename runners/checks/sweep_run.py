@@ -17,7 +17,7 @@ from runners.oracle.judge import Verdict, judge
 
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, Plan, Point, SweepConfig, _first_line, analyse, plan_points, point_inputs
 from runners.oracle.lenient import lenient_judge
-from runners.oracle.reference import eager_reference
+from runners.oracle.reference import conditioned, eager_reference
 
 def _batched(fn):
     def batched(*groups):
@@ -137,15 +137,17 @@ class _Sweeper:
         return out
 
     def _judge(self, job: _Job, set_name: str, got) -> Verdict:
-        e = to_cpu({k: v for k, v in job.eager[set_name].items() if k != "low"})  # the oracle works on CPU copies
+        e = to_cpu({k: v for k, v in job.eager[set_name].items() if k not in ("low", "fp64p")})  # CPU copies
         low = job.eager[set_name].get("low")  # the coarsest dtype the program computes in
         extreme = set_name.startswith("special")  # values near the dtype's range
         got = to_cpu(got)
         if self._lenient(job.point):
-            return lenient_judge(e["ref"], got, e["fp64"], e["ref32"], ref2=e["ref2"], index_info=e["idx"],
-                                 dtype_hint=low, extreme_inputs=extreme, fp64_perturbed=e["fp64p"])
-        return judge(e["ref"], got, e["fp64"], ref2=e["ref2"], index_info=e["idx"], dtype_hint=low,
-                     extreme_inputs=extreme, fp64_perturbed=e["fp64p"])
+            return conditioned(lambda fp: lenient_judge(e["ref"], got, e["fp64"], e["ref32"], ref2=e["ref2"],
+                                                        index_info=e["idx"], dtype_hint=low, extreme_inputs=extreme,
+                                                        fp64_perturbed=fp), job.eager[set_name]["fp64p"])
+        return conditioned(lambda fp: judge(e["ref"], got, e["fp64"], ref2=e["ref2"], index_info=e["idx"],
+                                            dtype_hint=low, extreme_inputs=extreme, fp64_perturbed=fp),
+                           job.eager[set_name]["fp64p"])
 
     def _entry(self, job: _Job, set_name: str, **kw) -> dict:
         p = job.point

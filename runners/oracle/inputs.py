@@ -52,14 +52,15 @@ def perturbed_fp64_inputs(inputs: Any, delta: float, seed: int = 0) -> tuple:
     element (continuous: two equal terms of opposite sign almost never move by the same amount)."""
     gen = torch.Generator().manual_seed(seed)
 
-    def conv(x: Any) -> Any:
-        if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()):
-            x = x.detach().to(torch.complex128 if x.is_complex() else torch.float64)
+    def move(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            if not (x.is_floating_point() or x.is_complex()):
+                return x
             r = torch.rand(x.shape, generator=gen, dtype=torch.float64).mul_(2).sub_(1)
             return x * (1 + delta * r.to(x.device))
-        return _map(x, conv) if not isinstance(x, torch.Tensor) else x
+        return _map(x, move)
 
-    return tuple(conv(x) for x in inputs)
+    return tuple(move(x) for x in to_fp64_inputs(inputs))
 
 
 def input_sets(

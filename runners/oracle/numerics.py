@@ -78,8 +78,9 @@ ACC_ULPS_ONE = 4096.0
 ACC_ULPS_NOREF = 1024.0
 # Conditioning: the fp64 run is repeated with every floating input scaled by (1 + SENS_DELTA r),
 # r uniform in [-1, 1] per element (SENS_DRAWS draws; S is the largest); S = |f' - f| eps(D) /
-# SENS_DELTA is then the first-order change of f when the inputs move by one rounding of D (a sum whose terms cancel: eps(D) times the terms' size, however
-# small the total). The bound grows by SENS_MULT S.
+# SENS_DELTA is then the first-order change of f when the inputs move by one rounding of D (a sum
+# whose terms cancel: eps(D) times the terms' size, however small the total). The bound grows by
+# SENS_MULT S.
 SENS_DELTA = 1e-9
 SENS_DRAWS = 2
 # Each draw runs +r and -r: S counts only where the two changes mirror (|d+ + d-| <= this share of

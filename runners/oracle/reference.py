@@ -1,7 +1,7 @@
 """The eager side of a judgement: eager twice (nondeterminism), the fp64 run, index sources, and the coarsest floating dtype the program computes in."""
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -19,7 +19,9 @@ class EagerRef(NamedTuple):
     fp64: Any  # the program with every floating input in float64; None if that run fails
     idx: Any  # index sources (lowering/emit.py): index outputs are judged by the values they select
     compute_dtype: str | None  # the coarsest floating dtype of any intermediate (None: no floating op)
-    fp64p: Any = None  # fp64 runs on inputs moved by SENS_DELTA (a list; judge's conditioning term); None if none
+    # the fp64 runs on inputs moved by +-SENS_DELTA (judge's conditioning term), made on the first call:
+    # only a verdict that fails without them needs them (S only widens the bound); None: no fp64 run
+    fp64p: Callable[[], list | None] | None = None
 
 
 class FloatDtypes(TorchDispatchMode):
@@ -60,23 +62,44 @@ def eager_reference(forward, index_sources, s: InputSet) -> EagerRef:
             fp64 = forward(*to_fp64_inputs(s.inputs))
     except Exception:  # noqa: BLE001 - no fp64 reference then (judge's rule 6)
         fp64 = None
-    fp64p = None
-    if fp64 is not None:  # two draws: one may move a cancelling pair of terms by nearly the same amount
-        try:
-            with torch.no_grad():
-                fp64p = []
-                for k in range(nx.SENS_DRAWS):  # each draw antithetic: + and - (judge: smooth where they mirror)
-                    for delta in (nx.SENS_DELTA, -nx.SENS_DELTA):
-                        torch.manual_seed(0)
-                        fp64p.append(forward(*perturbed_fp64_inputs(s.inputs, delta, seed=k)))
-        except Exception:  # noqa: BLE001 - no conditioning term then
-            fp64p = None
     low = coarsest(rec.seen)
-    return EagerRef(s, ref, ref2, fp64, idx, str(low).removeprefix("torch.") if low else None, fp64p)
+    return EagerRef(s, ref, ref2, fp64, idx, str(low).removeprefix("torch.") if low else None,
+                    _perturbed_runs(forward, s.inputs) if fp64 is not None else None)
+
+
+def _perturbed_runs(forward, inputs) -> Callable[[], list | None]:
+    """The fp64 runs of rule 1's S, deferred. Their inputs are made now (the compiled run comes between)."""
+    # two draws: one may move a cancelling pair of terms by nearly the same amount; each antithetic
+    # (+ and -): the judge widens only where the two changes mirror each other
+    moved = [perturbed_fp64_inputs(inputs, delta, seed=k)
+             for k in range(nx.SENS_DRAWS) for delta in (nx.SENS_DELTA, -nx.SENS_DELTA)]
+    runs: list = []
+
+    def get() -> list | None:
+        if not runs:
+            try:
+                with torch.no_grad():
+                    for xs in moved:
+                        torch.manual_seed(0)
+                        runs.append(to_cpu(forward(*xs)))
+            except Exception:  # noqa: BLE001 - no conditioning term then
+                runs.append(None)
+        return None if runs[-1] is None else runs
+    return get
+
+
+def conditioned(verdict_of: Callable[[Any], Verdict], fp64p: Callable[[], list | None] | None) -> Verdict:
+    """verdict_of(None), judged without S; a failing verdict again with the perturbed fp64 runs.
+    The same verdict as judging with them always (S only widens the bound), at their cost only on failure."""
+    v = verdict_of(None)
+    if v.ok or fp64p is None:
+        return v
+    runs = fp64p()
+    return v if runs is None else verdict_of(runs)
 
 
 def judge_against(r: EagerRef, got: Any) -> Verdict:
     """The verdict on one input set: single tasks and batches judge alike (on CPU copies)."""
-    ref, got, fp64, ref2, idx, fp64p = to_cpu((r.ref, got, r.fp64, r.ref2, r.idx, r.fp64p))
-    return judge(ref, got, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype, fp64_perturbed=fp64p,
-                 extreme_inputs=r.set.name.startswith("special"))
+    ref, got, fp64, ref2, idx = to_cpu((r.ref, got, r.fp64, r.ref2, r.idx))
+    return conditioned(lambda fp: judge(ref, got, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype,
+                                        fp64_perturbed=fp, extreme_inputs=r.set.name.startswith("special")), r.fp64p)
