@@ -13,6 +13,8 @@ import re
 import time
 from pathlib import Path
 
+from runners.findings.ledger import group_matches, load_ledger
+
 # Imports inside functions: campaign commands start without torch (findings.write and the
 # records it pulls in import it); the store and report load them only when they need them.
 
@@ -40,9 +42,22 @@ def _read_json(p: Path):
 
 def collect(folder: str | Path) -> dict:
     folder = Path(folder).resolve()
-    if (folder / STORE_NAME).is_file():
-        return _collect_campaign(folder)
-    return _collect_runs(folder)
+    data = _collect_campaign(folder) if (folder / STORE_NAME).is_file() else _collect_runs(folder)
+    add_ledger_matches(data)
+    return data
+
+
+def add_ledger_matches(data: dict, ledger: str | Path | None = None) -> None:
+    """Each group's `ledger`: the ids of the bug-ledger entries (docs/bugs/ledger.toml) its example or
+    any sighting matches by op and device (a hint at a known root cause); `data["ledger"]`: those
+    entries by id. No ledger file (an installed copy): no matches."""
+    entries = load_ledger(ledger)
+    used = set()
+    for g in data["groups"]:
+        g["ledger"] = group_matches([g.get("example")] + [s.get("finding") for s in g.get("sightings") or []], entries)
+        used.update(g["ledger"])
+    data["ledger"] = {e.id: {"id": e.id, "title": e.title, "repro": str(e.repro_path), "ledger_md": str(e.ledger_md)}
+                      for e in entries if e.id in used}
 
 
 def _collect_campaign(folder: Path) -> dict:
@@ -302,6 +317,7 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
     dev_rows: dict[str, list[int]] = {}
     kind_rows: dict[str, list[int]] = {}
     cards = []
+    ledger = data.get("ledger") or {}  # known root causes matched by op and device (add_ledger_matches)
     for gi, g in enumerate(groups):
         idx = 0 if g["compiler_bug"] else 1
         fams = sorted({families.get(r, "?") for r in g["rules"]}) or ["(none: seed program)"]
@@ -343,7 +359,10 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
         detail = g["detail"] or ex.get("detail") or ""
         if g["kind"] == "unsound-rewrite":  # both sides are eager runs: the seed's and the variant's
             detail = unsound_wording(detail)
+        known = [{"id": i, "title": ledger[i]["title"], "md": _rel(ledger[i]["ledger_md"], html_dir),
+                  "repro": _rel(ledger[i]["repro"], html_dir)} for i in g.get("ledger") or [] if i in ledger]
         cards.append({
+            "ledger": known,
             "signature": g["signature"], "kind": g["kind"], "bug": bool(g["compiler_bug"]),
             "backend": g["backend"], "device": g["device"], "rules": g["rules"], "ops": g["ops"],
             "families": fams, "detail": detail, "count": g["count"], "jobs": g["jobs"],

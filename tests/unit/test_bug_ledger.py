@@ -30,3 +30,25 @@ def test_ledger_repro_runs(repro):
     assert p.returncode in (0, 1), p.stderr[-3000:]
     if p.returncode == 0:
         pytest.xfail(f"fixed in torch {torch.__version__}: {repro.name} no longer reproduces")
+
+
+def test_ledger_toml_agrees_with_the_ledger_table():
+    """docs/bugs/ledger.toml (what reports match findings against) has one entry per row of the table
+    in docs/bugs.md: the same ids, the same repro file for each, every repro present; its devices
+    cover those the row's "torch / device" column names (an entry may add one the row's text names
+    elsewhere: #2's CUDA twin)."""
+    import tomllib
+    table = LEDGER.split("## Draft issue texts")[0]
+    rows = {int(m.group(1)): (m.group(2), m.group(3)) for m in re.finditer(
+        r"^\| (\d+) \|.*?\| \[[\w.]+\]\(bugs/([\w.]+\.py)\) \| ([^|]*) \|", table, re.M)}
+    assert sorted(rows) == list(range(1, len(rows) + 1)) and len(rows) == len(REPROS)
+    bugs = tomllib.loads((REPO / "docs" / "bugs" / "ledger.toml").read_text())["bug"]
+    assert [b["id"] for b in bugs] == sorted(rows)
+    for b in bugs:
+        repro, column = rows[b["id"]]
+        assert b["repro"] == repro, f"ledger #{b['id']}"
+        assert (REPO / "docs" / "bugs" / b["repro"]).is_file()
+        where = column.lower().split("not on")[0]  # "2.11.0+cu130, CUDA (H100); not on 2.13.0 CPU"
+        named = {d for d in ("cpu", "cuda") if d in where}
+        assert named and named <= set(b["devices"]) <= {"cpu", "cuda"}, f"ledger #{b['id']}: {column}"
+        assert b["title"] and b["ops"], f"ledger #{b['id']}"
