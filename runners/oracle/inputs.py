@@ -63,6 +63,24 @@ def perturbed_fp64_inputs(inputs: Any, delta: float, seed: int = 0) -> tuple:
     return tuple(move(x) for x in to_fp64_inputs(inputs))
 
 
+def flushed_fp64_inputs(inputs: Any, dt: torch.dtype) -> tuple | None:
+    """to_fp64_inputs with every floating value below dt's smallest normal flushed to zero (sign kept),
+    as a kernel that flushes subnormals (Triton's default on GPUs) reads them; None if there are none."""
+    tiny, found = torch.finfo(dt).tiny, []
+
+    def flush(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            if not x.is_floating_point():
+                return x
+            sub = (x != 0) & (x.abs() < tiny)
+            found.append(bool(sub.any()))
+            return torch.where(sub, x * 0, x)
+        return _map(x, flush)
+
+    out = tuple(flush(x) for x in to_fp64_inputs(inputs))
+    return out if any(found) else None
+
+
 def input_sets(
     base: list | tuple,
     *,

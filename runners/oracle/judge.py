@@ -19,11 +19,13 @@ subnormal spacing). Per element of every leaf:
 3. f NaN/inf: where e has f's kind c must have it, else c has e's or f's kind. A non-finite c
    where e, f are finite fails, unless it is the infinity f rounds to, or an overflow in
    another order (|e| or |f| within 16x of D's max, or e/f overflow in the element's row).
-   No independent fp64 run: a finite c where e is non-finite is not judged if |c| >= sqrt(D's
-   max) or the inputs hold values near D's range (special sets): eager's intermediates may have
-   overflowed, nothing says which is right; any other c fails. On the special sets (inputs near
-   D's range) a NaN c where e is the infinity f is or rounds to, in a row (numerics.rows) whose
-   finite f reach sqrt(D's max), is an overflow in another order (inf - inf): a note.
+   No independent fp64 run (none, or one that rounds to D or coarser inside: x.bfloat16()): a
+   finite c where e is non-finite is not judged if |c| >= sqrt(D's max) or the inputs hold
+   values near D's range (special sets), and on those sets neither is a c of another
+   non-finite kind (-inf for NaN) nor a non-finite c where e is finite: either's intermediates
+   may have overflowed, nothing says which is right; any other c fails. On the special sets (inputs near
+   D's range) a NaN c where e is the infinity f is or rounds to, in a leaf whose finite f
+   reach sqrt(D's max), is an overflow in another order (inf - inf): a note.
 4. Integers, bools, dtypes, shapes, structure: exact. Indices (index_info): by the values of
    eager's source they select, equal or within 2 eps of the row's largest magnitude.
 5. Python floats: 0-d float64. 6. No fp64 run, or a float64 leaf equal to it bitwise: c
@@ -170,87 +172,32 @@ def _pair(r: Any, g: Any, path: str, out: list) -> tuple[str, str] | None:
 # floating leaves: the per-element rule
 
 
-@dataclass
-class _Bound:
-    """The per-element allowance of |c - f| and its parts, for details."""
-
-    bound: torch.Tensor  # the leaf's shape; the rest flat, one entry per element
-    mult: torch.Tensor
-    k: torch.Tensor
-    yard: torch.Tensor
-    typ: torch.Tensor
-    peers: torch.Tensor
-
-
-def _prefix_quantile(ys: torch.Tensor, peers: torch.Tensor) -> torch.Tensor:
-    """Per element, the YARD_QUANTILE of ys[row, :peers] (ys: rows sorted by |fp64|, +inf where not
-    counted, which sorts last), over at most PEER_GRID times as many peers (prefix lengths on a
-    geometric grid)."""
-    n = ys.size(-1)
-    grid = sorted({min(n, max(1, round(nx.PEER_GRID ** k))) for k in range(int(math.log(max(n, 1), nx.PEER_GRID)) + 2)})
-    g = torch.tensor(grid)
-    slot = torch.searchsorted(g, peers.clamp(min=1).contiguous())  # the first grid length >= peers
-    table = torch.zeros(ys.size(0), len(grid), dtype=ys.dtype)
-    valid = torch.isfinite(ys).cumsum(-1)
-    for k in torch.bincount(slot.reshape(-1), minlength=len(grid)).nonzero().reshape(-1).tolist():
-        length = grid[k]
-        cnt = valid[:, length - 1]
-        kth = (nx.YARD_QUANTILE * (cnt - 1).clamp(min=0)).floor().long()  # lower interpolation
-        q = ys[:, :length].sort(-1).values.gather(-1, kth[:, None]).squeeze(-1) if length <= 64 else \
-            _kth(ys[:, :length], kth)
-        table[:, k] = torch.where(cnt > 0, q, torch.zeros_like(q))
-    out = table.gather(-1, slot)
-    return torch.where((peers > 0) & torch.isfinite(out), out, torch.zeros_like(out))
-
-
-def _kth(x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-    """The (k+1)-th smallest of each row of x, k per row."""
-    if bool((k == k[0]).all()):
-        return x.kthvalue(int(k[0]) + 1, dim=-1).values
-    return x.sort(-1).values.gather(-1, k[:, None]).squeeze(-1)
-
-
-def _bound(e: torch.Tensor, f: torch.Tensor, stat: torch.Tensor, dt: torch.dtype, reference: bool) -> _Bound:
-    """M(n) * yard + ROUND_ULPS * (ulp(f) + eps(D) * typ) + K(n) * eps(acc(D)) * (|f| + typ), per element
-    (numerics.py). e, f finite wherever `stat` holds (the elements that make the statistics).
-
-    Peers of element i: the elements j of its neighbourhood (stat) with |f_j| <= PEER_RANGE * |f_i|;
-    n = their number; yard = eager's error beyond rounding at i, or its YARD_QUANTILE over the
-    peers if larger; typ = the peers' median |f|; with no peers (|f_i| = 0) or no reference, the leaf's."""
-    af = nx.neighbourhoods(f.abs())
-    m = nx.neighbourhoods(stat)
-    own = (nx.neighbourhoods((e - f).abs()) - 0.5 * nx.ulp(af, dt)).clamp(min=0)
-    own = torch.where(m, own, torch.zeros_like(own))
-    sk, order = torch.where(m, af, torch.full_like(af, math.inf)).sort(-1)
-    peers = torch.searchsorted(sk, (af * nx.PEER_RANGE).contiguous(), right=True)  # a prefix of sk
-    if reference:
-        ys = torch.where(m, own, torch.full_like(own, math.inf)).gather(-1, order)
-        yard = torch.maximum(own, _prefix_quantile(ys, peers))
-    else:
-        yard = torch.zeros_like(own)
-    count = m.sum(-1, keepdim=True)
-    row_med = sk.gather(-1, ((count - 1) // 2).clamp(min=0))
-    typ = torch.where((peers > 0) & reference, sk.gather(-1, ((peers - 1) // 2).clamp(min=0)), row_med.expand_as(af))
-    typ = torch.where(torch.isfinite(typ), typ, torch.zeros_like(typ))
-    mult, k = nx.multiplier(peers), nx.acc_ulps(peers, reference)
-    bound = (mult * yard + nx.ROUND_ULPS * (nx.ulp(af, dt) + nx.eps(dt) * typ)
-             + k * nx.eps(nx.acc_dtype(dt)) * (af + typ)
-             + torch.finfo(dt).tiny)  # subnormals flushed to zero (Triton's default) are no miscompile
-    flat = lambda t: t.reshape(-1)  # noqa: E731
-    return _Bound(bound.reshape(e.shape), flat(mult), flat(k), flat(yard), flat(typ), flat(peers))
-
-
 def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: torch.dtype, what: str,
-                 shape: tuple[int, ...], extreme: bool = False, fps: list = ()) -> _LeafResult:
+                 shape: tuple[int, ...], extreme: bool = False, fps: list = (),
+                 fp64_low: torch.dtype | None = None, mcs: list = ()) -> _LeafResult:
     """Floating leaves as float64 tensors of one shape (complex as (re, im) pairs); dt: the tolerance dtype;
-    fps: the fp64 runs on perturbed inputs (the conditioning term S of rule 1)."""
+    fps: the fp64 runs on perturbed inputs (the conditioning term S of rule 1); fp64_low: the coarsest
+    dtype the fp64 run rounds its data to (None: float64 throughout); mcs: the fp64 runs under Monte Carlo
+    rounding of the intermediates, antithetic pairs, then the run on flushed subnormals if any (they add
+    to S; a value on the far side of a step that such a run crosses passes)."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):  # bitwise eager: passes every rule
         return _LeafResult(True)
     abs_err, rel_err = nx.max_errors(e, c)
     given = f is not None
-    sens = nx.sensitivity(f, list(fps), dt)
+    sens = nx.sensitivity(f, list(fps), dt, nx.sens_delta(fp64_low))
+    # the Monte Carlo runs (antithetic pairs, then the run on flushed subnormals, if any): how far f
+    # moves under another rounding of the intermediates, counted like S
+    sens_mc = nx.sensitivity(f, list(mcs[:2 * nx.SENS_DRAWS]), dt, nx.eps(dt), rounded=True) if mcs else None
+    if sens_mc is not None:
+        sens_mc = nx.over_peers(f, sens_mc)
+        sens = sens_mc if sens is None else sens + sens_mc
     # a float64 leaf whose fp64 run equals eager has no independent reference (rule 6)
     reference = given and not (dt == torch.float64 and bool(nx.equal_nan(e, f).all()))
+    # an fp64 run that rounds to D (or coarser) inside, x.bfloat16(), overflows where eager does: it
+    # still tracks the program's roundings (rule 1), but cannot say whose NaN/inf is right
+    independent = reference and not (fp64_low is not None and nx.eps(fp64_low) >= nx.eps(dt))
+    why_not = "with no independent fp64 run" if not reference else \
+        f"with an fp64 run that rounds to {str(fp64_low)[6:]} inside"
     if f is None:
         f = e
     fin_e, fin_c, fin_f = torch.isfinite(e), torch.isfinite(c), torch.isfinite(f)
@@ -264,13 +211,14 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     same_f = (c == f) | (nan_c & nan_f)
     e_is_f = (e == f) | (nan_e & nan_f)
     kind_bad = ~fin_f & torch.where(e_is_f, ~same_f, ~(same_f | same_e))
-    if not reference:  # no independent fp64 run: where c is so large that its square overflows D, or
+    if not independent:  # no independent fp64 run: where c is so large that its square overflows D, or
         # the inputs hold values near D's range (the special sets), eager's NaN/inf may be an overflow
-        # of its own intermediates (x * x, a variance): nothing says which is right
-        unknown = kind_bad & fin_c & ((c.abs() >= math.sqrt(nx.max_finite(dt))) | extreme)
+        # of its own intermediates (x * x, a variance), and on the special sets a NaN of inf - inf as well
+        # as an infinity: nothing says which is right
+        unknown = kind_bad & ((fin_c & ((c.abs() >= math.sqrt(nx.max_finite(dt))) | extreme)) | (~fin_c & extreme))
         kind_bad &= ~unknown
         if bool(unknown.any()):
-            notes.append(f"{what}: compiled finite where eager is non-finite, with no independent fp64 run, at "
+            notes.append(f"{what}: compiled finite (or another NaN/inf) where eager is non-finite, {why_not}, at "
                          f"{int(unknown.sum())} elements (beyond sqrt of {str(dt)[6:]}'s range, or special inputs): "
                          f"not judged")
     # rule 2: e non-finite, f finite: both wrong, not judged; unless f overflows the dtype to e's infinity
@@ -279,11 +227,11 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     not_judged = e_over & ~e_right
     kind_bad |= e_right & ~fin_c & (c != e)
     if extreme:  # inputs near D's range: finite terms of both signs overflow to +inf and -inf in another
-        # order, and inf - inf is NaN: a NaN where eager is the infinity fp64 is (or rounds to), in a row
-        # whose finite results reach sqrt(D's max), is not judged
-        big = nx.rows(fin_f & (f.abs() >= math.sqrt(nx.max_finite(dt))))  # finite terms near the range beside it
-        flip = kind_bad & nan_c & torch.isinf(e) & (e_is_f | e_right) & \
-            big.any(-1, keepdim=True).expand(big.shape).reshape(shape)
+        # order, and inf - inf is NaN: a NaN where eager is the infinity fp64 is (or rounds to), in a leaf
+        # whose finite results reach sqrt(D's max), is not judged (the leaf: a row of window means or of a
+        # cumsum after an infinity may hold no finite result at all)
+        big = bool((fin_f & (f.abs() >= math.sqrt(nx.max_finite(dt)))).any())  # huge finite terms beside it
+        flip = kind_bad & nan_c & torch.isinf(e) & (e_is_f | e_right) & big
         kind_bad &= ~flip
         if bool(flip.any()):
             notes.append(f"{what}: compiled NaN where eager is the infinity fp64 is or rounds to, at {int(flip.sum())} "
@@ -296,10 +244,13 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
         ev = nx.rows(e_over | f_over)
         near = ev.any(-1, keepdim=True).expand(ev.shape).reshape(shape)
         near = near | (torch.maximum(e.abs(), f.abs()) * nx.OVERFLOW_MARGIN >= nx.max_finite(dt))
+        if extreme and not independent:  # the mirror of rule 3's: inputs near D's range and no referee,
+            near = torch.ones_like(near)  # compiled's intermediates (a square) overflow where eager's do not
         n_ovf = int((c_off & near).sum())
         if n_ovf:
             notes.append(f"{what}: compiled non-finite where eager and fp64 are finite at {n_ovf} elements near the "
-                         f"range of {str(dt)[6:]} or beside an overflow: an overflow in another order, not judged")
+                         f"range of {str(dt)[6:]}, beside an overflow, or on inputs near it {why_not}: an overflow "
+                         f"in another order, not judged")
         kind_bad |= c_off & ~near
     n_not_judged = int(not_judged.sum())
     if n_not_judged:
@@ -309,9 +260,18 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     # rule 1's numeric bound (also for a finite c where eager overflowed to the infinity f rounds to)
     stat = fin_ef & ~((e == 0) & (f == 0))
     f0 = torch.where(fin_f, f, torch.zeros_like(f))
-    bnd = _bound(torch.where(fin_ef, e, f0), f0, stat, dt, reference)
+    bnd = nx.bound(torch.where(fin_ef, e, f0), f0, stat, dt, reference)
     limit = bnd.bound if sens is None else bnd.bound + nx.SENS_MULT * sens
     num_bad = fin_c & fin_f & (fin_e | e_right) & ((c - f).abs() > limit)
+    if mcs and bool(num_bad.any()):  # a step (a threshold, a comparison) that another rounding crosses too
+        stepped = torch.zeros_like(num_bad)
+        for m in mcs:
+            if m is not None:
+                stepped |= torch.isfinite(m) & ((m - f).abs() > limit) & ((c - m).abs() <= limit)
+        if bool((num_bad & stepped).any()):
+            notes.append(f"{what}: compiled beyond the bound at {int((num_bad & stepped).sum())} elements where the "
+                         f"fp64 run under another rounding of the intermediates jumps to it (a step): not judged")
+            num_bad &= ~stepped
     bad = kind_bad | num_bad
     if not bool(bad.any()):
         zs = (c == 0) & (e == 0) & (f == 0) & (torch.signbit(e) == torch.signbit(f)) & (torch.signbit(c) != torch.signbit(e))
@@ -337,7 +297,8 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
         return _LeafResult(False, math.inf, math.inf, f"{head} ({why})")
     b, acc, d = float(limit.reshape(-1)[p]), str(nx.acc_dtype(dt))[6:], str(dt)[6:]
     sp = 0.0 if sens is None else float(sens.reshape(-1)[p])
-    cond = f" + {nx.SENS_MULT:g} x S {_fmt(sp)} (fp64's change when the inputs move by one rounding of {d})" if sp else ""
+    cond = f" + {nx.SENS_MULT:g} x S {_fmt(sp)} (fp64's change when the inputs{' and intermediates' if mcs else ''} " \
+           f"move by one rounding of {d})" if sp else ""
     mk, n = f"{_fmt(float(bnd.k[p]))} eps({acc})", int(bnd.peers[p])
     if reference:
         rule = (f"|compiled - fp64| = {_fmt(abs(cv - fv))} > {_fmt(b)} = {_fmt(float(bnd.mult[p]))} x eager's error "
@@ -350,15 +311,29 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     return _LeafResult(False, abs_err, rel_err, f"{head} ({rule})")
 
 
-def _judge_exact(r: torch.Tensor, g: torch.Tensor, what: str) -> _LeafResult:
-    """Integer and bool leaves: exact."""
+def _judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = ()) -> _LeafResult:
+    """Integer and bool leaves: exact; but an element where compiled lies between eager and the fp64
+    run, as is or under Monte Carlo rounding of the intermediates (`alts`), is decided by rounding
+    (a count of nonzero FMA residuals: eager 1028, such a run 2048, compiled 2047): a note."""
     diff = r != g
+    lo = hi = r.to(torch.int64) if r.dtype != torch.uint64 else r
+    for a in alts:
+        if isinstance(a, torch.Tensor) and a.shape == g.shape and not (a.is_floating_point() or a.is_complex()):
+            a = nx.dense(a).to(g.device, lo.dtype)
+            lo, hi = torch.minimum(lo, a), torch.maximum(hi, a)
+    gg = g.to(lo.dtype)
+    reached = (lo <= gg) & (gg <= hi) & (lo != hi)
+    notes = []
+    if bool((diff & reached).any()):
+        notes.append(f"{what}: compiled differs from eager at {int((diff & reached).sum())} elements where it lies between eager "
+                     f"and the fp64 run, as is or under another rounding of the intermediates: not judged")
+        diff &= ~reached
     if r.dtype == torch.bool:
         abs_err = rel_err = 1.0 if bool(diff.any()) else 0.0
     else:
         abs_err, rel_err = nx.max_errors(r.to(torch.float64), g.to(torch.float64))
     if not bool(diff.any()):
-        return _LeafResult(True, abs_err, rel_err)
+        return _LeafResult(True, abs_err, rel_err, notes=notes)
     p = _first(diff)
     return _LeafResult(
         False, abs_err, rel_err,
@@ -447,7 +422,8 @@ def _fp64_leaf(f: Any, r: torch.Tensor) -> torch.Tensor | None:
 
 
 def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, index: tuple | None,
-                extreme: bool = False, fps: list = ()) -> _LeafResult:
+                extreme: bool = False, fps: list = (), fp64_low: torch.dtype | None = None,
+                mcs: list = ()) -> _LeafResult:
     what = path or "output"
     kind = nx.scalar_kind(r)
     if kind in ("bool", "int"):
@@ -467,7 +443,7 @@ def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, ind
             ft = to_t(complex(f) if kind == "complex" else float(f))
         if ft is not None and ft.shape != rt.shape:
             ft = None
-        return _judge_float(rt, gt, ft, dt, f"{what} (python {kind})", tuple(rt.shape), extreme)
+        return _judge_float(rt, gt, ft, dt, f"{what} (python {kind})", tuple(rt.shape), extreme, fp64_low=fp64_low)
     if isinstance(r, torch.Tensor):
         stride = _stride_note(r, g, what)
         r, g = nx.dense(r), nx.dense(g).to(r.device)
@@ -478,9 +454,10 @@ def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, ind
         elif r.is_floating_point() or r.is_complex():
             e64 = nx.as_real64(r)
             res = _judge_float(e64, nx.as_real64(g), _fp64_leaf(f, r), nx.tol_dtype(r.dtype, hint), desc,
-                               tuple(e64.shape), extreme, [_fp64_leaf(fp, r) for fp in fps])
+                               tuple(e64.shape), extreme, [_fp64_leaf(fp, r) for fp in fps], fp64_low,
+                               [_fp64_leaf(m, r) for m in mcs])
         else:
-            res = _judge_exact(r, g, desc)
+            res = _judge_exact(r, g, desc, [f, *mcs])
         if stride and res.ok:
             res.notes.append(stride)
         return res
@@ -540,7 +517,8 @@ def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | N
 
 
 def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info: Mapping[str, tuple] | None = None,
-          dtype_hint: Any = None, extreme_inputs: bool = False, fp64_perturbed: Any = None) -> Verdict:
+          dtype_hint: Any = None, extreme_inputs: bool = False, fp64_perturbed: Any = None,
+          fp64_low: Any = None, fp64_rounded: Any = None) -> Verdict:
     """Judge a program's compiled output `got` against its eager output `ref` (the rule: module docstring).
 
     fp64: the same program's eager output with floating inputs/parameters in float64 (None: no
@@ -553,8 +531,13 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     (the special sets): without an independent fp64 run, a finite compiled value where eager is
     NaN/inf is then not judged (eager's intermediates may have overflowed). fp64_perturbed: a
     list of fp64 runs on inputs scaled by (1 +- SENS_DELTA): rule 1's conditioning term S.
+    fp64_low: the coarsest dtype the fp64 run rounds its floating data to (an explicit cast in the
+    program); where it is as coarse as a leaf's dtype, the fp64 run is no independent judge of
+    NaN/inf (rule 3's clause for no independent run). fp64_rounded: fp64 runs under Monte Carlo
+    rounding of the intermediates to the program's dtype (numerics.py): a compiled integer they
+    reach, or a compiled value on the far side of a step they cross, is decided by rounding.
     """
-    hint = nx.parse_dtype(dtype_hint)
+    hint, low64 = nx.parse_dtype(dtype_hint), nx.parse_dtype(fp64_low)
     index_info = dict(index_info or {})
     if ref2 is not None:
         diff = _bitwise_difference(ref, ref2, index_info)
@@ -569,12 +552,13 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
 
     fp64_by_path = dict(leaves(fp64)) if fp64 is not None else {}
     perturbed = [dict(leaves(t)) for t in (fp64_perturbed or [])] if fp64 is not None else []
+    rounded = [dict(leaves(t)) for t in (fp64_rounded or [])] if fp64 is not None else []
     max_abs = max_rel = 0.0
     failures: list[tuple[str, str]] = []
     notes: list[str] = []
     for path, r, g in pairs:
         res = _judge_leaf(path, r, g, fp64_by_path.get(path), hint, index_info.get(path), extreme_inputs,
-                          [p.get(path) for p in perturbed])
+                          [p.get(path) for p in perturbed], low64, [m.get(path) for m in rounded])
         max_abs, max_rel = max(max_abs, res.abs_err), max(max_rel, res.rel_err)
         if not res.ok:
             failures.append((path, res.detail))

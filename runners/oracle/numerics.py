@@ -12,7 +12,7 @@ import torch
 __all__ = [
     "neighbourhoods", "rows", "max_errors", "equal_nan", "normalize_leaf", "scalar_kind", "type_name",
     "leaves", "to_fp64", "tolerance", "special_values", "eps", "real_dtype", "parse_dtype", "tol_dtype",
-    "acc_dtype", "ulp", "multiplier", "acc_ulps", "max_finite", "MANY_PEERS", "PEER_RANGE", "YARD_QUANTILE", "NEAR_TIE_ULPS",
+    "acc_dtype", "ulp", "Bound", "bound", "sens_delta", "sensitivity", "over_peers", "multiplier", "acc_ulps", "max_finite", "MANY_PEERS", "PEER_RANGE", "YARD_QUANTILE", "NEAR_TIE_ULPS",
     "OVERFLOW_MARGIN", "LOOSE_TOL",
 ]
 
@@ -88,6 +88,15 @@ SENS_DRAWS = 2
 # division) moves one side only, and is no reason to widen.
 SENS_SMOOTH = 0.25
 SENS_MULT = 16.0
+# An fp64 run that rounds its data to float32 (or coarser) inside, x.float(), would round a move of
+# 1e-9 away: its inputs move by this many eps of that dtype instead (a float32 mean over a row whose
+# terms cancel, after a float64 round trip: CUDA corpus, reduce_mean_spatial's variants).
+SENS_CAST_ULPS = 8.0
+# Monte Carlo arithmetic (Parker 1997): the fp64 run repeated with every floating result of an op
+# that D cannot hold exactly moved by up to one rounding of D (r uniform in [-1, 1]; antithetic, the
+# same draws as S). A compiled integer that such a run also gives (a count of nonzeros of x*x - x*x,
+# which Triton's FMA contraction leaves at 1e-8) or a compiled value on the other side of a step
+# that such a run crosses too (a top-p threshold) is decided by rounding, not by the compiler.
 # A compiled infinity or NaN where eager and fp64 are finite is an overflow in another order (not
 # judged) where |fp64| or |eager| is within this factor of D's largest finite value, or where the
 # element's row (numerics.rows) overflows in eager or in fp64.
@@ -210,6 +219,91 @@ def special_values(dtype: torch.dtype) -> torch.Tensor:
     ii = torch.iinfo(dtype)
     vals = [ii.min, ii.max, 0, 1] + ([-1] if ii.min < 0 else [])
     return torch.tensor(vals, dtype=torch.int64 if dtype != torch.uint64 else torch.float64).to(dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# rule 1's bound, per element (runners/oracle/judge.py applies it)
+
+
+@dataclasses.dataclass
+class Bound:
+    """The per-element allowance of |c - f| and its parts, for details."""
+
+    bound: torch.Tensor  # the leaf's shape; the rest flat, one entry per element
+    mult: torch.Tensor
+    k: torch.Tensor
+    yard: torch.Tensor
+    typ: torch.Tensor
+    peers: torch.Tensor
+
+
+def _prefix_quantile(ys: torch.Tensor, peers: torch.Tensor) -> torch.Tensor:
+    """Per element, the YARD_QUANTILE of ys[row, :peers] (ys: rows sorted by |fp64|, +inf where not
+    counted, which sorts last), over at most PEER_GRID times as many peers (prefix lengths on a
+    geometric grid)."""
+    n = ys.size(-1)
+    grid = sorted({min(n, max(1, round(PEER_GRID ** k))) for k in range(int(math.log(max(n, 1), PEER_GRID)) + 2)})
+    g = torch.tensor(grid)
+    slot = torch.searchsorted(g, peers.clamp(min=1).contiguous())  # the first grid length >= peers
+    table = torch.zeros(ys.size(0), len(grid), dtype=ys.dtype)
+    valid = torch.isfinite(ys).cumsum(-1)
+    for k in torch.bincount(slot.reshape(-1), minlength=len(grid)).nonzero().reshape(-1).tolist():
+        length = grid[k]
+        cnt = valid[:, length - 1]
+        kth = (YARD_QUANTILE * (cnt - 1).clamp(min=0)).floor().long()  # lower interpolation
+        q = ys[:, :length].sort(-1).values.gather(-1, kth[:, None]).squeeze(-1) if length <= 64 else \
+            _kth(ys[:, :length], kth)
+        table[:, k] = torch.where(cnt > 0, q, torch.zeros_like(q))
+    out = table.gather(-1, slot)
+    return torch.where((peers > 0) & torch.isfinite(out), out, torch.zeros_like(out))
+
+
+def _kth(x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """The (k+1)-th smallest of each row of x, k per row."""
+    if bool((k == k[0]).all()):
+        return x.kthvalue(int(k[0]) + 1, dim=-1).values
+    return x.sort(-1).values.gather(-1, k[:, None]).squeeze(-1)
+
+
+def over_peers(f: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """v per element, or its YARD_QUANTILE over the element's peers (|f_j| <= PEER_RANGE |f_i|, f_j
+    finite) where larger: a property of the computation that elements of like size share, seen at some
+    of them (a Monte Carlo rounding that happened to move an element's inputs by nothing)."""
+    af = neighbourhoods(torch.where(torch.isfinite(f), f.abs(), torch.full_like(f, math.inf)))
+    sk, order = af.sort(-1)
+    peers = torch.searchsorted(sk, (af * PEER_RANGE).contiguous(), right=True)
+    vs = neighbourhoods(torch.where(torch.isfinite(f), v, torch.full_like(v, math.inf))).gather(-1, order)
+    return torch.maximum(v, _prefix_quantile(vs, peers).reshape(v.shape))
+
+
+def bound(e: torch.Tensor, f: torch.Tensor, stat: torch.Tensor, dt: torch.dtype, reference: bool) -> Bound:
+    """M(n) * yard + ROUND_ULPS * (ulp(f) + eps(D) * typ) + K(n) * eps(acc(D)) * (|f| + typ), per element
+    (the constants above). e, f finite wherever `stat` holds (the elements that make the statistics).
+
+    Peers of element i: the elements j of its neighbourhood (stat) with |f_j| <= PEER_RANGE * |f_i|;
+    n = their number; yard = eager's error beyond rounding at i, or its YARD_QUANTILE over the
+    peers if larger; typ = the peers' median |f|; with no peers (|f_i| = 0) or no reference, the leaf's."""
+    af = neighbourhoods(f.abs())
+    m = neighbourhoods(stat)
+    own = (neighbourhoods((e - f).abs()) - 0.5 * ulp(af, dt)).clamp(min=0)
+    own = torch.where(m, own, torch.zeros_like(own))
+    sk, order = torch.where(m, af, torch.full_like(af, math.inf)).sort(-1)
+    peers = torch.searchsorted(sk, (af * PEER_RANGE).contiguous(), right=True)  # a prefix of sk
+    if reference:
+        ys = torch.where(m, own, torch.full_like(own, math.inf)).gather(-1, order)
+        yard = torch.maximum(own, _prefix_quantile(ys, peers))
+    else:
+        yard = torch.zeros_like(own)
+    count = m.sum(-1, keepdim=True)
+    row_med = sk.gather(-1, ((count - 1) // 2).clamp(min=0))
+    typ = torch.where((peers > 0) & reference, sk.gather(-1, ((peers - 1) // 2).clamp(min=0)), row_med.expand_as(af))
+    typ = torch.where(torch.isfinite(typ), typ, torch.zeros_like(typ))
+    mult, k = multiplier(peers), acc_ulps(peers, reference)
+    total = (mult * yard + ROUND_ULPS * (ulp(af, dt) + eps(dt) * typ)
+             + k * eps(acc_dtype(dt)) * (af + typ)
+             + torch.finfo(dt).tiny)  # subnormals flushed to zero (Triton's default) are no miscompile
+    flat = lambda t: t.reshape(-1)  # noqa: E731
+    return Bound(total.reshape(e.shape), flat(mult), flat(k), flat(yard), flat(typ), flat(peers))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -388,9 +482,18 @@ def type_name(x: Any) -> str:
     return t.__name__ if t.__module__ in ("builtins", "torch") else f"{t.__module__}.{t.__qualname__}"
 
 
-def sensitivity(f: torch.Tensor | None, fps: list, dt: torch.dtype) -> torch.Tensor | None:
+def sens_delta(fp64_low: torch.dtype | None) -> float:
+    """How far (relative) the inputs of S's fp64 runs move: SENS_DELTA, or enough to survive the
+    rounding to fp64_low inside the program."""
+    return SENS_DELTA if fp64_low is None else max(SENS_DELTA, SENS_CAST_ULPS * eps(fp64_low))
+
+
+def sensitivity(f: torch.Tensor | None, fps: list, dt: torch.dtype, delta: float = SENS_DELTA,
+                rounded: bool = False) -> torch.Tensor | None:
     """S (rule 1): how far f moves, to first order, when the inputs move by one rounding of dt
-    (the largest change over the perturbed fp64 runs `fps`)."""
+    (the largest change over the fp64 runs `fps`, whose inputs moved by delta). rounded: the Monte
+    Carlo runs, whose moves land on neighbouring values of dt and need not mirror: a pair counts
+    where neither change is under SENS_SMOOTH times the other (a step moves one side only)."""
     if f is None or not fps or any(fp is None or fp.shape != f.shape for fp in fps):
         return None
     best = torch.zeros_like(f)
@@ -399,6 +502,8 @@ def sensitivity(f: torch.Tensor | None, fps: list, dt: torch.dtype) -> torch.Ten
         size = (dp.abs() + dm.abs()) / 2
         # smooth where the two changes mirror each other; a step (floor, a comparison) that one side
         # crosses does not: no widening there, a result on the wrong side of a step stays judged
-        smooth = torch.isfinite(size) & ((dp + dm).abs() <= SENS_SMOOTH * (dp.abs() + dm.abs()))
+        smooth = torch.isfinite(size) & (
+            (torch.minimum(dp.abs(), dm.abs()) >= SENS_SMOOTH * torch.maximum(dp.abs(), dm.abs())) if rounded
+            else ((dp + dm).abs() <= SENS_SMOOTH * (dp.abs() + dm.abs())))
         best = torch.maximum(best, torch.where(smooth, size, torch.zeros_like(size)))
-    return best * (eps(dt) / SENS_DELTA)
+    return best * (eps(dt) / delta)

@@ -8,7 +8,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from runners.exec.protocol import to_cpu
 from runners.oracle import numerics as nx
-from runners.oracle.inputs import InputSet, perturbed_fp64_inputs, to_fp64_inputs
+from runners.oracle.inputs import InputSet, flushed_fp64_inputs, perturbed_fp64_inputs, to_fp64_inputs
 from runners.oracle.judge import Verdict, judge
 
 
@@ -19,23 +19,47 @@ class EagerRef(NamedTuple):
     fp64: Any  # the program with every floating input in float64; None if that run fails
     idx: Any  # index sources (lowering/emit.py): index outputs are judged by the values they select
     compute_dtype: str | None  # the coarsest floating dtype of any intermediate (None: no floating op)
+    # the coarsest dtype the fp64 run rounds its floating data to (an explicit cast inside the program,
+    # x.bfloat16()); None: it stays in float64. The judge then has no independent fp64 run for NaN/inf
+    fp64_low: str | None = None
     # the fp64 runs on inputs moved by +-SENS_DELTA (judge's conditioning term), made on the first call:
     # only a verdict that fails without them needs them (S only widens the bound); None: no fp64 run
     fp64p: Callable[[], list | None] | None = None
+    # the fp64 runs under Monte Carlo rounding of the intermediates to compute_dtype (numerics.py), and
+    # last, where an input holds subnormals of it, one on inputs with those flushed to zero (Triton's
+    # default); made on the first call, by a verdict that fails with S; None: no fp64 run or float op
+    fp64mc: Callable[[], list | None] | None = None
 
 
 class FloatDtypes(TorchDispatchMode):
-    """Records the floating dtypes of every op's outputs while a program runs eagerly."""
+    """Records the floating dtypes of every op's outputs while a program runs eagerly (`seen`), and
+    those an op rounds its floating inputs down to (`narrowed`: a cast, or an op whose floating
+    outputs are coarser than all its floating inputs; not a float32 constant made from integers).
+    widen (the fp64 run): a cast of integers or bools to a floating dtype casts to float64 instead,
+    so a float model swept at an integer dtype (`x.to(torch.bfloat16)` of int64 inputs) still has
+    an fp64 run that computes in float64."""
 
-    def __init__(self) -> None:
+    def __init__(self, widen: bool = False) -> None:
         super().__init__()
         self.seen: set[torch.dtype] = set()
+        self.narrowed: set[torch.dtype] = set()
+        self.widen = widen
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        if self.widen and func is torch.ops.aten._to_copy.default and isinstance(args[0], torch.Tensor) \
+                and not (args[0].is_floating_point() or args[0].is_complex()) \
+                and isinstance(kwargs.get("dtype"), torch.dtype) and kwargs["dtype"].is_floating_point:
+            kwargs = {**kwargs, "dtype": torch.float64}
+        out = func(*args, **kwargs)
+        ins = [t.dtype for t in torch.utils._pytree.tree_leaves((args, kwargs))
+               if isinstance(t, torch.Tensor) and t.is_floating_point()]
+        finest = min((torch.finfo(d).eps for d in ins), default=None)
         for t in out if isinstance(out, (list, tuple)) else (out,):
             if isinstance(t, torch.Tensor) and t.is_floating_point():
                 self.seen.add(t.dtype)
+                if finest is not None and torch.finfo(t.dtype).eps > finest:
+                    self.narrowed.add(t.dtype)
         return out
 
 
@@ -55,51 +79,95 @@ def eager_reference(forward, index_sources, s: InputSet) -> EagerRef:
         with rec:
             ref2 = forward(*s.inputs)
         idx = index_sources(*s.inputs)
-    fp64 = None
+    fp64, rec64 = None, FloatDtypes(widen=True)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), rec64:
             torch.manual_seed(0)
             fp64 = forward(*to_fp64_inputs(s.inputs))
     except Exception:  # noqa: BLE001 - no fp64 reference then (judge's rule 6)
         fp64 = None
-    low = coarsest(rec.seen)
-    return EagerRef(s, ref, ref2, fp64, idx, str(low).removeprefix("torch.") if low else None,
-                    _perturbed_runs(forward, s.inputs) if fp64 is not None else None)
-
-
-def _perturbed_runs(forward, inputs) -> Callable[[], list | None]:
-    """The fp64 runs of rule 1's S, deferred. Their inputs are made now (the compiled run comes between)."""
+    name = lambda d: str(d).removeprefix("torch.") if d else None  # noqa: E731
+    low, low64 = coarsest(rec.seen), coarsest(rec64.narrowed)
+    if fp64 is None:
+        return EagerRef(s, ref, ref2, None, idx, name(low))
+    delta = nx.sens_delta(low64)
     # two draws: one may move a cancelling pair of terms by nearly the same amount; each antithetic
     # (+ and -): the judge widens only where the two changes mirror each other
-    moved = [perturbed_fp64_inputs(inputs, delta, seed=k)
-             for k in range(nx.SENS_DRAWS) for delta in (nx.SENS_DELTA, -nx.SENS_DELTA)]
+    moved = [perturbed_fp64_inputs(s.inputs, d, seed=k) for k in range(nx.SENS_DRAWS) for d in (delta, -delta)]
+    plain = to_fp64_inputs(s.inputs)
+    noisy = [(plain, lambda k=k, sign=sign: RoundingNoise(low, k, sign)) for k in range(nx.SENS_DRAWS) for sign in (1, -1)]
+    flushed = flushed_fp64_inputs(s.inputs, low) if low is not None else None  # None: no subnormal input
+    return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64),
+                    fp64p=_deferred(forward, [(xs, None) for xs in moved]),
+                    fp64mc=_deferred(forward, noisy + ([(flushed, None)] if flushed is not None else []))
+                    if low is not None else None)
+
+
+class RoundingNoise(TorchDispatchMode):
+    """Monte Carlo arithmetic on an fp64 run (numerics.py): every floating result of an op that may
+    have been rounded in `dt` is scaled by (1 + sign eps(dt) r), r uniform in [-1, 1] per element,
+    drawn from `seed` (the same draws for both signs): a float64 result that dt cannot hold exactly,
+    or a result in dt itself (the program cast to it) that is not a whole number. Views and in-place
+    results are left alone (their aliasing must hold); the program's inputs are not moved (the
+    compiler gets them as they are)."""
+
+    def __init__(self, dt: torch.dtype, seed: int, sign: int) -> None:
+        super().__init__()
+        self.dt, self.step, self.gen = dt, sign * torch.finfo(dt).eps, torch.Generator().manual_seed(1000 + seed)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if any(r.alias_info is not None for r in func._schema.returns):
+            return out
+        return torch.utils._pytree.tree_map(self._move, out)
+
+    def _move(self, t):
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0 \
+                or torch.finfo(t.dtype).eps > torch.finfo(self.dt).eps:
+            return t
+        r = torch.rand(t.shape, generator=self.gen, dtype=torch.float64).mul_(2).sub_(1).to(t.device)
+        inexact = (t.to(self.dt).to(t.dtype) != t) if t.dtype != self.dt else (t != t.round())
+        return torch.where(inexact, (t.double() * (1 + self.step * r)).to(t.dtype), t)
+
+
+def _deferred(forward, runs_of: list) -> Callable[[], list | None]:
+    """fp64 runs made on the first call: (inputs, a dispatch mode maker or None) each. Their inputs are
+    made now (the compiled run comes between); None if any run fails."""
     runs: list = []
 
     def get() -> list | None:
         if not runs:
             try:
                 with torch.no_grad():
-                    for xs in moved:
+                    for xs, mode in runs_of:
                         torch.manual_seed(0)
-                        runs.append(to_cpu(forward(*xs)))
+                        if mode is None:
+                            runs.append(to_cpu(forward(*xs)))
+                        else:
+                            with mode():
+                                runs.append(to_cpu(forward(*xs)))
             except Exception:  # noqa: BLE001 - no conditioning term then
                 runs.append(None)
         return None if runs[-1] is None else runs
     return get
 
 
-def conditioned(verdict_of: Callable[[Any], Verdict], fp64p: Callable[[], list | None] | None) -> Verdict:
-    """verdict_of(None), judged without S; a failing verdict again with the perturbed fp64 runs.
-    The same verdict as judging with them always (S only widens the bound), at their cost only on failure."""
-    v = verdict_of(None)
-    if v.ok or fp64p is None:
-        return v
-    runs = fp64p()
-    return v if runs is None else verdict_of(runs)
+def conditioned(verdict_of: Callable[[Any, Any], Verdict], fp64p: Callable[[], list | None] | None,
+                fp64mc: Callable[[], list | None] | None = None) -> Verdict:
+    """verdict_of(None, None), judged without S; a failing verdict again with the perturbed fp64 runs,
+    and one that still fails with the Monte Carlo rounding runs too. The same verdict as judging with
+    them always (each only widens what passes), at their cost only on failure."""
+    v = verdict_of(None, None)
+    runs = fp64p() if not v.ok and fp64p is not None else None
+    if runs is not None:
+        v = verdict_of(runs, None)
+    mc = fp64mc() if not v.ok and fp64mc is not None else None
+    return v if mc is None else verdict_of(runs, mc)  # judge's fp64_rounded: antithetic pairs, then flushed
 
 
 def judge_against(r: EagerRef, got: Any) -> Verdict:
     """The verdict on one input set: single tasks and batches judge alike (on CPU copies)."""
     ref, got, fp64, ref2, idx = to_cpu((r.ref, got, r.fp64, r.ref2, r.idx))
-    return conditioned(lambda fp: judge(ref, got, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype,
-                                        fp64_perturbed=fp, extreme_inputs=r.set.name.startswith("special")), r.fp64p)
+    return conditioned(lambda fp, mc: judge(ref, got, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype,
+                                            fp64_perturbed=fp, extreme_inputs=r.set.name.startswith("special"),
+                                            fp64_low=r.fp64_low, fp64_rounded=mc), r.fp64p, r.fp64mc)

@@ -74,3 +74,99 @@ def test_nan_for_an_overflowing_infinity_beside_huge_finite_results_is_a_note():
     got2 = small.clone()
     got2[1] = float("nan")
     assert not judge(small, got2, small.double(), extreme_inputs=True).ok
+
+
+def _count_residuals(x):  # a rewrite's x*x - x*x: exactly 0 eagerly; Triton contracts one product into an FMA
+    return torch.count_nonzero(-x * x + x * x, dim=0)
+
+
+def test_integer_decided_by_rounding_of_intermediates_is_a_note():
+    """CUDA corpus, reduce_count_correct: a count of nonzeros of x*x - x*x is 0 eagerly and 2048 compiled
+    (FMA residuals of 1e-8). The fp64 runs under Monte Carlo rounding of the intermediates reach
+    compiled's count: decided by rounding, not judged. A count no rounding reaches still fails."""
+    x = torch.randn(64, 8, generator=torch.Generator().manual_seed(0))
+    r = eager_reference(_count_residuals, lambda x: {}, InputSet("given", (x,)))
+    assert r.fp64mc is not None and int(r.ref.sum()) == 0
+    fma = torch.full_like(r.ref, 64)  # every residual nonzero
+    v = judge_against(r, fma)
+    assert v.ok and "another rounding of the intermediates" in v.detail, v.detail
+    assert judge_against(r, fma - 1).ok  # one residual exactly 0 by chance: between eager and such a run
+    assert not judge_against(r._replace(fp64mc=None), fma).ok
+    assert not judge_against(r, torch.full_like(r.ref, 65)).ok  # beyond every run
+    assert not judge_against(r, torch.full_like(r.ref, -1)).ok
+
+
+def test_floor_division_of_inputs_stays_judged_under_monte_carlo_rounding():
+    """Ledger #7: floor(a / b) for eager's a // b. The floor's operands are the program's inputs,
+    which the Monte Carlo runs do not move: the wrong multiples still fail."""
+    x = torch.linspace(-3, 3, 601, dtype=torch.float32)
+
+    def prog(x):
+        return torch.floor_divide(x, 0.1) * 0.1
+
+    r = eager_reference(prog, lambda x: {}, InputSet("given", (x,)))
+    got = torch.floor(x / 0.1) * 0.1
+    assert not torch.equal(got, r.ref)
+    assert not judge_against(r, got).ok
+
+
+def test_cancelling_sum_after_a_float64_round_trip_is_conditioned_too():
+    """CUDA corpus, reduce_mean_spatial's variants: x.double().float() before the sum. The fp64 run
+    rounds to float32 there, so a move of 1e-9 vanishes; its inputs move by SENS_CAST_ULPS eps(float32)."""
+    s = _inputs()
+    r = eager_reference(lambda x: _row_sum(x.double().float()), lambda x: {}, s)
+    assert r.fp64_low == "float32"
+    got = _reordered_sum(*s.inputs)
+    assert not torch.equal(got[3], r.ref[3])
+    assert judge_against(r, got).ok
+    assert not judge_against(r._replace(fp64p=None, fp64mc=None), got).ok
+    from runners.oracle import numerics as nx
+    assert nx.sens_delta(torch.float32) > 1e-7 and nx.sens_delta(None) == nx.SENS_DELTA
+
+
+def test_fp64_run_of_an_integer_input_cast_to_bfloat16_computes_in_float64():
+    """CUDA corpus, norm_layer_norm_bf16 at the int64 sweep: `x.to(torch.bfloat16)` of int64 inputs left
+    the fp64 run in bfloat16 (no independent reference); the cast of integers now widens to float64."""
+    import torch.nn.functional as F
+    x = torch.randint(-1000, 1000, (4, 64), generator=torch.Generator().manual_seed(0))
+    r = eager_reference(lambda x: F.layer_norm(x.to(torch.bfloat16), (64,)), lambda x: {}, InputSet("given", (x,)))
+    assert r.ref.dtype == torch.bfloat16 and r.fp64.dtype == torch.float64 and r.fp64_low is None
+    assert torch.allclose(r.fp64, F.layer_norm(x.double(), (64,)))
+
+
+def test_cancellation_after_a_rounded_intermediate_is_conditioned_by_monte_carlo_rounding():
+    """CUDA corpus, act_gelu_erf's variants: 1 + erf(x) near x = -3.7 after a float64 round trip. The
+    fp64 run computes erf in float32 too (no independent run), and another erf one ulp off moves
+    1 + erf by 13%; the Monte Carlo runs move erf's result by one rounding and see it. The results
+    are a few ulps of 1 (float32 knows no more of them); one off by 1e-5 (80 ulps of 1) still fails."""
+    x = torch.linspace(-3.9, -3.5, 256)
+
+    def prog(x):
+        return 1.0 + torch.erf(x.double().float())
+
+    r = eager_reference(prog, lambda x: {}, InputSet("given", (x,)))
+    erf = torch.erf(x)
+    got = 1.0 + torch.nextafter(erf, torch.full_like(erf, 2.0))  # another libm's erf, one ulp up
+    assert not judge_against(r._replace(fp64mc=None), got).ok
+    v = judge_against(r, got)
+    assert v.ok, v.detail
+    assert not judge_against(r, r.ref + 1e-5).ok
+
+
+def test_subnormal_inputs_flushed_to_zero_are_no_miscompile():
+    """CUDA corpus, act_fisher_z_correlation on the special set: atanh(r) * 1000 of a subnormal r is
+    5.9e-36 eagerly and 0 from Triton, which flushes subnormals; the fp64 run on flushed inputs gives 0."""
+    x = torch.randn(256, generator=torch.Generator().manual_seed(0)) * 0.1
+    x[7] = 5.877e-39
+    x[9] = -1e-40
+
+    def prog(x):
+        return torch.atanh(x) * 1000.0
+
+    r = eager_reference(prog, lambda x: {}, InputSet("special-0", (x,)))
+    got = prog(torch.where(x.abs() < torch.finfo(torch.float32).tiny, torch.zeros_like(x), x))
+    assert not judge_against(r._replace(fp64mc=None), got).ok
+    assert judge_against(r, got).ok
+    wrong = r.ref.clone()
+    wrong[3] = 0.0
+    assert not judge_against(r, wrong).ok

@@ -319,6 +319,49 @@ def test_compute_dtype_is_the_coarsest_of_the_eager_run():
     assert not judge(r.ref, got, r.fp64).ok and judge_against(r, got).ok
 
 
+def test_fp64_run_that_rounds_to_the_programs_dtype_is_no_judge_of_nan():
+    """CUDA corpus, norm_layer_norm_bf16 on the special set: the model casts to bfloat16, a row with
+    1e30 overflows the variance; eager NaN, compiled -0, and the fp64 run goes through bfloat16 too
+    (NaN): no independent judge of which is right. Its cast is recorded (fp64_low), and the verdict
+    is a note; without the record it failed. A real fp64 run's NaN still convicts."""
+    from runners.oracle.inputs import InputSet
+    from runners.oracle.reference import eager_reference
+
+    def prog(x):  # a square in bfloat16 overflows at 1e30: inf - inf
+        y = x.bfloat16()
+        return (y * y - y * y + y).float()
+
+    x = torch.randn(4, 64, generator=gen(0))
+    x[1, 3] = 1e30
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (x,)))
+    assert r.fp64_low == "bfloat16" and r.compute_dtype == "bfloat16"
+    assert math.isnan(float(r.ref[1, 3])) and math.isnan(float(r.fp64[1, 3]))
+    got = r.ref.clone()
+    got[1, 3] = 1e30  # a compiled kernel that computed the square in float32 and cancelled it
+    kw = dict(dtype_hint=r.compute_dtype, extreme_inputs=True)
+    assert not judge(r.ref, got, r.fp64, **kw).ok
+    v = judge(r.ref, got, r.fp64, fp64_low=r.fp64_low, **kw)
+    assert v.ok and "rounds to bfloat16 inside" in v.detail, v.detail
+    # a constant made from integers is no rounding of the data: that fp64 run stays a judge
+    r2 = eager_reference(lambda x: x * torch.arange(x.shape[-1]).float(), lambda *a: {}, InputSet("given", (x,)))
+    assert r2.fp64_low is None
+
+
+def test_float64_special_inputs_overflow_in_another_order_is_a_note():
+    """CUDA corpus, norm_layer_norm at the float64 sweep on the special set (values near 1.8e308):
+    compiled's variance overflows (NaN rows) where eager's Welford does not; a float64 program has
+    no independent fp64 run, so nothing says which is right. On ordinary inputs it still fails, and
+    with a real fp64 run (a float32 program) it still fails on special inputs too."""
+    e = torch.randn(4, 16, dtype=torch.float64, generator=gen(1))
+    c = e.clone()
+    c[2] = math.nan
+    v = judge(e, c, e.clone(), extreme_inputs=True)
+    assert v.ok and "in another order" in v.detail, v.detail
+    assert not judge(e, c, e.clone()).ok
+    e32 = e.float()
+    assert not judge(e32, c.float(), e, extreme_inputs=True).ok
+
+
 def test_another_libm_within_1e5_of_typical_magnitude_passes():
     """A CUDA corpus campaign case (act_mish): compiled's softplus/tanh differ from eager's by 68 ulp
     at an element of 0.011 in a tensor whose typical magnitude is 0.3 (7.6e-7 absolute)."""
