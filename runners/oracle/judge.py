@@ -188,8 +188,8 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     # the Monte Carlo runs (antithetic pairs, then the run on flushed subnormals, if any): how far f
     # moves under another rounding of the intermediates, counted like S
     sens_mc = nx.sensitivity(f, list(mcs[:2 * nx.SENS_DRAWS]), dt, nx.eps(dt), rounded=True) if mcs else None
-    if sens_mc is not None:
-        sens_mc = nx.over_peers(f, sens_mc)
+    if sens_mc is not None:  # weighed like rounding (ROUND_ULPS), not like S: it is the roundings' own effect
+        sens_mc = nx.over_peers(f, sens_mc) * (nx.ROUND_ULPS / nx.SENS_MULT)
         sens = sens_mc if sens is None else sens + sens_mc
     # a float64 leaf whose fp64 run equals eager has no independent reference (rule 6)
     reference = given and not (dt == torch.float64 and bool(nx.equal_nan(e, f).all()))
@@ -265,12 +265,18 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     num_bad = fin_c & fin_f & (fin_e | e_right) & ((c - f).abs() > limit)
     if mcs and bool(num_bad.any()):  # a step (a threshold, a comparison) that another rounding crosses too
         stepped = torch.zeros_like(num_bad)
-        for m in mcs:
-            if m is not None:
-                stepped |= torch.isfinite(m) & ((m - f).abs() > limit) & ((c - m).abs() <= limit)
+        acc = nx.eps(nx.acc_dtype(dt))
+        for i, m in enumerate(mcs):
+            if m is not None:  # c judged against m as against f: the bound's relative parts at |m|;
+                # a Monte Carlo run only where it jumps (else S counts it), an alternative run anywhere
+                more = (m.abs() - f.abs()).clamp(min=0)  # the relative parts for m's excess over |f|
+                near_m = limit + (nx.ROUND_ULPS * nx.eps(dt) + bnd.k.reshape(shape) * acc) * more
+                jumps = ((m - f).abs() > limit) if i < 2 * nx.SENS_DRAWS else torch.ones_like(num_bad)
+                stepped |= torch.isfinite(m) & jumps & ((c - m).abs() <= near_m)
         if bool((num_bad & stepped).any()):
-            notes.append(f"{what}: compiled beyond the bound at {int((num_bad & stepped).sum())} elements where the "
-                         f"fp64 run under another rounding of the intermediates jumps to it (a step): not judged")
+            notes.append(f"{what}: compiled beyond the bound at {int((num_bad & stepped).sum())} elements where an "
+                         f"fp64 run under another rounding of the intermediates (a step it crosses), with subnormals "
+                         f"flushed or with a cast's precision kept gives it: not judged")
             num_bad &= ~stepped
     bad = kind_bad | num_bad
     if not bool(bad.any()):

@@ -25,9 +25,10 @@ class EagerRef(NamedTuple):
     # the fp64 runs on inputs moved by +-SENS_DELTA (judge's conditioning term), made on the first call:
     # only a verdict that fails without them needs them (S only widens the bound); None: no fp64 run
     fp64p: Callable[[], list | None] | None = None
-    # the fp64 runs under Monte Carlo rounding of the intermediates to compute_dtype (numerics.py), and
-    # last, where an input holds subnormals of it, one on inputs with those flushed to zero (Triton's
-    # default); made on the first call, by a verdict that fails with S; None: no fp64 run or float op
+    # the fp64 runs under Monte Carlo rounding of the intermediates to compute_dtype (numerics.py), then
+    # alternatives: where an input holds subnormals of it, one on inputs with those flushed to zero
+    # (Triton's default), and where the fp64 run casts to a coarser dtype, one that keeps the precision
+    # (KeptPrecision); made on the first call, by a verdict that fails with S; None: no fp64 run or float op
     fp64mc: Callable[[], list | None] | None = None
 
 
@@ -97,10 +98,30 @@ def eager_reference(forward, index_sources, s: InputSet) -> EagerRef:
     plain = to_fp64_inputs(s.inputs)
     noisy = [(plain, lambda k=k, sign=sign: RoundingNoise(low, k, sign)) for k in range(nx.SENS_DRAWS) for sign in (1, -1)]
     flushed = flushed_fp64_inputs(s.inputs, low) if low is not None else None  # None: no subnormal input
+    alts = ([(flushed, None)] if flushed is not None else []) + ([(plain, KeptPrecision)] if low64 is not None else [])
     return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64),
                     fp64p=_deferred(forward, [(xs, None) for xs in moved]),
-                    fp64mc=_deferred(forward, noisy + ([(flushed, None)] if flushed is not None else []))
-                    if low is not None else None)
+                    fp64mc=_deferred(forward, noisy + alts) if low is not None else None)
+
+
+class KeptPrecision(FloatDtypes):
+    """The fp64 run as Inductor computes by default: a cast of floating data to a coarser floating
+    dtype (x.bfloat16()) rounds the values once and keeps the data's precision, so the ops after it
+    do not round their results to that dtype. PyTorch documents that compiled code keeps such
+    intermediates in float32 unless `emulate_precision_casts` is set: a compiled value that agrees
+    with this run where eager's rounding took it away (1 + tanh(x) of a bfloat16 x near -3: eager
+    -0, compiled -0.0026, this run -0.0026) is no miscompile."""
+
+    def __init__(self) -> None:
+        super().__init__(widen=True)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        x, to = (args[0] if args else None), kwargs.get("dtype")
+        if func is torch.ops.aten._to_copy.default and isinstance(x, torch.Tensor) and x.is_floating_point() \
+                and isinstance(to, torch.dtype) and to.is_floating_point and torch.finfo(to).eps > torch.finfo(x.dtype).eps:
+            return super().__torch_dispatch__(func, types, args, kwargs).to(x.dtype)
+        return super().__torch_dispatch__(func, types, args, kwargs)
 
 
 class RoundingNoise(TorchDispatchMode):

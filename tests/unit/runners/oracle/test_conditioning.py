@@ -170,3 +170,25 @@ def test_subnormal_inputs_flushed_to_zero_are_no_miscompile():
     wrong = r.ref.clone()
     wrong[3] = 0.0
     assert not judge_against(r, wrong).ok
+
+
+def test_compiled_keeping_the_precision_of_a_cast_is_no_miscompile():
+    """CUDA corpus, act_gelu_bf16's variants: 0.5 x (1 + tanh(...)) of a bfloat16 x near -3. Eager
+    rounds tanh to -1 in bfloat16 (-0); Inductor keeps float32 inside (emulate_precision_casts off, as
+    PyTorch documents): -0.0026, nearer the exact -0.004. The fp64 run with the cast's precision kept
+    agrees with compiled; a value that agrees with neither still fails."""
+    x = torch.linspace(-3.2, -2.6, 64)
+
+    def prog(x):
+        b = x.to(torch.bfloat16)
+        return (0.5 * b * (1.0 + torch.tanh(0.7978845608 * (b + 0.044715 * b * b * b)))).float()
+
+    def kept(x):  # as Inductor computes it: the bfloat16 cast of x, then float32 throughout
+        b = x.to(torch.bfloat16).float()
+        return 0.5 * b * (1.0 + torch.tanh(0.7978845608 * (b + 0.044715 * b * b * b)))
+
+    r = eager_reference(prog, lambda x: {}, InputSet("given", (x,)))
+    got = kept(x)
+    assert not judge_against(r._replace(fp64mc=None), got).ok
+    assert judge_against(r, got).ok
+    assert not judge_against(r, got - 0.01).ok
