@@ -18,6 +18,7 @@ from codegen_templates import render
 from conftest import REPO
 
 RELU_BUG = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"'
+pytestmark = pytest.mark.xdist_group("structured")  # a parallel run: one worker makes `structured_run` once
 
 # The program: every kind of container and leaf the oracle walks.
 FORWARD = '''

@@ -19,6 +19,7 @@ from conftest import TEST_MODELS
 
 RELU_BUG = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="{}"'
 RULES = TEST_MODELS / "e2e_rules"
+pytestmark = pytest.mark.xdist_group("artifacts")  # a parallel run: one worker makes `run` once for all
 
 
 @pytest.fixture(scope="module")
