@@ -196,10 +196,12 @@ def test_lenient_judge_excuses_rounding_before_floor_but_not_wrong_values():
     ref32 = f(x16.float())  # what Inductor computes: the fp16 inputs, math in fp32
     compiled = tuple(t.half() if t.is_floating_point() else t for t in ref32)
     fp64 = f(x16.double())
+    # eager's fp16 rounding flips a floor/comparison; compiled agrees with fp64 there: the judge's
+    # own rules pass it now (the bools: between eager and the fp64 run, docs/oracle.md rule 4)
     strict = judge(eager, compiled, fp64)
-    assert not strict.ok  # eager's fp16 rounding flips a floor/comparison: a false alarm without leniency
+    assert strict.ok and "between eager and the fp64 run" in strict.detail, strict.detail
     v = lenient_judge(eager, compiled, fp64, ref32)
-    assert v.ok and "excused" in v.detail
+    assert v.ok
     wrong = (compiled[0].clone(), compiled[1].clone())
     same = (eager[0] == compiled[0]).nonzero()[0, 0]
     wrong[0][same] += 3.0  # a real error where every reference agrees
