@@ -1,4 +1,4 @@
-"""Miscellaneous rules: zeros/ones/full_like, exp/log variants (expm1, log1p, log2, exp2, rsqrt), lerp/addcmul/addcdiv, alpha arguments."""
+"""Miscellaneous rules: zeros/ones/full_like, exp/log variants (expm1, log1p, log2, exp2, rsqrt, inverse hyperbolic functions), lerp/addcmul/addcdiv, alpha arguments."""
 import torch
 
 from rewrite.ruledsl import ANY_DTYPE, FLOATING, Tensor, rule
@@ -22,6 +22,23 @@ def expm1_is_exp_minus_one(x: Tensor(dtype=FLOATING)):
 @rule(family="misc", numerics="approximate", bidirectional=True)
 def log1p_is_log_of_one_plus(x: Tensor(dtype=FLOATING)):
     return torch.log1p(x), torch.log(1 + x)
+
+
+@rule(family="misc", numerics="approximate")
+def acosh_is_log_form(x: Tensor(dtype=("float32", "float64"))):
+    # the textbook form squares x: it overflows where acosh does not (ledger #9 is this, inside Inductor)
+    return torch.acosh(x), torch.log(x + torch.sqrt(x * x - 1))
+
+
+@rule(family="misc", numerics="approximate")
+def asinh_is_log_form(x: Tensor(dtype=("float32", "float64"))):
+    return torch.asinh(x), torch.sign(x) * torch.log(x.abs() + torch.sqrt(x * x + 1))
+
+
+@rule(family="misc", numerics="approximate")
+def atanh_is_half_log1p_difference(x: Tensor(dtype=("float32", "float64"))):
+    # keeps the precision near 0 that 0.5 * log((1 + x) / (1 - x)) loses (ledger #10)
+    return torch.atanh(x), 0.5 * (torch.log1p(x) - torch.log1p(-x))
 
 
 @rule(family="misc", numerics="approximate", bidirectional=True)
