@@ -194,7 +194,9 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
                   "families": {r.name: r.family for r in rules},
                   "numerics": {r.name: r.numerics for r in rules},
                   # rules that hold only at some dtypes (rewrite/ruledsl.py Rule.dtypes); the rest hold at all
-                  "dtypes": {r.name: list(r.dtypes) for r in rules if r.dtypes is not None}},
+                  "dtypes": {r.name: list(r.dtypes) for r in rules if r.dtypes is not None},
+                  # rules whose right side holds the sizes they were applied at (Rule.fixes_sizes)
+                  "fix_sizes": sorted(r.name for r in rules if r.fixes_sizes)},
         "graphs": [], "variants": [],
     }
     fired_total: dict[str, int] = {}
@@ -253,6 +255,7 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
             applied = timed("extract", credit.rules_of, p)
             numerics = {r: manifest["rules"]["numerics"].get(r, "?") for r in applied}
             dtypes = _variant_dtypes(applied, manifest["rules"]["dtypes"])
+            fix_sizes = set(manifest["rules"]["fix_sizes"])
             f = timed("render", write, vid, p,
                       f"variant {k} ({mode}) of graph {g.index} of {Path(str(model_path)).name}",
                       [f"rules applied: {', '.join(f'{r} ({c})' for r, c in numerics.items()) or '(none)'}"])
@@ -260,6 +263,7 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
                                          "seed": False, "mode": mode,
                                          "rules": applied, "rule_numerics": numerics,
                                          **({"dtypes": dtypes} if dtypes is not None else {}),
+                                         **({"fixed_sizes": True} if set(applied) & fix_sizes else {}),
                                          "ops": p.num_ops, "key": p.key()})
         manifest["graphs"].append(ginfo)
         log(f"graph {gid}: {prog.num_ops} ops, {sat.enodes} e-nodes after {sat.iterations} iterations "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +111,17 @@ class Rule:
             if isinstance(v, Tensor):
                 allowed &= set(v.dtypes)
         return None if allowed >= set(ANY_DTYPE) else tuple(d for d in ANY_DTYPE if d in allowed)
+
+    @property
+    def fixes_sizes(self) -> bool:
+        """Whether the rule reads its tensors' sizes (`x.shape`, `x.size()`): its right side then holds
+        the sizes it was applied at as literals (`x.narrow(0, 0, n // 2)`), so a variant built with it
+        is equivalent to its seed at those sizes only (the size and dynamic sweeps skip it)."""
+        try:
+            text = self.source_text or inspect.getsource(self.fn)
+        except (OSError, TypeError):
+            return False
+        return bool(re.search(r"\.shape\b|\.size\(|\.dim\(|\.ndim\b|\.numel\(", text))
 
     def source_hash(self) -> str:
         try:

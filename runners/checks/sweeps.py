@@ -147,6 +147,8 @@ def make_sweep_tasks(bundle: Path, manifest: dict, sweep: dict, *, backends, dev
                 cfg = dataclasses.replace(base_cfg, full=bool(v["seed"]), key=v["id"])
                 if v.get("dtypes") is not None:  # built by rules that hold only at these dtypes: sweep no others
                     cfg = dataclasses.replace(cfg, dtypes=tuple(d for d in cfg.dtypes if d in v["dtypes"]))
+                if v.get("fixed_sizes"):  # built by a rule that wrote its sizes in: equivalent at them only
+                    cfg = dataclasses.replace(cfg, sizes=(), dynamic="none")
                 tasks.append({
                     "id": tid, "variant": v["id"], "file": str((bundle / v["file"]).resolve()),
                     "backend": backend, "device": device, "seed": seed, "input_kinds": list(input_kinds),

@@ -447,3 +447,31 @@ def test_variant_of_dtype_bound_rules_is_swept_only_at_their_dtypes(tmp_path):
     assert dt["g0_seed"] == DEFAULT_DTYPES and dt["g0_v003"] == DEFAULT_DTYPES
     assert dt["g0_v001"] == ()
     assert dt["g0_v002"] == tuple(d for d in DEFAULT_DTYPES if d in FLOATING)
+
+
+def _halves(x):  # a rule that reads a size writes it into the variant as a literal
+    n = x.shape[0]
+    return x.sum(0), x.narrow(0, 0, n // 2).sum(0) + x.narrow(0, n // 2, n - n // 2).sum(0)
+
+
+def test_variant_of_a_size_fixing_rule_is_not_swept_over_sizes(tmp_path):
+    """examples/elementwise.py's default run: `sum_first_is_two_partial_sums` wrote narrow(0, 0, 6) and
+    narrow(0, 6, 6) into variants of a 12-row input; at the size sweep's 63 rows they sum 12 rows, and
+    19 unsound-rewrite notes blamed the rule. A variant built by a rule that reads sizes keeps its dtype
+    sweep, not its size and dynamic sweeps."""
+    from rewrite.ruledsl import Rule, Tensor, load_rules
+    from runners.checks.sweeps import make_sweep_tasks
+
+    assert Rule("h", "t", "approximate", _halves, {"x": Tensor()}).fixes_sizes
+    assert not Rule("s", "t", "exact", lambda x: (x.sum(0), x.sum(0)), {"x": Tensor()}).fixes_sizes
+    assert "sum_first_is_two_partial_sums" in {r.name for r in load_rules(None) if r.fixes_sizes}
+    manifest = {"graphs": [{"id": "g0", "is_param": [False]}], "variants": [
+        {"id": "g0_seed", "graph": "g0", "file": "s.py", "seed": True},
+        {"id": "g0_v001", "graph": "g0", "file": "a.py", "seed": False, "fixed_sizes": True},
+        {"id": "g0_v002", "graph": "g0", "file": "b.py", "seed": False}]}
+    tasks = make_sweep_tasks(tmp_path, manifest, SweepConfig(dynamic="all").to_dict(), backends=["inductor"],
+                             devices=["cpu"], seed=0, input_kinds=["random"], scratch=tmp_path, first_backend="inductor")
+    cfg = {t["variant"]: t["sweep"] for t in tasks}
+    assert tuple(cfg["g0_v001"]["sizes"]) == () and cfg["g0_v001"]["dynamic"] == "none"
+    assert tuple(cfg["g0_v001"]["dtypes"]) == DEFAULT_DTYPES
+    assert tuple(cfg["g0_v002"]["sizes"]) == tuple(SweepConfig().sizes) and cfg["g0_v002"]["dynamic"] == "all"
