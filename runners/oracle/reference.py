@@ -153,23 +153,24 @@ class RoundingNoise(TorchDispatchMode):
 
 def _deferred(forward, runs_of: list) -> Callable[[], list | None]:
     """fp64 runs made on the first call: (inputs, a dispatch mode maker or None) each. Their inputs are
-    made now (the compiled run comes between); None if any run fails."""
+    made now (the compiled run comes between). A run that fails is None in the list (the judge goes
+    without it); None if every run fails."""
     runs: list = []
 
     def get() -> list | None:
         if not runs:
-            try:
-                with torch.no_grad():
-                    for xs, mode in runs_of:
-                        torch.manual_seed(0)
+            with torch.no_grad():
+                for xs, mode in runs_of:
+                    torch.manual_seed(0)
+                    try:
                         if mode is None:
                             runs.append(to_cpu(forward(*xs)))
                         else:
                             with mode():
                                 runs.append(to_cpu(forward(*xs)))
-            except Exception:  # noqa: BLE001 - no conditioning term then
-                runs.append(None)
-        return None if runs[-1] is None else runs
+                    except Exception:  # noqa: BLE001 - this run adds nothing then
+                        runs.append(None)
+        return None if all(r is None for r in runs) else runs
     return get
 
 
