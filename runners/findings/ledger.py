@@ -7,7 +7,6 @@ nothing matches.
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +52,13 @@ def load_ledger(repo_root_or_path: str | Path | None = None) -> list[LedgerEntry
     """The ledger's entries in file order; [] when the file is missing. A malformed entry raises
     ValueError (the file is the project's own, and a test reads it)."""
     path = ledger_path(repo_root_or_path)
+    try:
+        import tomllib  # Python 3.11+
+    except ImportError:  # Python 3.10: tomli if present, else no ledger (a report without its links)
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            return []
     if not path.is_file():
         return []
     with open(path, "rb") as fh:
