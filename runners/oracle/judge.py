@@ -13,7 +13,10 @@ subnormal spacing). Per element of every leaf:
    S = |f+ - f| eps(D) / 1e-9, f+- the fp64 run with each floating input scaled by 1 +- 1e-9 r,
    r uniform in [-1, 1] (two draws, the larger), where f+ - f and f- - f mirror each other (0
    where a step lies between them): how far f moves when the inputs move by one rounding of D
-   (a sum whose terms cancel).
+   (a sum whose terms cancel); plus 4/16 of the like change of the Monte Carlo runs (each rounded
+   intermediate moved by up to one rounding of D; reference.py), or its q75 over the peers. A c
+   within the bound of an alternative run (subnormals flushed; casts' precision kept), or of a
+   Monte Carlo run that jumps beyond the bound (a step), is not judged.
 2. e non-finite, f finite (eager overflowed): both wrong, not judged; unless f is beyond D's
    range and e is the infinity it rounds to: then c is that infinity (or finite within 1.).
 3. f NaN/inf: where e has f's kind c must have it, else c has e's or f's kind. A non-finite c
