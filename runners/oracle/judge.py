@@ -181,15 +181,16 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     """Floating leaves as float64 tensors of one shape (complex as (re, im) pairs); dt: the tolerance dtype;
     fps: the fp64 runs on perturbed inputs (the conditioning term S of rule 1); fp64_low: the coarsest
     dtype the fp64 run rounds its data to (None: float64 throughout); mcs: the fp64 runs under Monte Carlo
-    rounding of the intermediates, antithetic pairs, then the run on flushed subnormals if any (they add
-    to S; a value on the far side of a step that such a run crosses passes)."""
+    rounding of the intermediates, antithetic pairs (they add to S; a value on the far side of a step
+    that one crosses passes), then the alternative runs (flushed subnormals, casts' precision kept: a
+    value within the bound of one passes)."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):  # bitwise eager: passes every rule
         return _LeafResult(True)
     abs_err, rel_err = nx.max_errors(e, c)
     given = f is not None
     sens = nx.sensitivity(f, list(fps), dt, nx.sens_delta(fp64_low))
-    # the Monte Carlo runs (antithetic pairs, then the run on flushed subnormals, if any): how far f
-    # moves under another rounding of the intermediates, counted like S
+    # the Monte Carlo runs (the antithetic pairs at the head of mcs): how far f moves under another
+    # rounding of the intermediates
     sens_mc = nx.sensitivity(f, list(mcs[:2 * nx.SENS_DRAWS]), dt, nx.eps(dt), rounded=True) if mcs else None
     if sens_mc is not None:  # weighed like rounding (ROUND_ULPS), not like S: it is the roundings' own effect
         sens_mc = nx.over_peers(f, sens_mc) * (nx.ROUND_ULPS / nx.SENS_MULT)
@@ -322,8 +323,9 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
 
 def _judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = ()) -> _LeafResult:
     """Integer and bool leaves: exact; but an element where compiled lies between eager and the fp64
-    run, as is or under Monte Carlo rounding of the intermediates (`alts`), is decided by rounding
-    (a count of nonzero FMA residuals: eager 1028, such a run 2048, compiled 2047): a note."""
+    run, as is, under Monte Carlo rounding of the intermediates or as an alternative run (`alts`), is
+    decided by rounding (a count of nonzero FMA residuals: eager 1028, such a run 2048, compiled
+    2047): a note."""
     diff = r != g
     lo = hi = r.to(torch.int64) if r.dtype != torch.uint64 else r
     for a in alts:

@@ -91,16 +91,21 @@ def eager_reference(forward, index_sources, s: InputSet) -> EagerRef:
     low, low64 = coarsest(rec.seen), coarsest(rec64.narrowed)
     if fp64 is None:
         return EagerRef(s, ref, ref2, None, idx, name(low))
+    # one float64 copy of the inputs, made now (the compiled run comes between, and a miscompile may
+    # write into its inputs); the deferred runs derive theirs from it only on a failing verdict
+    plain = torch.utils._pytree.tree_map(
+        lambda t: t.clone() if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) else t,
+        to_fp64_inputs(s.inputs))
     delta = nx.sens_delta(low64)
     # two draws: one may move a cancelling pair of terms by nearly the same amount; each antithetic
     # (+ and -): the judge widens only where the two changes mirror each other
-    moved = [perturbed_fp64_inputs(s.inputs, d, seed=k) for k in range(nx.SENS_DRAWS) for d in (delta, -delta)]
-    plain = to_fp64_inputs(s.inputs)
-    noisy = [(plain, lambda k=k, sign=sign: RoundingNoise(low, k, sign)) for k in range(nx.SENS_DRAWS) for sign in (1, -1)]
-    flushed = flushed_fp64_inputs(s.inputs, low) if low is not None else None  # None: no subnormal input
-    alts = ([(flushed, None)] if flushed is not None else []) + ([(plain, KeptPrecision)] if low64 is not None else [])
-    return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64),
-                    fp64p=_deferred(forward, [(xs, None) for xs in moved]),
+    draws = [(k, sign) for k in range(nx.SENS_DRAWS) for sign in (1, -1)]
+    moved = [(lambda k=k, d=sign * delta: perturbed_fp64_inputs(plain, d, seed=k), None) for k, sign in draws]
+    noisy = [(lambda: plain, lambda k=k, sign=sign: RoundingNoise(low, k, sign)) for k, sign in draws]
+    alts = [(lambda: flushed_fp64_inputs(plain, low), None)]  # no run where no input holds subnormals
+    if low64 is not None:
+        alts.append((lambda: plain, KeptPrecision))
+    return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64), fp64p=_deferred(forward, moved),
                     fp64mc=_deferred(forward, noisy + alts) if low is not None else None)
 
 
@@ -152,15 +157,18 @@ class RoundingNoise(TorchDispatchMode):
 
 
 def _deferred(forward, runs_of: list) -> Callable[[], list | None]:
-    """fp64 runs made on the first call: (inputs, a dispatch mode maker or None) each. Their inputs are
-    made now (the compiled run comes between). A run that fails is None in the list (the judge goes
-    without it); None if every run fails."""
+    """fp64 runs made on the first call: (a maker of the inputs, a maker of a dispatch mode or None)
+    each; a maker that gives None inputs means no such run. A run that fails is None in the list (the
+    judge goes without it); None if every run fails."""
     runs: list = []
 
     def get() -> list | None:
         if not runs:
             with torch.no_grad():
-                for xs, mode in runs_of:
+                for inputs, mode in runs_of:
+                    xs = inputs()
+                    if xs is None:
+                        continue
                     torch.manual_seed(0)
                     try:
                         if mode is None:
@@ -184,7 +192,7 @@ def conditioned(verdict_of: Callable[[Any, Any], Verdict], fp64p: Callable[[], l
     if runs is not None:
         v = verdict_of(runs, None)
     mc = fp64mc() if not v.ok and fp64mc is not None else None
-    return v if mc is None else verdict_of(runs, mc)  # judge's fp64_rounded: antithetic pairs, then flushed
+    return v if mc is None else verdict_of(runs, mc)  # judge's fp64_rounded: antithetic pairs, then alternatives
 
 
 def judge_against(r: EagerRef, got: Any) -> Verdict:
