@@ -93,10 +93,11 @@ SENS_MULT = 16.0
 # terms cancel, after a float64 round trip: CUDA corpus, reduce_mean_spatial's variants).
 SENS_CAST_ULPS = 8.0
 # Monte Carlo arithmetic (Parker 1997): the fp64 run repeated with every floating result of an op
-# that D cannot hold exactly moved by up to one rounding of D (r uniform in [-1, 1]; antithetic, the
-# same draws as S). A compiled integer that such a run also gives (a count of nonzeros of x*x - x*x,
-# which Triton's FMA contraction leaves at 1e-8) or a compiled value on the other side of a step
-# that such a run crosses too (a top-p threshold) is decided by rounding, not by the compiler.
+# that may have been rounded in D moved by up to one rounding of D (r uniform in [-1, 1]; antithetic,
+# the same draws as S; runners/oracle/reference.py RoundingNoise). A compiled integer between eager
+# and such a run (a count of nonzeros of x*x - x*x, which Triton's FMA contraction leaves at 1e-8)
+# or a compiled value on the other side of a step that such a run crosses too (a top-p threshold) is
+# decided by rounding, not by the compiler.
 # A compiled infinity or NaN where eager and fp64 are finite is an overflow in another order (not
 # judged) where |fp64| or |eager| is within this factor of D's largest finite value, or where the
 # element's row (numerics.rows) overflows in eager or in fp64.
@@ -265,13 +266,19 @@ def _kth(x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     return x.sort(-1).values.gather(-1, k[:, None]).squeeze(-1)
 
 
+def _by_size(counted: torch.Tensor, af: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`counted` (|f| per element, +inf where not counted) sorted per row, the sort order, and each
+    element's peers: the length of the sorted prefix with |f_j| <= PEER_RANGE |f_i| (af: |f|)."""
+    sk, order = counted.sort(-1)
+    return sk, order, torch.searchsorted(sk, (af * PEER_RANGE).contiguous(), right=True)
+
+
 def over_peers(f: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """v per element, or its YARD_QUANTILE over the element's peers (|f_j| <= PEER_RANGE |f_i|, f_j
     finite) where larger: a property of the computation that elements of like size share, seen at some
     of them (a Monte Carlo rounding that happened to move an element's inputs by nothing)."""
     af = neighbourhoods(torch.where(torch.isfinite(f), f.abs(), torch.full_like(f, math.inf)))
-    sk, order = af.sort(-1)
-    peers = torch.searchsorted(sk, (af * PEER_RANGE).contiguous(), right=True)
+    _, order, peers = _by_size(af, af)
     vs = neighbourhoods(torch.where(torch.isfinite(f), v, torch.full_like(v, math.inf))).gather(-1, order)
     return torch.maximum(v, _prefix_quantile(vs, peers).reshape(v.shape))
 
@@ -287,8 +294,7 @@ def bound(e: torch.Tensor, f: torch.Tensor, stat: torch.Tensor, dt: torch.dtype,
     m = neighbourhoods(stat)
     own = (neighbourhoods((e - f).abs()) - 0.5 * ulp(af, dt)).clamp(min=0)
     own = torch.where(m, own, torch.zeros_like(own))
-    sk, order = torch.where(m, af, torch.full_like(af, math.inf)).sort(-1)
-    peers = torch.searchsorted(sk, (af * PEER_RANGE).contiguous(), right=True)  # a prefix of sk
+    sk, order, peers = _by_size(torch.where(m, af, torch.full_like(af, math.inf)), af)  # peers: a prefix of sk
     if reference:
         ys = torch.where(m, own, torch.full_like(own, math.inf)).gather(-1, order)
         yard = torch.maximum(own, _prefix_quantile(ys, peers))
