@@ -34,6 +34,8 @@ subnormal spacing). Per element of every leaf:
 5. Python floats: 0-d float64. 6. No fp64 run, or a float64 leaf equal to it bitwise: c
    against e, yard = 0, typ = the leaf's median |e|, K = max(1024, 8 K(n)).
 7. Two eager runs differ: "nondeterministic", not judged.
+8. Special sets: an element whose value, in the fp64 run of the program under Inductor's
+   decompositions, depends on an intermediate beyond acc(D)'s range (fp64_beyond) is not judged.
 
 Notes, never failures: elements not judged (2., 3.), signed zeros where e and f agree and c
 differs, strides that differ from eager's (torch._dynamo.utils.same does not compare strides;
@@ -51,6 +53,7 @@ from typing import Any
 import torch
 
 from runners.oracle import numerics as nx
+from runners.oracle.exact import LeafResult, first_true, fmt, index_str, judge_exact, judge_index
 from runners.oracle.numerics import leaves, to_fp64, tolerance  # noqa: F401 (re-exported)
 
 __all__ = [
@@ -77,38 +80,6 @@ class Verdict:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-@dataclass
-class _LeafResult:
-    ok: bool
-    abs_err: float = 0.0
-    rel_err: float = 0.0
-    detail: str = ""
-    notes: list[str] = dataclasses.field(default_factory=list)
-
-
-# ----------------------------------------------------------------------------------------------
-# small helpers
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.6g}"
-
-
-def _index_str(flat_pos: int, shape: tuple[int, ...]) -> str:
-    if not shape:
-        return "()"
-    idx = []
-    for size in reversed(shape):
-        idx.append(flat_pos % size)
-        flat_pos //= size
-    return "(" + ", ".join(str(i) for i in reversed(idx)) + (",)" if len(shape) == 1 else ")")
-
-
-def _first(mask: torch.Tensor) -> int:
-    """Flat position of the first True in a mask (which has at least one)."""
-    return int(mask.reshape(-1).nonzero()[0, 0])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -177,15 +148,16 @@ def _pair(r: Any, g: Any, path: str, out: list) -> tuple[str, str] | None:
 
 def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: torch.dtype, what: str,
                  shape: tuple[int, ...], extreme: bool = False, fps: list = (),
-                 fp64_low: torch.dtype | None = None, mcs: list = ()) -> _LeafResult:
+                 fp64_low: torch.dtype | None = None, mcs: list = (), fb: torch.Tensor | None = None) -> LeafResult:
     """Floating leaves as float64 tensors of one shape (complex as (re, im) pairs); dt: the tolerance dtype;
     fps: the fp64 runs on perturbed inputs (the conditioning term S of rule 1); fp64_low: the coarsest
     dtype the fp64 run rounds its data to (None: float64 throughout); mcs: the fp64 runs under Monte Carlo
     rounding of the intermediates, antithetic pairs (they add to S; a value on the far side of a step
     that one crosses passes), then the alternative runs (flushed subnormals, casts' precision kept: a
-    value within the bound of one passes)."""
+    value within the bound of one passes); fb: the fp64 run of the decomposed program with values
+    beyond the range of acc(D) set to NaN (special sets only)."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):  # bitwise eager: passes every rule
-        return _LeafResult(True)
+        return LeafResult(True)
     abs_err, rel_err = nx.max_errors(e, c)
     given = f is not None
     sens = nx.sensitivity(f, list(fps), dt, nx.sens_delta(fp64_low))
@@ -206,6 +178,8 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
         f = e
     fin_e, fin_c, fin_f = torch.isfinite(e), torch.isfinite(c), torch.isfinite(f)
     nan_e, nan_c, nan_f = torch.isnan(e), torch.isnan(c), torch.isnan(f)
+    # elements whose exact value depends on an intermediate beyond the range of acc(D): eager's is luck
+    beyond = (fin_f & torch.isnan(fb)) if fb is not None and extreme and given else None
     f_d = f.to(dt).to(torch.float64)  # f rounded to the dtype: +-inf where it overflows it
     f_over = fin_f & ~torch.isfinite(f_d)
     notes: list[str] = []
@@ -253,8 +227,16 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
         n_ovf = int((c_off & near).sum())
         if n_ovf:
             notes.append(f"{what}: compiled non-finite where eager and fp64 are finite at {n_ovf} elements near the "
-                         f"range of {str(dt)[6:]}, beside an overflow, or on inputs near it {why_not}: an overflow "
+                         f"range of {str(dt)[6:]}, beside an overflow"
+                         f"{', or on inputs near it ' + why_not if extreme and not independent else ''}: an overflow "
                          f"in another order, not judged")
+        if beyond is not None:  # the element depends on a value beyond D's range in exact arithmetic
+            in_b = c_off & ~near & beyond
+            near = near | beyond
+            if bool(in_b.any()):
+                notes.append(f"{what}: compiled non-finite where eager and fp64 are finite at {int(in_b.sum())} elements "
+                             f"that depend on an intermediate beyond the range of {str(nx.acc_dtype(dt))[6:]} (Inductor's "
+                             f"decompositions, in float64): an overflow in another order, not judged")
         kind_bad |= c_off & ~near
     n_not_judged = int(not_judged.sum())
     if n_not_judged:
@@ -282,132 +264,47 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
                          f"fp64 run under another rounding of the intermediates (a step it crosses), with subnormals "
                          f"flushed or with a cast's precision kept gives it: not judged")
             num_bad &= ~stepped
+    if beyond is not None and bool((num_bad & beyond).any()):
+        notes.append(f"{what}: compiled beyond the bound at {int((num_bad & beyond).sum())} elements that depend on an "
+                     f"intermediate beyond the range of {str(nx.acc_dtype(dt))[6:]}: not judged")
+        num_bad &= ~beyond
     bad = kind_bad | num_bad
     if not bool(bad.any()):
         zs = (c == 0) & (e == 0) & (f == 0) & (torch.signbit(e) == torch.signbit(f)) & (torch.signbit(c) != torch.signbit(e))
         if bool(zs.any()):
-            p = _first(zs)
-            notes.append(f"{what}: signed zero differs at {int(zs.sum())} elements, first at {_index_str(p, shape)} "
-                         f"(eager and fp64 {_fmt(float(e.reshape(-1)[p]))}, compiled {_fmt(float(c.reshape(-1)[p]))})")
-        return _LeafResult(True, abs_err, rel_err, notes=notes)
+            p = first_true(zs)
+            notes.append(f"{what}: signed zero differs at {int(zs.sum())} elements, first at {index_str(p, shape)} "
+                         f"(eager and fp64 {fmt(float(e.reshape(-1)[p]))}, compiled {fmt(float(c.reshape(-1)[p]))})")
+        return LeafResult(True, abs_err, rel_err, notes=notes)
 
-    p = _first(bad)
+    p = first_true(bad)
     ev_, cv, fv = (float(t.reshape(-1)[p]) for t in (e, c, f))
     counts = [f"NaN/Inf positions differ at {int(kind_bad.sum())}"] if bool(kind_bad.any()) else []
     if bool(num_bad.any()):
         counts.append(f"{int(num_bad.sum())} exceed the fp64 bound")
-    head = (f"{what}: {' and '.join(counts)} of {e.numel()} elements, first at {_index_str(p, shape)}: "
-            f"eager {_fmt(ev_)}, compiled {_fmt(cv)}, fp64 {_fmt(fv) if given else '(none)'}")
+    head = (f"{what}: {' and '.join(counts)} of {e.numel()} elements, first at {index_str(p, shape)}: "
+            f"eager {fmt(ev_)}, compiled {fmt(cv)}, fp64 {fmt(fv) if given else '(none)'}")
     if bool(kind_bad.reshape(-1)[p]):
         if math.isfinite(ev_) and math.isfinite(fv):
             why = "compiled is non-finite where eager and fp64 are finite" if given else \
                 "compiled is non-finite where eager is finite; no fp64 reference"
         else:
             why = "compiled disagrees in kind with both eager and fp64"
-        return _LeafResult(False, math.inf, math.inf, f"{head} ({why})")
+        return LeafResult(False, math.inf, math.inf, f"{head} ({why})")
     b, acc, d = float(limit.reshape(-1)[p]), str(nx.acc_dtype(dt))[6:], str(dt)[6:]
     sp = 0.0 if sens is None else float(sens.reshape(-1)[p])
-    cond = f" + {nx.SENS_MULT:g} x S {_fmt(sp)} (fp64's change when the inputs{' and intermediates' if mcs else ''} " \
+    cond = f" + {nx.SENS_MULT:g} x S {fmt(sp)} (fp64's change when the inputs{' and intermediates' if mcs else ''} " \
            f"move by one rounding of {d})" if sp else ""
-    mk, n = f"{_fmt(float(bnd.k[p]))} eps({acc})", int(bnd.peers[p])
+    mk, n = f"{fmt(float(bnd.k[p]))} eps({acc})", int(bnd.peers[p])
     if reference:
-        rule = (f"|compiled - fp64| = {_fmt(abs(cv - fv))} > {_fmt(b)} = {_fmt(float(bnd.mult[p]))} x eager's error "
-                f"{_fmt(float(bnd.yard[p]))} (beyond rounding; here, or the q{nx.YARD_QUANTILE * 100:g} of {n} peers) + {nx.ROUND_ULPS:g} (ulp({d}, fp64) + eps({d}) typ) + "
-                f"{mk} (|fp64| + typ){cond}, typ = the peers' median |fp64| {_fmt(float(bnd.typ[p]))}")
+        rule = (f"|compiled - fp64| = {fmt(abs(cv - fv))} > {fmt(b)} = {fmt(float(bnd.mult[p]))} x eager's error "
+                f"{fmt(float(bnd.yard[p]))} (beyond rounding; here, or the q{nx.YARD_QUANTILE * 100:g} of {n} peers) + {nx.ROUND_ULPS:g} (ulp({d}, fp64) + eps({d}) typ) + "
+                f"{mk} (|fp64| + typ){cond}, typ = the peers' median |fp64| {fmt(float(bnd.typ[p]))}")
     else:
-        rule = (f"no independent fp64 reference: |compiled - eager| = {_fmt(abs(cv - ev_))} > {_fmt(b)} = {nx.ROUND_ULPS:g} "
+        rule = (f"no independent fp64 reference: |compiled - eager| = {fmt(abs(cv - ev_))} > {fmt(b)} = {nx.ROUND_ULPS:g} "
                 f"(ulp({d}, eager) + eps({d}) typ) + {mk} (|eager| + typ){cond}, typ = the peers' median |eager| "
-                f"{_fmt(float(bnd.typ[p]))}")
-    return _LeafResult(False, abs_err, rel_err, f"{head} ({rule})")
-
-
-def _judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = ()) -> _LeafResult:
-    """Integer and bool leaves: exact; but an element where compiled lies between eager and the fp64
-    run, as is, under Monte Carlo rounding of the intermediates or as an alternative run (`alts`), is
-    decided by rounding (a count of nonzero FMA residuals: eager 1028, such a run 2048, compiled
-    2047): a note."""
-    diff = r != g
-    lo = hi = r.to(torch.int64) if r.dtype != torch.uint64 else r
-    for a in alts:
-        if isinstance(a, torch.Tensor) and a.shape == g.shape and not (a.is_floating_point() or a.is_complex()):
-            a = nx.dense(a).to(g.device, lo.dtype)
-            lo, hi = torch.minimum(lo, a), torch.maximum(hi, a)
-    gg = g.to(lo.dtype)
-    reached = (lo <= gg) & (gg <= hi) & (lo != hi)
-    notes = []
-    if bool((diff & reached).any()):
-        notes.append(f"{what}: compiled differs from eager at {int((diff & reached).sum())} elements where it lies between eager "
-                     f"and the fp64 run, as is or under another rounding of the intermediates: not judged")
-        diff &= ~reached
-    if r.dtype == torch.bool:
-        abs_err = rel_err = 1.0 if bool(diff.any()) else 0.0
-    else:
-        abs_err, rel_err = nx.max_errors(r.to(torch.float64), g.to(torch.float64))
-    if not bool(diff.any()):
-        return _LeafResult(True, abs_err, rel_err, notes=notes)
-    p = _first(diff)
-    return _LeafResult(
-        False, abs_err, rel_err,
-        f"{what}: {int(diff.sum())} of {r.numel()} elements differ (exact), first at "
-        f"{_index_str(p, tuple(r.shape))}: eager {r.reshape(-1)[p].item()}, compiled {g.reshape(-1)[p].item()}",
-    )
-
-
-def _judge_index(r: torch.Tensor, g: torch.Tensor, source: torch.Tensor, dim: int | None,
-                 hint: torch.dtype | None, what: str) -> _LeafResult:
-    """Index leaves (argmax/topk/sort...) judged by the values of eager's `source` they select."""
-    if torch.equal(r, g):
-        return _LeafResult(True)
-    src = nx.dense(source).to(r.device)
-    if dim is None or src.dim() == 0:
-        src, ri, gi, d = src.reshape(-1), r.reshape(-1), g.reshape(-1), 0
-    else:
-        d = dim % src.dim()
-        ri, gi = r, g
-        if r.dim() == src.dim() - 1:
-            ri, gi = r.unsqueeze(d), g.unsqueeze(d)
-    ri, gi = ri.to(torch.int64), gi.to(torch.int64)
-    n = src.size(d)
-    fits = ri.dim() == src.dim() and all(ri.size(k) <= src.size(k) for k in range(src.dim()) if k != d)
-    if not fits or bool(((ri < 0) | (ri >= n)).any()):
-        res = _judge_exact(r, g, what)
-        return dataclasses.replace(res, detail=res.detail + " (index_info did not fit; compared exactly)")
-    out = (gi < 0) | (gi >= n)
-    if bool(out.any()):
-        p = _first(out)
-        return _LeafResult(False, float(n), 0.0, f"{what}: compiled index {int(gi.reshape(-1)[p])} out of range "
-                           f"[0, {n}) at {_index_str(p, tuple(gi.shape))}")
-    if gi.size(d) > 1:  # topk/sort: indices along dim must not repeat
-        def repeats(x: torch.Tensor) -> torch.Tensor:
-            s = x.sort(dim=d).values
-            return (s.narrow(d, 1, s.size(d) - 1) == s.narrow(d, 0, s.size(d) - 1)).any()
-
-        if bool(repeats(gi)) and not bool(repeats(ri)):
-            return _LeafResult(False, 0.0, 0.0, f"{what}: compiled indices repeat along dim {d}")
-    sub = src.narrow(d, 0, src.size(d))
-    for k in range(src.dim()):  # the part of the source the indices cover (topk of a slice)
-        if k != d and ri.size(k) < src.size(k):
-            sub = sub.narrow(k, 0, ri.size(k))
-    rv, gv = sub.gather(d, ri), sub.gather(d, gi)
-    ok = nx.equal_nan(rv, gv)
-    if rv.is_floating_point() or rv.is_complex():
-        a = nx.as_real64(sub) if not sub.is_complex() else sub.abs().to(torch.float64)
-        fin = torch.where(torch.isfinite(a), a.abs(), torch.zeros_like(a))
-        scale = fin.amax(dim=d, keepdim=True) if fin.numel() else fin
-        dt = nx.tol_dtype(sub.dtype, hint)
-        near = (rv - gv).abs().to(torch.float64) <= nx.NEAR_TIE_ULPS * nx.eps(dt) * scale
-        ok = ok | near
-    if bool(ok.all()):
-        k = int((ri != gi).sum())
-        return _LeafResult(True, 0.0, 0.0, notes=[f"{what}: {k} tied indices differ, the values they select agree"])
-    p = _first(~ok)
-    return _LeafResult(
-        False, float((ri != gi).sum()), 0.0,
-        f"{what}: selected values differ along dim {d} at {int((~ok).sum())} of {ri.numel()} indices, first at "
-        f"{_index_str(p, tuple(ri.shape))}: eager index {int(ri.reshape(-1)[p])} -> {rv.reshape(-1)[p].item()}, "
-        f"compiled index {int(gi.reshape(-1)[p])} -> {gv.reshape(-1)[p].item()} (an exact tie, or a near tie within "
-        f"{nx.NEAR_TIE_ULPS:g} eps of the row's largest magnitude, passes)",
-    )
+                f"{fmt(float(bnd.typ[p]))}")
+    return LeafResult(False, abs_err, rel_err, f"{head} ({rule})")
 
 
 def _stride_note(r: torch.Tensor, g: torch.Tensor, what: str) -> str | None:
@@ -434,14 +331,14 @@ def _fp64_leaf(f: Any, r: torch.Tensor) -> torch.Tensor | None:
 
 def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, index: tuple | None,
                 extreme: bool = False, fps: list = (), fp64_low: torch.dtype | None = None,
-                mcs: list = ()) -> _LeafResult:
+                mcs: list = (), fb: Any = None) -> LeafResult:
     what = path or "output"
     kind = nx.scalar_kind(r)
     if kind in ("bool", "int"):
         if r == g:
-            return _LeafResult(True)
+            return LeafResult(True)
         d = float(abs(int(r) - int(g)))
-        return _LeafResult(False, d, d / abs(r) if r else 0.0, f"{what}: {kind} {r} vs {g} (exact)")
+        return LeafResult(False, d, d / abs(r) if r else 0.0, f"{what}: {kind} {r} vs {g} (exact)")
     if kind in ("float", "complex"):  # Python floats are doubles: judged as 0-d float64, fp64 as reference
         dt = nx.tol_dtype(torch.float64, hint)
         to_t = lambda x: nx.as_real64(torch.tensor(x, dtype=torch.complex128 if isinstance(x, complex)  # noqa: E731
@@ -461,26 +358,26 @@ def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, ind
         desc = f"{what} {str(r.dtype).removeprefix('torch.')}{list(r.shape)}"
         if index is not None and not (r.is_floating_point() or r.is_complex() or r.dtype == torch.bool):
             source, dim = index
-            res = _judge_index(r, g, source, dim, hint, desc + " (indices)")
+            res = judge_index(r, g, source, dim, hint, desc + " (indices)")
         elif r.is_floating_point() or r.is_complex():
             e64 = nx.as_real64(r)
             res = _judge_float(e64, nx.as_real64(g), _fp64_leaf(f, r), nx.tol_dtype(r.dtype, hint), desc,
                                tuple(e64.shape), extreme, [_fp64_leaf(fp, r) for fp in fps], fp64_low,
-                               [_fp64_leaf(m, r) for m in mcs])
+                               [_fp64_leaf(m, r) for m in mcs], _fp64_leaf(fb, r))
         else:
-            res = _judge_exact(r, g, desc, [f, *mcs])
+            res = judge_exact(r, g, desc, [f, *mcs])
         if stride and res.ok:
             res.notes.append(stride)
         return res
     if r is None:
-        return _LeafResult(True)
+        return LeafResult(True)
     try:
         same = bool(r == g)
     except Exception:
         same = repr(r) == repr(g)
     if same:
-        return _LeafResult(True)
-    return _LeafResult(False, 0.0, 0.0, f"{what}: {nx.type_name(r)} {r!r} vs {g!r}")
+        return LeafResult(True)
+    return LeafResult(False, 0.0, 0.0, f"{what}: {nx.type_name(r)} {r!r} vs {g!r}")
 
 
 def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | None
@@ -497,7 +394,7 @@ def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | N
         if isinstance(a, torch.Tensor):
             a, b = nx.dense(a), nx.dense(b).to(a.device)
             if index_info and path in index_info and not (a.is_floating_point() or a.is_complex()):
-                res = _judge_index(a, b, *index_info[path], torch.float64, what + " (indices)")
+                res = judge_index(a, b, *index_info[path], torch.float64, what + " (indices)")
                 if not res.ok and first is None:
                     first = (path, res.detail)
                 continue
@@ -510,9 +407,9 @@ def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | N
                 e_abs = e_rel = 0.0 if bool(eq.all()) else 1.0
             max_abs, max_rel = max(max_abs, e_abs), max(max_rel, e_rel)
             if not bool(eq.all()) and first is None:
-                p = _first(~eq)
+                p = first_true(~eq)
                 first = (path, f"{what}: eager run twice differs at {int((~eq).sum())} of {a.numel()} elements, "
-                               f"first at {_index_str(p, tuple(a.shape))} ({a.reshape(-1)[p].item()} vs "
+                               f"first at {index_str(p, tuple(a.shape))} ({a.reshape(-1)[p].item()} vs "
                                f"{b.reshape(-1)[p].item()})")
         else:
             same = (a == b) or (isinstance(a, float) and math.isnan(a) and isinstance(b, float) and math.isnan(b))
@@ -529,7 +426,7 @@ def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | N
 
 def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info: Mapping[str, tuple] | None = None,
           dtype_hint: Any = None, extreme_inputs: bool = False, fp64_perturbed: Any = None,
-          fp64_low: Any = None, fp64_rounded: Any = None) -> Verdict:
+          fp64_low: Any = None, fp64_rounded: Any = None, fp64_beyond: Any = None) -> Verdict:
     """Judge a program's compiled output `got` against its eager output `ref` (the rule: module docstring).
 
     fp64: the same program's eager output with floating inputs/parameters in float64 (None: no
@@ -547,6 +444,9 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     NaN/inf (rule 3's clause for no independent run). fp64_rounded: fp64 runs under Monte Carlo
     rounding of the intermediates to the program's dtype (numerics.py): a compiled integer they
     reach, or a compiled value on the far side of a step they cross, is decided by rounding.
+    fp64_beyond: on the special sets, the fp64 run of the program under Inductor's decompositions
+    with every value beyond the range of acc(D) set to NaN: an element NaN there depends on a value
+    D's arithmetic cannot hold, and eager's finite value is luck; not judged (rule 8).
     """
     hint, low64 = nx.parse_dtype(dtype_hint), nx.parse_dtype(fp64_low)
     index_info = dict(index_info or {})
@@ -564,12 +464,14 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     fp64_by_path = dict(leaves(fp64)) if fp64 is not None else {}
     perturbed = [dict(leaves(t)) for t in (fp64_perturbed or [])] if fp64 is not None else []
     rounded = [dict(leaves(t)) for t in (fp64_rounded or [])] if fp64 is not None else []
+    beyond_by_path = dict(leaves(fp64_beyond)) if fp64_beyond is not None and extreme_inputs else {}
     max_abs = max_rel = 0.0
     failures: list[tuple[str, str]] = []
     notes: list[str] = []
     for path, r, g in pairs:
         res = _judge_leaf(path, r, g, fp64_by_path.get(path), hint, index_info.get(path), extreme_inputs,
-                          [p.get(path) for p in perturbed], low64, [m.get(path) for m in rounded])
+                          [p.get(path) for p in perturbed], low64, [m.get(path) for m in rounded],
+                          beyond_by_path.get(path))
         max_abs, max_rel = max(max_abs, res.abs_err), max(max_rel, res.rel_err)
         if not res.ok:
             failures.append((path, res.detail))
@@ -578,7 +480,7 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
         path, detail = failures[0]
         more = f" (+{len(failures) - 1} more failing leaves of {len(pairs)})" if len(failures) > 1 else ""
         return Verdict(False, MISMATCH, max_abs, max_rel, path, detail + more)
-    detail = f"match: {len(pairs)} {'leaf agrees' if len(pairs) == 1 else 'leaves agree'}, max abs err {_fmt(max_abs)}"
+    detail = f"match: {len(pairs)} {'leaf agrees' if len(pairs) == 1 else 'leaves agree'}, max abs err {fmt(max_abs)}"
     if notes:
         detail += "; note: " + notes[0] + (f" (+{len(notes) - 1} more notes)" if len(notes) > 1 else "")
     return Verdict(True, MATCH, max_abs, max_rel, None, detail)

@@ -192,3 +192,36 @@ def test_compiled_keeping_the_precision_of_a_cast_is_no_miscompile():
     assert not judge_against(r._replace(fp64mc=None), got).ok
     assert judge_against(r, got).ok
     assert not judge_against(r, got - 0.01).ok
+
+
+def _layer_norm(x):
+    return torch.nn.functional.layer_norm(x, (64,))
+
+
+def test_nan_where_the_variance_is_beyond_float32_is_no_miscompile():
+    """Special inputs: a row holding -1.7e38 three times has a variance of 1.3e75, which float32
+    cannot hold; eager's layer_norm happens to stay finite (22% off fp64), compiled's var_mean is
+    NaN there. The decomposed program in float64 with values beyond float32's range as NaN marks
+    that row: not judged. A NaN in a row whose variance fits float32 still fails."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 64, generator=g)
+    x[1, 3] = x[1, 7] = x[1, 11] = -1.7014e38
+    r = eager_reference(_layer_norm, lambda *a: {}, InputSet("special-0", (x,)))
+    assert r.fp64_beyond is not None and bool(torch.isnan(r.fp64_beyond()[1]).all())
+    got = r.ref.clone()
+    got[1] = float("nan")  # compiled's overflow inside var_mean, in the row whose variance overflows
+    v = judge_against(r, got)
+    assert v.ok and "beyond the range of float32" in v.detail, v.detail
+    got[2, 0] = float("nan")  # and one in a well-scaled row
+    assert not judge_against(r, got).ok
+
+
+def test_an_overflow_of_an_op_whose_exact_intermediates_fit_stays_judged():
+    """Ledger #9: vectorized acosh(2e19) is inf compiled, 45.1 eager and in fp64, on special inputs.
+    acosh is no decomposition and its value fits float32: it stays a failure."""
+    x = torch.tensor([2.0, 1e10, 2e19, 1e25, 5.0] + [1.0] * 27)
+    r = eager_reference(torch.acosh, lambda *a: {}, InputSet("special-0", (x,)))
+    got = r.ref.clone()
+    got[2:4] = float("inf")
+    v = judge_against(r, got)
+    assert not v.ok and "non-finite where eager and fp64 are finite" in v.detail
