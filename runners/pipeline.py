@@ -25,7 +25,7 @@ from runners.findings.rootcause import dedupe, fold_into_seeds
 from runners.findings.triage import annotate
 from runners.findings.write import collect_env, signature, versions, write_finding
 from runners.oracle.judge import compare_eager
-from runners.records import COMPILER_BUG_KINDS, Task, exit_code_of
+from runners.records import COMPILER_BUG_KINDS, FindingKind, Task, exit_code_of, new_finding
 
 
 @dataclass
@@ -136,30 +136,30 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
                 "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(_ops_of(v, manifest))), "seed": v["seed"]}
         status = r["status"]
         if status in ("compile-crash", "run-crash", "timeout", "process-crash"):
-            kind = "run-crash" if status == "process-crash" else status
-            findings.append({**base, "kind": kind, "error": r.get("error"), "input_set": r.get("input_set"),
-                             "detail": (r.get("error") or {}).get("message", "")})
+            kind = FindingKind.RUN_CRASH if status == "process-crash" else FindingKind.parse(status)
+            findings.append(new_finding(kind, base, error=r.get("error"), input_set=r.get("input_set"),
+                                        detail=(r.get("error") or {}).get("message", "")))
             continue
         if status == "eager-error":
             if v["seed"]:
-                notes.append({**base, "kind": "seed-error", "detail": r["error"]["message"]})
+                notes.append(new_finding(FindingKind.SEED_ERROR, base, detail=r["error"]["message"]))
             else:
-                notes.append({**base, "kind": "unsound-rewrite", "detail":
-                              f"variant raises in eager mode: {r['error']['type']}: {r['error']['message']}"})
+                notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, detail=
+                             f"variant raises in eager mode: {r['error']['type']}: {r['error']['message']}"))
             continue
         if status == "internal-error":
-            notes.append({**base, "kind": "internal-error", "detail": r["error"]["message"],
-                          "error": r["error"]})
+            notes.append(new_finding(FindingKind.INTERNAL_ERROR, base, detail=r["error"]["message"],
+                                     error=r["error"]))
             continue
         for s in r["input_sets"]:
             if s["kind"] == "nondeterministic":
-                notes.append({**base, "kind": "nondeterministic", "input_set": s["name"], "detail": s["detail"]})
+                notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s["name"], detail=s["detail"]))
                 break
             if not s["ok"]:
-                findings.append({**base, "kind": "seed-miscompile" if v["seed"] else "miscompile",
-                                 "input_set": s["name"], "max_abs_err": s["max_abs_err"],
-                                 "max_rel_err": s["max_rel_err"], "leaf": s.get("leaf"), "detail": s["detail"],
-                                 "failing_inputs": s.get("inputs_file")})
+                findings.append(new_finding(FindingKind.SEED_MISCOMPILE if v["seed"] else FindingKind.MISCOMPILE,
+                                            base, input_set=s["name"], max_abs_err=s["max_abs_err"],
+                                            max_rel_err=s["max_rel_err"], leaf=s.get("leaf"), detail=s["detail"],
+                                            failing_inputs=s.get("inputs_file")))
                 break
         # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
         if not v["seed"] and r["backend"] == (first_backend or r["backend"]):
@@ -172,8 +172,8 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
                     if not verdict.ok and _declared_edge_difference(verdict, v, manifest):
                         break
                     if not verdict.ok:
-                        notes.append({**base, "kind": "unsound-rewrite", "input_set": s["name"],
-                                      "max_abs_err": verdict.max_abs_err, "detail": verdict.detail})
+                        notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s["name"],
+                                                 max_abs_err=verdict.max_abs_err, detail=verdict.detail))
                         break
     # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/checks/devices.py).
     if len({r["device"] for r in results}) > 1:

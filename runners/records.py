@@ -42,11 +42,23 @@ class FindingKind(str, Enum):
     def __str__(self) -> str:
         return self.value
 
+    @classmethod
+    def parse(cls, kind: str) -> FindingKind:
+        """The member named by `kind` (its value, e.g. "run-crash"); a clear ValueError for any other string."""
+        if isinstance(kind, cls):
+            return kind
+        try:
+            return cls(kind)
+        except ValueError:
+            raise ValueError(f"unknown finding kind {kind!r}; known kinds: "
+                             f"{', '.join(k.value for k in cls)}") from None
+
 
 COMPILER_BUG_KINDS = tuple(k.value for k in (
     FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE, FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH,
     FindingKind.TIMEOUT, FindingKind.DEVICE_MISMATCH, FindingKind.CONFIG_MISMATCH))
 NOTE_KINDS = tuple(k.value for k in FindingKind if k.value not in COMPILER_BUG_KINDS)
+_KIND_VALUES = frozenset(k.value for k in FindingKind)
 
 
 def is_compiler_bug(kind: str) -> bool:
@@ -54,12 +66,23 @@ def is_compiler_bug(kind: str) -> bool:
 
 
 class _Record:
-    """JSON round trip for the dataclasses below: unknown keys are kept in `extra`, not lost."""
+    """JSON round trip for the dataclasses below: unknown keys are kept in `extra`, not lost.
+
+    A record read by from_dict gives back the dict it was read from (`from_dict(d).to_dict() == d`,
+    keys in d's order): a field that d lacked and that still holds its default is left out, and keys
+    that are new come last. A record built directly gives `extra`'s keys, then every field."""
 
     def to_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
         d = {k: (v.value if isinstance(v, Enum) else v) for k, v in d.items()}
-        return {**getattr(self, "extra", {}), **d}
+        out = {**getattr(self, "extra", {}), **d}
+        keys = getattr(self, "_keys", None)  # set by from_dict
+        if keys is None:
+            return out
+        defaults = _defaults(type(self))
+        ordered = {k: out[k] for k in keys if k in out}
+        return {**ordered, **{k: v for k, v in out.items() if k not in ordered
+                              and not (k in defaults and v == defaults[k])}}
 
     @classmethod
     def from_dict(cls, d: dict):
@@ -68,7 +91,19 @@ class _Record:
         rec = cls(**known)
         if "extra" in names:
             rec.extra = {k: v for k, v in d.items() if k not in names}
+        rec._keys = tuple(d)
         return rec
+
+
+def _defaults(cls) -> dict:
+    """A dataclass's fields that have defaults, with their default values."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+    return out
 
 
 class TaskKind(str, Enum):
@@ -122,6 +157,28 @@ class Finding(_Record):
     @property
     def compiler_bug(self) -> bool:
         return is_compiler_bug(self.kind)
+
+
+def new_finding(kind: FindingKind, *parts: dict, **fields) -> dict:
+    """The one constructor of findings and notes: the dict `{**parts..., "kind": kind.value, **fields}`.
+
+    `kind` must be a FindingKind member (a plain string, even a known one, is refused: parse it with
+    FindingKind.parse first). The dict has the keys, in the order, that results.json, findings.jsonl
+    and meta.json have always had: the parts' keys first, then "kind", then `fields`; a field that a
+    part has already keeps the part's position and takes the field's value, as in a dict literal.
+    Findings stay dicts through the pipeline (later stages add and change keys in place);
+    Finding.from_dict reads one back as a record."""
+    if not isinstance(kind, FindingKind):
+        if isinstance(kind, str) and kind in _KIND_VALUES:
+            raise TypeError(f"finding kind {kind!r} is a plain string: pass FindingKind.parse({kind!r}) "
+                            f"or a FindingKind member")
+        raise ValueError(f"unknown finding kind {kind!r}; known kinds: {', '.join(sorted(_KIND_VALUES))}")
+    d: dict = {}
+    for p in parts:
+        d.update(p)
+    d["kind"] = kind.value
+    d.update(fields)
+    return d
 
 
 def exit_code_of(kinds, internal_errors: int = 0) -> ExitCode:

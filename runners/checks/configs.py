@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 
+from runners.records import FindingKind, new_finding
+
 # name -> Inductor config overrides. Names must exist in torch._inductor.config (checked at use).
 CONFIGS: dict[str, dict] = {
     "no-loop-ordering": {"loop_ordering_after_fusion": False},
@@ -34,8 +36,8 @@ CONFIGS: dict[str, dict] = {
     "no-comprehensive-padding": {"comprehensive_padding": False},
 }
 DEFAULT_SET = ("no-loop-ordering", "no-epilogue-fusion", "no-vectorize", "no-pattern-matcher")
-CONFIG_MISMATCH = "config-mismatch"
-_WRONG_KINDS = ("miscompile", "seed-miscompile")
+CONFIG_MISMATCH = FindingKind.CONFIG_MISMATCH
+_WRONG_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value)
 
 
 class ConfigError(ValueError):
@@ -176,24 +178,26 @@ def config_judge(manifest: dict, results: list[dict], findings: list[dict], base
             for spec in wrong:  # one finding per exposing config: each is its own repro
                 s = verdicts[spec][1]
                 name = backends[spec]
-                new.append({**common, "failing_inputs": s.get("inputs_file"), **carried(vid, dev, spec), "kind": CONFIG_MISMATCH, "backend": spec, "config": name,
-                            "config_overrides": configs.get(name, {}), "direction": "exposed-by-config",
-                            "input_set": s["name"], "max_abs_err": s.get("max_abs_err"),
-                            "max_rel_err": s.get("max_rel_err"), "leaf": s.get("leaf"),
-                            "configs_right": [base] + [backends[x] for x in right],
-                            "configs_wrong": [backends[x] for x in wrong],
-                            "detail": f"wrong under {_describe(name, configs)}, right with the default "
-                                      f"configuration ({base}): {s.get('detail', '')}"})
+                new.append(new_finding(
+                    CONFIG_MISMATCH, common, {"failing_inputs": s.get("inputs_file")}, carried(vid, dev, spec),
+                    backend=spec, config=name, config_overrides=configs.get(name, {}),
+                    direction="exposed-by-config", input_set=s["name"], max_abs_err=s.get("max_abs_err"),
+                    max_rel_err=s.get("max_rel_err"), leaf=s.get("leaf"),
+                    configs_right=[base] + [backends[x] for x in right],
+                    configs_wrong=[backends[x] for x in wrong],
+                    detail=f"wrong under {_describe(name, configs)}, right with the default "
+                           f"configuration ({base}): {s.get('detail', '')}"))
                 drop.add((vid, dev, spec))
         elif bv == "wrong" and right:
             names = [backends[x] for x in right]
-            new.append({**common, "failing_inputs": bs.get("inputs_file"), **carried(vid, dev, base), "kind": CONFIG_MISMATCH, "backend": base, "config": names[0],
-                        "config_overrides": configs.get(names[0], {}), "direction": "hidden-by-config",
-                        "input_set": bs["name"], "max_abs_err": bs.get("max_abs_err"),
-                        "max_rel_err": bs.get("max_rel_err"), "leaf": bs.get("leaf"),
-                        "configs_right": names, "configs_wrong": [base] + [backends[x] for x in wrong],
-                        "detail": f"wrong with the default configuration ({base}), right under "
-                                  f"{', '.join(_describe(n, configs) for n in names)}: {bs.get('detail', '')}"})
+            new.append(new_finding(
+                CONFIG_MISMATCH, common, {"failing_inputs": bs.get("inputs_file")}, carried(vid, dev, base),
+                backend=base, config=names[0], config_overrides=configs.get(names[0], {}),
+                direction="hidden-by-config", input_set=bs["name"], max_abs_err=bs.get("max_abs_err"),
+                max_rel_err=bs.get("max_rel_err"), leaf=bs.get("leaf"),
+                configs_right=names, configs_wrong=[base] + [backends[x] for x in wrong],
+                detail=f"wrong with the default configuration ({base}), right under "
+                       f"{', '.join(_describe(n, configs) for n in names)}: {bs.get('detail', '')}"))
             drop.add((vid, dev, base))
             drop.update((vid, dev, x) for x in wrong)
         elif bv == "wrong":

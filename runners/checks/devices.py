@@ -30,9 +30,10 @@ from codegen_templates import render
 from runners.exec.protocol import compile_options, load_tensors, to_cpu, to_device
 from runners.oracle.inputs import input_sets
 from runners.oracle.judge import judge
+from runners.records import FindingKind, new_finding
 
-DEVICE_MISMATCH = "device-mismatch"
-SAME_DEVICE_BUG_KINDS = ("miscompile", "seed-miscompile")
+DEVICE_MISMATCH = FindingKind.DEVICE_MISMATCH
+SAME_DEVICE_BUG_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value)
 KERNEL_SOURCE_FILE = "kernel_source.py"
 KERNEL_SOURCE_MAX_CHARS = 2_000_000
 
@@ -131,9 +132,10 @@ def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, fi
             da, db = (sets[d][name].get("inputs_digest") for d in devs)
             if da and db and da != db:
                 if notes is not None:
-                    notes.append({"kind": "internal-error", "variant": vid, "backend": backend,
-                                  "device": "/".join(devs), "input_set": name,
-                                  "detail": f"input set {name} differs across devices ({da} vs {db}); not compared"})
+                    notes.append(new_finding(FindingKind.INTERNAL_ERROR, variant=vid, backend=backend,
+                                             device="/".join(devs), input_set=name,
+                                             detail=f"input set {name} differs across devices ({da} vs {db}); "
+                                                    f"not compared"))
                 continue
             paths = {d: {"compiled": Path(per_dev[d]["save_compiled"]) / f"{name}.out.pt",
                          "eager": scratch / "eager" / f"{vid}__{d}" / f"{name}.pt"} for d in devs}
@@ -169,17 +171,18 @@ def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, fi
             name = odd[0]
             vd = verdicts[name][d]
             g = graphs[v["graph"]]
-            new.append({
-                "variant": vid, "graph": v["graph"], "backend": backend, "device": d, "other_device": o,
-                "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(g.get("op_names", []))),
-                "kind": DEVICE_MISMATCH, "input_set": name, "odd_input_sets": odd,
-                "max_abs_err": vd["vs_other"].max_abs_err, "max_rel_err": vd["vs_other"].max_rel_err,
-                "leaf": vd["vs_other"].leaf, "same_device_verdict": sets[d][name].get("kind"),
-                "detail": f"compiled {d} vs compiled {o}: {vd['vs_other'].detail}; "
-                          f"compiled {d} vs eager {d}: {vd['vs_eager'].detail}",
-                "failing_inputs": _inputs_file(v, g, per_dev[d], name, scratch),
-                "kernel_files": per_dev[d].get("kernel_files") or [],
-            })
+            new.append(new_finding(
+                DEVICE_MISMATCH,
+                {"variant": vid, "graph": v["graph"], "backend": backend, "device": d, "other_device": o,
+                 "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(g.get("op_names", [])))},
+                input_set=name, odd_input_sets=odd,
+                max_abs_err=vd["vs_other"].max_abs_err, max_rel_err=vd["vs_other"].max_rel_err,
+                leaf=vd["vs_other"].leaf, same_device_verdict=sets[d][name].get("kind"),
+                detail=f"compiled {d} vs compiled {o}: {vd['vs_other'].detail}; "
+                       f"compiled {d} vs eager {d}: {vd['vs_eager'].detail}",
+                failing_inputs=_inputs_file(v, g, per_dev[d], name, scratch),
+                kernel_files=per_dev[d].get("kernel_files") or [],
+            ))
     return new
 
 

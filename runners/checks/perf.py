@@ -30,6 +30,7 @@ from codegen_templates import render
 from runners import REPO_ROOT
 from runners.exec.protocol import compile_options
 from runners.findings.write import versions
+from runners.records import FindingKind, new_finding
 
 WARMUP = 3
 MIN_REPS = 7
@@ -41,7 +42,7 @@ MIN_GROUP = 3  # programs timed in a group before anything is called slow
 CONFIRM_BUDGET_S = 1.0  # seconds per program in the A/B confirmation
 CONFIRM_TIMEOUT_S = 240.0
 
-SLOW_VARIANT = "slow-variant"
+SLOW_VARIANT = FindingKind.SLOW_VARIANT
 
 
 def _sync(device) -> None:
@@ -203,14 +204,15 @@ def slow_variant_findings(manifest: dict, results: list[dict], bundle: Path, *, 
             detail += f"; eager ratio {eager_ratio:.2f}x -> " + (
                 "the compiler handles this spelling worse" if attribution == "compiler"
                 else "the rewritten program itself is more expensive")
-        notes.append({"kind": SLOW_VARIANT, "variant": c["variant"], "graph": c["graph"], "backend": c["backend"],
-                      "device": c["device"], "rules": v["rules"], "mode": v.get("mode"),
-                      "ops": sorted(set(graphs[c["graph"]].get("op_names", []))),
-                      "baseline": c["baseline"], "baseline_rules": b["rules"], "ratio": round(ratio, 3),
-                      "eager_ratio": round(eager_ratio, 3) if eager_ratio is not None else None,
-                      "compiled_us": round(slow_s * 1e6, 2), "baseline_us": round(base_s * 1e6, 2),
-                      "screen_ratio": round(c["ratio"], 3), "group_us": c["group"], "attribution": attribution,
-                      "threshold": threshold, "min_abs_us": min_abs_s * 1e6, "threads": threads, "detail": detail})
+        notes.append(new_finding(
+            SLOW_VARIANT, variant=c["variant"], graph=c["graph"], backend=c["backend"],
+            device=c["device"], rules=v["rules"], mode=v.get("mode"),
+            ops=sorted(set(graphs[c["graph"]].get("op_names", []))),
+            baseline=c["baseline"], baseline_rules=b["rules"], ratio=round(ratio, 3),
+            eager_ratio=round(eager_ratio, 3) if eager_ratio is not None else None,
+            compiled_us=round(slow_s * 1e6, 2), baseline_us=round(base_s * 1e6, 2),
+            screen_ratio=round(c["ratio"], 3), group_us=c["group"], attribution=attribution,
+            threshold=threshold, min_abs_us=min_abs_s * 1e6, threads=threads, detail=detail))
     return notes, screened
 
 

@@ -54,7 +54,7 @@ import torch
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, SweepConfig
 from runners.exec.protocol import load_tensors
 from runners.oracle.judge import compare_eager
-from runners.records import TaskKind
+from runners.records import FindingKind, TaskKind, new_finding
 
 def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
                    base_failed: set[str] | frozenset = frozenset()) -> tuple[list[dict], list[dict]]:
@@ -74,19 +74,19 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
         pf = Path(task["save_compiled"]) / "sweep-progress.txt" if task and task.get("save_compiled") else None
         if pf is not None and pf.is_file():
             where = Path(pf).read_text().strip().replace("\n", "; ")
-        kind = "run-crash" if status == "process-crash" else status
-        findings.append({**base, "kind": kind, "error": r.get("error"), "sweep": f"sweeps({where or '?'})",
-                         "sweep_key": "sweeps", "input_set": None,
-                         "detail": f"sweep task: {(r.get('error') or {}).get('message', '')}"
-                         + (f" while running {where}" if where else "")})
+        kind = FindingKind.RUN_CRASH if status == "process-crash" else FindingKind.parse(status)
+        findings.append(new_finding(kind, base, error=r.get("error"), sweep=f"sweeps({where or '?'})",
+                                    sweep_key="sweeps", input_set=None,
+                                    detail=f"sweep task: {(r.get('error') or {}).get('message', '')}"
+                                    + (f" while running {where}" if where else "")))
         return findings, notes
     if status == "eager-error":  # the program itself died in eager mode at some sweep point
-        notes.append({**base, "kind": "sweep-eager-error", "sweep": "sweeps",
-                      "detail": f"sweep task: {(r.get('error') or {}).get('message', '')}"})
+        notes.append(new_finding(FindingKind.SWEEP_EAGER_ERROR, base, sweep="sweeps",
+                                 detail=f"sweep task: {(r.get('error') or {}).get('message', '')}"))
         return findings, notes
     if status != "ok":
-        notes.append({**base, "kind": "internal-error", "detail": (r.get("error") or {}).get("message", ""),
-                      "error": r.get("error"), "sweep": "sweeps"})
+        notes.append(new_finding(FindingKind.INTERNAL_ERROR, base, detail=(r.get("error") or {}).get("message", ""),
+                                 error=r.get("error"), sweep="sweeps"))
         return findings, notes
     done: set[str] = set()
     unconfirmed: dict[str, dict] = {}
@@ -94,8 +94,8 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
     for s in r.get("input_sets", []):
         if s.get("kind") == "nondeterministic" and not nondet:
             nondet = True
-            notes.append({**base, "kind": "nondeterministic", "input_set": s["name"], "sweep": s["sweep"],
-                          "detail": s["detail"]})
+            notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s["name"], sweep=s["sweep"],
+                                     detail=s["detail"]))
         if s.get("ok"):
             continue
         cat = s.get("sweep_category", "")
@@ -106,16 +106,17 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
             continue
         done.add(cat)
         if s.get("set") == "special" and "special" in base_failed and s.get("kind") not in ("compile-crash", "run-crash"):
-            notes.append({**base, "kind": "sweep-also-base", "input_set": s["name"], "sweep": s["sweep"],
-                          "detail": f"[{s['sweep']}] fails on special values, as the model's own dtype and "
-                          f"sizes already do: {s.get('detail', '')}"})
+            notes.append(new_finding(FindingKind.SWEEP_ALSO_BASE, base, input_set=s["name"], sweep=s["sweep"],
+                                     detail=f"[{s['sweep']}] fails on special values, as the model's own dtype and "
+                                     f"sizes already do: {s.get('detail', '')}"))
             continue
         crash = s.get("kind") in ("compile-crash", "run-crash")
-        f = {**base, "kind": s["kind"] if crash else ("seed-miscompile" if variant.get("seed") else "miscompile"),
-             "input_set": s["name"], "sweep": s["sweep"], "sweep_key": s["sweep_key"],
-             "sweep_dtype": s.get("sweep_dtype"), "shapes": s.get("shapes"),
-             "max_abs_err": s.get("max_abs_err"), "max_rel_err": s.get("max_rel_err"), "leaf": s.get("leaf"),
-             "detail": f"[{s['sweep']}] {s.get('detail', '')}", "failing_inputs": s.get("inputs_file")}
+        kind = (FindingKind.parse(s["kind"]) if crash
+                else FindingKind.SEED_MISCOMPILE if variant.get("seed") else FindingKind.MISCOMPILE)
+        f = new_finding(kind, base, input_set=s["name"], sweep=s["sweep"], sweep_key=s["sweep_key"],
+                        sweep_dtype=s.get("sweep_dtype"), shapes=s.get("shapes"),
+                        max_abs_err=s.get("max_abs_err"), max_rel_err=s.get("max_rel_err"), leaf=s.get("leaf"),
+                        detail=f"[{s['sweep']}] {s.get('detail', '')}", failing_inputs=s.get("inputs_file"))
         if crash:
             f["error"] = s.get("error")
         if s.get("compile_extra"):
@@ -125,9 +126,9 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
         findings.append(f)
     for cat, s in unconfirmed.items():
         if cat not in done:
-            notes.append({**base, "kind": "sweep-unconfirmed", "input_set": s["name"], "sweep": s["sweep"],
-                          "detail": f"[{s['sweep']}] failed in a batch of sweep points but not alone: "
-                          f"{s.get('detail', '')}"})
+            notes.append(new_finding(FindingKind.SWEEP_UNCONFIRMED, base, input_set=s["name"], sweep=s["sweep"],
+                                     detail=f"[{s['sweep']}] failed in a batch of sweep points but not alone: "
+                                     f"{s.get('detail', '')}"))
     return findings, notes
 
 
@@ -204,9 +205,9 @@ def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], 
                 if a.is_file() and b.is_file():
                     verdict = compare_eager(load_tensors(a), load_tensors(b))
                     if not verdict.ok:
-                        notes.append({**base, "kind": "unsound-rewrite", "input_set": e["name"], "sweep": e["sweep"],
-                                      "max_abs_err": verdict.max_abs_err,
-                                      "detail": f"[{e['sweep']}] {verdict.detail}"})
+                        notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=e["name"],
+                                                 sweep=e["sweep"], max_abs_err=verdict.max_abs_err,
+                                                 detail=f"[{e['sweep']}] {verdict.detail}"))
                         break
     stats["seconds"] = round(stats["seconds"], 3)
     findings = collapse(findings, variants)
