@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from runners.exec.protocol import compile_options, error_info, load_module, phase, to_cpu
+from runners.exec.protocol import call_compiled, compile_options, error_info, load_module, phase, to_cpu
 from runners.oracle.inputs import InputSet
 from runners.oracle.judge import Verdict, judge
 
@@ -23,6 +23,11 @@ def _batched(fn):
     def batched(*groups):
         return [fn(*g) for g in groups]
     return batched
+
+
+def _has_integers(inputs: tuple) -> bool:
+    return any(isinstance(x, torch.Tensor) and not (x.is_floating_point() or x.is_complex() or x.dtype == torch.bool)
+               for x in inputs)
 
 
 def _to_fp32(inputs: tuple) -> tuple:
@@ -98,11 +103,19 @@ class _Sweeper:
 
     def _prepare(self, point: Point) -> _Job | None:
         phase("eager")  # the worker pool: a death from here on is the program's own (SIGFPE in eager)
-        inputs = point_inputs(self.base, self.is_param, self.plan, point, self.cfg.seed)
+        cpu_inputs = point_inputs(self.base, self.is_param, self.plan, point, self.cfg.seed)
         inputs = {k: tuple(x.to(self.device) if isinstance(x, torch.Tensor) else x for x in v)
-                  for k, v in inputs.items()}
+                  for k, v in cpu_inputs.items()}
         job = _Job(point, inputs)
         for set_name, vals in inputs.items():
+            if self.device.type == "cuda" and _has_integers(vals):  # an index out of range at this point is a
+                try:  # device-side assert on CUDA, which ends the process's CUDA context: try it on the CPU first
+                    with torch.no_grad():
+                        torch.manual_seed(0)
+                        self.mod.forward(*cpu_inputs[set_name])
+                except Exception as e:
+                    job.bad[set_name] = _first_line(e)
+                    continue
             try:
                 job.eager[set_name] = self._eager(set_name, vals, self._lenient(point))
             except Exception as e:
@@ -130,9 +143,7 @@ class _Sweeper:
     def _call(self, fn, args):
         with torch.no_grad():
             torch.manual_seed(0)
-            out = fn(*args)
-            if self.opts.get("mode") == "reduce-overhead":
-                out = fn(*args)
+            out = call_compiled(fn, args, self.opts)
         if self.device.type == "cuda":
             torch.cuda.synchronize()
         return out

@@ -29,7 +29,7 @@ from typing import Callable
 import torch
 
 from runners.exec.pool import run_slots, worker
-from runners.exec.protocol import compile_options, error_info, load_module, to_cpu, to_device
+from runners.exec.protocol import call_compiled, compile_options, error_info, load_module, to_cpu, to_device
 from runners.oracle.inputs import InputSet, input_sets
 from runners.oracle.reference import eager_reference, judge_against
 from runners.records import TaskKind
@@ -114,9 +114,7 @@ def run_batch_task(task: dict) -> dict:
         try:
             torch.manual_seed(0)
             with torch.no_grad():
-                outs = compiled(*flat)
-                if opts.get("mode") == "reduce-overhead":
-                    outs = compiled(*flat)
+                outs = call_compiled(compiled, flat, opts)
             if device.type == "cuda":
                 torch.cuda.synchronize()
         except Exception as e:  # noqa: BLE001 - every variant of the batch goes back to a single task

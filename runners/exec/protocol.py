@@ -85,6 +85,23 @@ def compile_options(backend: str) -> tuple[Any, dict]:
     return backend, opts
 
 
+def call_compiled(fn, args, opts: dict) -> Any:
+    """One run of a compiled program as its mode needs: under CUDA graphs (reduce-overhead, and
+    max-autotune on a GPU) a step begins before each call, reduce-overhead runs twice (the graph
+    replays from the second call), and the outputs are cloned, so that the next call does not
+    overwrite them before they are judged. The caller holds no_grad and the seed."""
+    import torch
+    mode = opts.get("mode")
+    graphs = mode in ("reduce-overhead", "max-autotune")
+    for _ in range(2 if mode == "reduce-overhead" else 1):
+        if graphs:
+            torch.compiler.cudagraph_mark_step_begin()
+        out = fn(*args)
+    if graphs:
+        out = torch.utils._pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, out)
+    return out
+
+
 def load_backend(spec: str):
     """`FILE.py:FN` or `module:FN` -> the backend callable it names (raises ValueError if none)."""
     where, _, fn = spec.rpartition(":")

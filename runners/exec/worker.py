@@ -19,7 +19,7 @@ from runners.checks.sweep_run import run_sweep_task
 from runners.exec.batch import run_batch_task
 from runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
 from runners.records import TaskKind
-from runners.exec.protocol import (compile_options, error_info, load_module, open_channel, phase,
+from runners.exec.protocol import (call_compiled, compile_options, error_info, load_module, open_channel, phase,
                                       send, to_cpu, to_device)
 from runners.oracle.inputs import InputSet, input_sets
 from runners.oracle.reference import eager_reference, judge_against
@@ -166,9 +166,7 @@ def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs
         try:
             torch.manual_seed(0)
             with torch.no_grad():
-                got = compiled(*s.inputs)
-                if opts.get("mode") == "reduce-overhead":  # CUDA graphs replay from the 2nd call
-                    got = compiled(*s.inputs)
+                got = call_compiled(compiled, s.inputs, opts)
             if device.type == "cuda":
                 torch.cuda.synchronize()
         except Exception as e:
