@@ -34,6 +34,8 @@ subnormal spacing). Per element of every leaf:
 5. Python floats: 0-d float64. 6. No fp64 run, or a float64 leaf equal to it bitwise: c
    against e, yard = 0, typ = the leaf's median |e|, K = max(1024, 8 K(n)).
 7. Two eager runs differ: "nondeterministic", not judged.
+8. Special sets: an element whose value, in the fp64 run of the program under Inductor's
+   decompositions, depends on an intermediate beyond acc(D)'s range (fp64_beyond) is not judged.
 
 Notes, never failures: elements not judged (2., 3.), signed zeros where e and f agree and c
 differs, strides that differ from eager's (torch._dynamo.utils.same does not compare strides;
@@ -146,13 +148,14 @@ def _pair(r: Any, g: Any, path: str, out: list) -> tuple[str, str] | None:
 
 def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: torch.dtype, what: str,
                  shape: tuple[int, ...], extreme: bool = False, fps: list = (),
-                 fp64_low: torch.dtype | None = None, mcs: list = ()) -> LeafResult:
+                 fp64_low: torch.dtype | None = None, mcs: list = (), fb: torch.Tensor | None = None) -> LeafResult:
     """Floating leaves as float64 tensors of one shape (complex as (re, im) pairs); dt: the tolerance dtype;
     fps: the fp64 runs on perturbed inputs (the conditioning term S of rule 1); fp64_low: the coarsest
     dtype the fp64 run rounds its data to (None: float64 throughout); mcs: the fp64 runs under Monte Carlo
     rounding of the intermediates, antithetic pairs (they add to S; a value on the far side of a step
     that one crosses passes), then the alternative runs (flushed subnormals, casts' precision kept: a
-    value within the bound of one passes)."""
+    value within the bound of one passes); fb: the fp64 run of the decomposed program with values
+    beyond the range of acc(D) set to NaN (special sets only)."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):  # bitwise eager: passes every rule
         return LeafResult(True)
     abs_err, rel_err = nx.max_errors(e, c)
@@ -175,6 +178,8 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
         f = e
     fin_e, fin_c, fin_f = torch.isfinite(e), torch.isfinite(c), torch.isfinite(f)
     nan_e, nan_c, nan_f = torch.isnan(e), torch.isnan(c), torch.isnan(f)
+    # elements whose exact value depends on an intermediate beyond the range of acc(D): eager's is luck
+    beyond = (fin_f & torch.isnan(fb)) if fb is not None and extreme and given else None
     f_d = f.to(dt).to(torch.float64)  # f rounded to the dtype: +-inf where it overflows it
     f_over = fin_f & ~torch.isfinite(f_d)
     notes: list[str] = []
@@ -225,6 +230,13 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
                          f"range of {str(dt)[6:]}, beside an overflow"
                          f"{', or on inputs near it ' + why_not if extreme and not independent else ''}: an overflow "
                          f"in another order, not judged")
+        if beyond is not None:  # the element depends on a value beyond D's range in exact arithmetic
+            in_b = c_off & ~near & beyond
+            near = near | beyond
+            if bool(in_b.any()):
+                notes.append(f"{what}: compiled non-finite where eager and fp64 are finite at {int(in_b.sum())} elements "
+                             f"that depend on an intermediate beyond the range of {str(nx.acc_dtype(dt))[6:]} (Inductor's "
+                             f"decompositions, in float64): an overflow in another order, not judged")
         kind_bad |= c_off & ~near
     n_not_judged = int(not_judged.sum())
     if n_not_judged:
@@ -252,6 +264,10 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
                          f"fp64 run under another rounding of the intermediates (a step it crosses), with subnormals "
                          f"flushed or with a cast's precision kept gives it: not judged")
             num_bad &= ~stepped
+    if beyond is not None and bool((num_bad & beyond).any()):
+        notes.append(f"{what}: compiled beyond the bound at {int((num_bad & beyond).sum())} elements that depend on an "
+                     f"intermediate beyond the range of {str(nx.acc_dtype(dt))[6:]}: not judged")
+        num_bad &= ~beyond
     bad = kind_bad | num_bad
     if not bool(bad.any()):
         zs = (c == 0) & (e == 0) & (f == 0) & (torch.signbit(e) == torch.signbit(f)) & (torch.signbit(c) != torch.signbit(e))
@@ -315,7 +331,7 @@ def _fp64_leaf(f: Any, r: torch.Tensor) -> torch.Tensor | None:
 
 def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, index: tuple | None,
                 extreme: bool = False, fps: list = (), fp64_low: torch.dtype | None = None,
-                mcs: list = ()) -> LeafResult:
+                mcs: list = (), fb: Any = None) -> LeafResult:
     what = path or "output"
     kind = nx.scalar_kind(r)
     if kind in ("bool", "int"):
@@ -347,7 +363,7 @@ def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, ind
             e64 = nx.as_real64(r)
             res = _judge_float(e64, nx.as_real64(g), _fp64_leaf(f, r), nx.tol_dtype(r.dtype, hint), desc,
                                tuple(e64.shape), extreme, [_fp64_leaf(fp, r) for fp in fps], fp64_low,
-                               [_fp64_leaf(m, r) for m in mcs])
+                               [_fp64_leaf(m, r) for m in mcs], _fp64_leaf(fb, r))
         else:
             res = judge_exact(r, g, desc, [f, *mcs])
         if stride and res.ok:
@@ -410,7 +426,7 @@ def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | N
 
 def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info: Mapping[str, tuple] | None = None,
           dtype_hint: Any = None, extreme_inputs: bool = False, fp64_perturbed: Any = None,
-          fp64_low: Any = None, fp64_rounded: Any = None) -> Verdict:
+          fp64_low: Any = None, fp64_rounded: Any = None, fp64_beyond: Any = None) -> Verdict:
     """Judge a program's compiled output `got` against its eager output `ref` (the rule: module docstring).
 
     fp64: the same program's eager output with floating inputs/parameters in float64 (None: no
@@ -428,6 +444,9 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     NaN/inf (rule 3's clause for no independent run). fp64_rounded: fp64 runs under Monte Carlo
     rounding of the intermediates to the program's dtype (numerics.py): a compiled integer they
     reach, or a compiled value on the far side of a step they cross, is decided by rounding.
+    fp64_beyond: on the special sets, the fp64 run of the program under Inductor's decompositions
+    with every value beyond the range of acc(D) set to NaN: an element NaN there depends on a value
+    D's arithmetic cannot hold, and eager's finite value is luck; not judged (rule 8).
     """
     hint, low64 = nx.parse_dtype(dtype_hint), nx.parse_dtype(fp64_low)
     index_info = dict(index_info or {})
@@ -445,12 +464,14 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     fp64_by_path = dict(leaves(fp64)) if fp64 is not None else {}
     perturbed = [dict(leaves(t)) for t in (fp64_perturbed or [])] if fp64 is not None else []
     rounded = [dict(leaves(t)) for t in (fp64_rounded or [])] if fp64 is not None else []
+    beyond_by_path = dict(leaves(fp64_beyond)) if fp64_beyond is not None and extreme_inputs else {}
     max_abs = max_rel = 0.0
     failures: list[tuple[str, str]] = []
     notes: list[str] = []
     for path, r, g in pairs:
         res = _judge_leaf(path, r, g, fp64_by_path.get(path), hint, index_info.get(path), extreme_inputs,
-                          [p.get(path) for p in perturbed], low64, [m.get(path) for m in rounded])
+                          [p.get(path) for p in perturbed], low64, [m.get(path) for m in rounded],
+                          beyond_by_path.get(path))
         max_abs, max_rel = max(max_abs, res.abs_err), max(max_rel, res.rel_err)
         if not res.ok:
             failures.append((path, res.detail))

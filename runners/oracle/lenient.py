@@ -15,13 +15,15 @@ def _close(g: torch.Tensor, a: torch.Tensor, rtol: float) -> torch.Tensor:
 
 
 def lenient_judge(ref, got, fp64, ref32, *, ref2=None, index_info=None, dtype_hint=None,
-                  extreme_inputs=False, fp64_perturbed=None, fp64_low=None, fp64_rounded=None) -> Verdict:
+                  extreme_inputs=False, fp64_perturbed=None, fp64_low=None, fp64_rounded=None,
+                  fp64_beyond=None) -> Verdict:
     """judge(), excusing elements where compiled disagrees with (low-precision) eager but agrees
     with the program run in float32 or float64 (see the module docstring). ref2: a second eager
     run, as for judge(): a program whose two eager runs differ is "nondeterministic", not judged
     (the sweep must draw ref2 without reseeding, as runners/exec/worker.py does)."""
     v = judge(ref, got, fp64, ref2=ref2, index_info=index_info, dtype_hint=dtype_hint, extreme_inputs=extreme_inputs,
-              fp64_perturbed=fp64_perturbed, fp64_low=fp64_low, fp64_rounded=fp64_rounded)
+              fp64_perturbed=fp64_perturbed, fp64_low=fp64_low, fp64_rounded=fp64_rounded,
+              fp64_beyond=fp64_beyond)
     if v.ok or (ref32 is None and fp64 is None):
         return v
     r_leaves, g_leaves = leaves(ref), leaves(got)

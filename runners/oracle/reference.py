@@ -1,6 +1,7 @@
 """The eager side of a judgement: eager twice (nondeterminism), the fp64 run, index sources, and the coarsest floating dtype the program computes in."""
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, NamedTuple
 
 import torch
@@ -30,7 +31,11 @@ class EagerRef(NamedTuple):
     # (Triton's default), and where the fp64 run casts to a coarser dtype, one that keeps the precision
     # (KeptPrecision); made on the first call, by a verdict that fails with S; None: no fp64 run or float op
     fp64mc: Callable[[], list | None] | None = None
-
+    # on the special sets (inputs near D's range): the fp64 run of the program under Inductor's
+    # decompositions with every intermediate beyond the range of D's accumulation dtype set to NaN
+    # (BeyondRange): NaN where an element depends on a value D cannot hold (a layer_norm's variance of
+    # values near float32's max); made on the first call, by a verdict that still fails; None: none
+    fp64_beyond: Callable[[], Any] | None = None
 
 class FloatDtypes(TorchDispatchMode):
     """Records the floating dtypes of every op's outputs while a program runs eagerly (`seen`), and
@@ -105,8 +110,51 @@ def eager_reference(forward, index_sources, s: InputSet) -> EagerRef:
     alts = [(lambda: flushed_fp64_inputs(plain, low), None)]  # no run where no input holds subnormals
     if low64 is not None:
         alts.append((lambda: plain, KeptPrecision))
+    beyond = None
+    if s.name.startswith("special") and low is not None and nx.acc_dtype(low) != torch.float64:
+        beyond = _deferred_beyond(forward, plain, nx.acc_dtype(low))
     return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64), fp64p=_deferred(forward, moved),
-                    fp64mc=_deferred(forward, noisy + alts) if low is not None else None)
+                    fp64mc=_deferred(forward, noisy + alts) if low is not None else None, fp64_beyond=beyond)
+
+
+def _deferred_beyond(forward, plain: tuple, acc: torch.dtype) -> Callable[[], Any]:
+    """The fp64 run of the program traced with Inductor's decomposition table (make_fx, recursively,
+    as aot_eager_decomp_partition does) under BeyondRange(acc), on the first call; None if it fails."""
+    out: list = []
+
+    def get() -> Any:
+        if not out:
+            from torch._inductor.decomposition import select_decomp_table  # only on a failing verdict
+            from torch.fx.experimental.proxy_tensor import make_fx
+            try:
+                with torch.no_grad():
+                    torch.manual_seed(0)
+                    gm = make_fx(forward, decomposition_table=select_decomp_table())(*plain)
+                    torch.manual_seed(0)
+                    with BeyondRange(acc):
+                        out.append(to_cpu(gm(*plain)))
+            except Exception:  # noqa: BLE001 - no such run then
+                out.append(None)
+        return out[0]
+    return get
+
+
+class BeyondRange(TorchDispatchMode):
+    """An fp64 run in which every floating result beyond the range of `dt` (finite in float64, not in
+    dt) becomes NaN, so that NaN marks each output element that depends on a value the program's
+    arithmetic cannot hold. Views and in-place results are left alone (their aliasing must hold)."""
+
+    def __init__(self, dt: torch.dtype) -> None:
+        super().__init__()
+        self.max = torch.finfo(dt).max
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if any(r.alias_info is not None for r in func._schema.returns):
+            return out
+        return torch.utils._pytree.tree_map(
+            lambda t: t.masked_fill(t.abs() > self.max, math.nan)
+            if isinstance(t, torch.Tensor) and t.is_floating_point() else t, out)
 
 
 class KeptPrecision(FloatDtypes):
@@ -182,22 +230,27 @@ def _deferred(forward, runs_of: list) -> Callable[[], list | None]:
     return get
 
 
-def conditioned(verdict_of: Callable[[Any, Any], Verdict], fp64p: Callable[[], list | None] | None,
-                fp64mc: Callable[[], list | None] | None = None) -> Verdict:
-    """verdict_of(None, None), judged without S; a failing verdict again with the perturbed fp64 runs,
-    and one that still fails with the Monte Carlo rounding runs too. The same verdict as judging with
-    them always (each only widens what passes), at their cost only on failure."""
-    v = verdict_of(None, None)
+def conditioned(verdict_of: Callable[[Any, Any, Any], Verdict], fp64p: Callable[[], list | None] | None,
+                fp64mc: Callable[[], list | None] | None = None, fp64_beyond: Callable[[], Any] | None = None) -> Verdict:
+    """verdict_of(None, None, None), judged without S; a failing verdict again with the perturbed fp64
+    runs, one that still fails with the Monte Carlo rounding runs too, and one that still fails on a
+    special set with the decomposed fp64 run under BeyondRange. The same verdict as
+    judging with them always (each only widens what passes), at their cost only on failure."""
+    v = verdict_of(None, None, None)
     runs = fp64p() if not v.ok and fp64p is not None else None
     if runs is not None:
-        v = verdict_of(runs, None)
+        v = verdict_of(runs, None, None)
     mc = fp64mc() if not v.ok and fp64mc is not None else None
-    return v if mc is None else verdict_of(runs, mc)  # judge's fp64_rounded: antithetic pairs, then alternatives
+    if mc is not None:  # judge's fp64_rounded: antithetic pairs, then alternatives
+        v = verdict_of(runs, mc, None)
+    beyond = fp64_beyond() if not v.ok and fp64_beyond is not None else None
+    return v if beyond is None else verdict_of(runs, mc, beyond)
 
 
 def judge_against(r: EagerRef, got: Any) -> Verdict:
     """The verdict on one input set: single tasks and batches judge alike (on CPU copies)."""
     ref, got, fp64, ref2, idx = to_cpu((r.ref, got, r.fp64, r.ref2, r.idx))
-    return conditioned(lambda fp, mc: judge(ref, got, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype,
-                                            fp64_perturbed=fp, extreme_inputs=r.set.name.startswith("special"),
-                                            fp64_low=r.fp64_low, fp64_rounded=mc), r.fp64p, r.fp64mc)
+    return conditioned(lambda fp, mc, beyond: judge(ref, got, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype,
+                                                 fp64_perturbed=fp, extreme_inputs=r.set.name.startswith("special"),
+                                                 fp64_low=r.fp64_low, fp64_rounded=mc, fp64_beyond=beyond),
+                       r.fp64p, r.fp64mc, r.fp64_beyond)

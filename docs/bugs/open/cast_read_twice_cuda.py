@@ -1,4 +1,4 @@
-"""Open candidate (CUDA corpus, conv_conv3d_video_block, session 4): a float32 tensor made by a float64 -> float32 cast, read twice in one fused kernel, gives two values: -a + a is nonzero compiled (up to 1.9e-6 at 200,637 of 200,704 elements on an H100, torch 2.11.0+cu130). Not yet triaged (fp contraction across the cast? a dropped cast on one read?). Exit 1 while it reproduces, 77 without a GPU."""
+"""Triage evidence, not counted as a bug (session 5): `a = x.double().pow(2).float(); -a + a` is nonzero compiled on CUDA (up to 1.9e-6 at 200,637 of 200,704 elements, H100, torch 2.11.0+cu130). The Triton kernel is `tmp3 = (tmp1 * tmp1).to(float32); tmp4 = -tmp3; tmp5 = tmp4 + tmp3`: the difference is the float32 rounding of the product, so the compiler contracted the float64 product into the add across the cast (FMA contraction, Triton's default); `emulate_precision_casts=True` gives 0, and float64 inputs give 0. Within allclose's float32 atol; the FMA class of the triage log. Exit 1 while it shows, 77 without a GPU."""
 import torch
 
 if not torch.cuda.is_available():
