@@ -103,16 +103,16 @@ class _Sweeper:
 
     def _prepare(self, point: Point) -> _Job | None:
         phase("eager")  # the worker pool: a death from here on is the program's own (SIGFPE in eager)
-        cpu_inputs = point_inputs(self.base, self.is_param, self.plan, point, self.cfg.seed)
+        point_vals = point_inputs(self.base, self.is_param, self.plan, point, self.cfg.seed)
         inputs = {k: tuple(x.to(self.device) if isinstance(x, torch.Tensor) else x for x in v)
-                  for k, v in cpu_inputs.items()}
+                  for k, v in point_vals.items()}
         job = _Job(point, inputs)
         for set_name, vals in inputs.items():
             if self.device.type == "cuda" and _has_integers(vals):  # an index out of range at this point is a
                 try:  # device-side assert on CUDA, which ends the process's CUDA context: try it on the CPU first
                     with torch.no_grad():
                         torch.manual_seed(0)
-                        self.mod.forward(*cpu_inputs[set_name])
+                        self.mod.forward(*(x.cpu() if isinstance(x, torch.Tensor) else x for x in point_vals[set_name]))
                 except Exception as e:
                     job.bad[set_name] = _first_line(e)
                     continue
