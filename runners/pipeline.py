@@ -292,6 +292,12 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
              "input_kinds": list(opts.input_kinds), "folded_into_seed": folded, "batch": batch_stats,
              "sweep": sweep_stats, "exec_timings": _timings(results)}
     write_results(out, manifest, results + sweep_results, written, notes, stats)  # verdicts first
+    bugs = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
+    if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
+        log(f"verdicts: {len(bugs)} compiler-bug candidate(s), {len(notes)} note(s) in {out / 'results.json'}; "
+            f"confirming each alone from its repro.py next")
+        for f in bugs:
+            log(f"  [{f['kind']}] {f['variant']} {f['backend']}/{f['device']}: {str(f.get('detail') or '')[:160]}")
 
     confirm_stats = None
     if opts.confirm and written:
