@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from runners.findings.ledger import group_matches, load_ledger
+from runners.records import COMPILER_BUG_KINDS, FindingKind
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
 # records it pulls in import it); the store and report load them only when they need them.
@@ -85,7 +86,6 @@ def _collect_campaign(folder: Path) -> dict:
 
 def _collect_runs(folder: Path) -> dict:
     from runners.findings.write import signature
-    from runners.records import COMPILER_BUG_KINDS
     runs = [r.parent for r in sorted(folder.rglob("report.json")) if (r.parent / "bundle" / "manifest.json").is_file()]
     if not runs:
         raise NoResults(f"{folder}: neither a campaign folder ({STORE_NAME}) nor a run folder "
@@ -357,7 +357,7 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
                     break
         ex = g.get("example") or {}
         detail = g["detail"] or ex.get("detail") or ""
-        if g["kind"] == "unsound-rewrite":  # both sides are eager runs: the seed's and the variant's
+        if g["kind"] == FindingKind.UNSOUND_REWRITE:  # both sides are eager runs: the seed's and the variant's
             detail = unsound_wording(detail)
         known = [{"id": i, "title": ledger[i]["title"], "md": _rel(ledger[i]["ledger_md"], html_dir),
                   "repro": _rel(ledger[i]["repro"], html_dir)} for i in g.get("ledger") or [] if i in ledger]
@@ -366,7 +366,7 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
             "signature": g["signature"], "kind": g["kind"], "bug": bool(g["compiler_bug"]),
             "backend": g["backend"], "device": g["device"], "rules": g["rules"], "ops": g["ops"],
             "families": fams, "detail": detail, "count": g["count"], "jobs": g["jobs"],
-            "compared": "seed eager vs variant eager" if g["kind"] == "unsound-rewrite" else None,
+            "compared": "seed eager vs variant eager" if g["kind"] == FindingKind.UNSOUND_REWRITE else None,
             "first_seen": _fmt_time(g.get("first_seen")), "last_seen": _fmt_time(g.get("last_seen")),
             "models": sorted({s["model"] for s in sightings}), "sightings": sightings[:50],
             "more_sightings": max(0, len(sightings) - 50), "code": repro_code, "code_truncated": truncated,

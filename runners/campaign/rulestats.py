@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from runners.records import FindingKind
+
 
 def _reports(folder: Path):
     """(manifest, report) pairs for every run under `folder` (a run folder or a campaign folder)."""
@@ -31,8 +33,8 @@ def rule_stats(folder: str | Path) -> list[dict]:
                 row(name)["variants"] += 1
         for f in report["findings"]:
             for name in f.get("rules", []):
-                row(name)["unsound" if f["kind"] == "unsound-rewrite" else "findings"] += (
-                    1 if f["kind"] == "unsound-rewrite" else f.get("count", 1) if f.get("repro") else 0)
+                row(name)["unsound" if f["kind"] == FindingKind.UNSOUND_REWRITE else "findings"] += (
+                    1 if f["kind"] == FindingKind.UNSOUND_REWRITE else f.get("count", 1) if f.get("repro") else 0)
     if not found:
         raise FileNotFoundError(f"{folder}: no run results (report.json beside bundle/manifest.json) found")
     return sorted(rows.values(), key=lambda r: (-r["findings"], -r["fired"], r["rule"]))

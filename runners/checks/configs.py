@@ -223,7 +223,7 @@ def config_judge(manifest: dict, results: list[dict], findings: list[dict], base
         if key in annotate and f.get("kind") in _WRONG_KINDS and f.get("input_set") in annotate[key]["sets"]:
             f["config_dependent"] = False
             f["configs_also_wrong"] = sorted(set(f.get("configs_also_wrong", [])) | set(annotate[key]["configs_also_wrong"]))
-        if f.get("backend") in backends and f.get("kind") in ("compile-crash", "run-crash", "timeout"):
+        if f.get("backend") in backends and f.get("kind") in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH, FindingKind.TIMEOUT):
             f["config"] = backends[f["backend"]]
         out.append(f)
     return out + new

@@ -18,6 +18,7 @@ from runners.oracle.judge import Verdict, judge
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, Plan, Point, SweepConfig, _first_line, analyse, plan_points, point_inputs
 from runners.oracle.lenient import lenient_judge
 from runners.oracle.reference import conditioned, eager_reference
+from runners.records import FindingKind
 
 def _batched(fn):
     def batched(*groups):
@@ -233,7 +234,7 @@ class _Sweeper:
                     self.run_static(jobs[half:])
                     return
                 job = jobs[0]
-                kind = "compile-crash" if k == 0 else "run-crash"
+                kind = FindingKind.COMPILE_CRASH.value if k == 0 else FindingKind.RUN_CRASH.value
                 if self._want_confirm(job):
                     still, _, err = self._confirm_static(job, set_name)
                     if still and isinstance(err, BaseException):
@@ -268,7 +269,7 @@ class _Sweeper:
                     confirmed = still
                     if still and isinstance(v1, BaseException):
                         self.confirmed_categories.add(job.point.category)
-                        self.entries.append(self._crash_entry(job, set_name, "run-crash", v1, True))
+                        self.entries.append(self._crash_entry(job, set_name, FindingKind.RUN_CRASH.value, v1, True))
                         continue
                     if still:
                         v = v1
@@ -311,7 +312,7 @@ class _Sweeper:
                     for job, first in zip(jobs, first_jobs):
                         if job is None or set_name in job.bad:
                             continue
-                        kind = "compile-crash" if c == 0 and k == 0 else "run-crash"
+                        kind = FindingKind.COMPILE_CRASH.value if c == 0 and k == 0 else FindingKind.RUN_CRASH.value
                         if self._want_confirm(job):
                             res = self._confirm_dynamic(job, set_name, first if c else None)
                             if res is not None and isinstance(res[2], BaseException):
@@ -322,7 +323,8 @@ class _Sweeper:
                                 self.entries.append(entry)
                                 return
                     self.entries.append(self._crash_entry(jobs[0] or first_jobs[0], set_name,
-                                                          "compile-crash" if c == 0 and k == 0 else "run-crash",
+                                                          FindingKind.COMPILE_CRASH.value if c == 0 and k == 0
+                                                          else FindingKind.RUN_CRASH.value,
                                                           e, False))
                     return
                 self._timed("dynamic", t0)
@@ -342,7 +344,7 @@ class _Sweeper:
                             still, got1, v1, warm = res
                             self.confirmed_categories.add("dynamic")
                             if isinstance(v1, BaseException):
-                                entry = self._crash_entry(job, set_name, "run-crash", v1, True)
+                                entry = self._crash_entry(job, set_name, FindingKind.RUN_CRASH.value, v1, True)
                                 if warm:
                                     entry.update(self._save_inputs(job, set_name, warmup=warm))
                                 self.entries.append(entry)

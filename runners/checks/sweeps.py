@@ -53,8 +53,11 @@ import torch
 
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, SweepConfig
 from runners.exec.protocol import load_tensors
-from runners.oracle.judge import compare_eager
+from runners.oracle.judge import NONDETERMINISTIC, compare_eager
 from runners.records import FindingKind, TaskKind, new_finding
+
+_CRASH_KINDS = (FindingKind.COMPILE_CRASH.value, FindingKind.RUN_CRASH.value)
+
 
 def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
                    base_failed: set[str] | frozenset = frozenset()) -> tuple[list[dict], list[dict]]:
@@ -92,7 +95,7 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
     unconfirmed: dict[str, dict] = {}
     nondet = False
     for s in r.get("input_sets", []):
-        if s.get("kind") == "nondeterministic" and not nondet:
+        if s.get("kind") == NONDETERMINISTIC and not nondet:
             nondet = True
             notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s["name"], sweep=s["sweep"],
                                      detail=s["detail"]))
@@ -105,12 +108,12 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
             unconfirmed.setdefault(cat, s)
             continue
         done.add(cat)
-        if s.get("set") == "special" and "special" in base_failed and s.get("kind") not in ("compile-crash", "run-crash"):
+        if s.get("set") == "special" and "special" in base_failed and s.get("kind") not in _CRASH_KINDS:
             notes.append(new_finding(FindingKind.SWEEP_ALSO_BASE, base, input_set=s["name"], sweep=s["sweep"],
                                      detail=f"[{s['sweep']}] fails on special values, as the model's own dtype and "
                                      f"sizes already do: {s.get('detail', '')}"))
             continue
-        crash = s.get("kind") in ("compile-crash", "run-crash")
+        crash = s.get("kind") in _CRASH_KINDS
         kind = (FindingKind.parse(s["kind"]) if crash
                 else FindingKind.SEED_MISCOMPILE if variant.get("seed") else FindingKind.MISCOMPILE)
         f = new_finding(kind, base, input_set=s["name"], sweep=s["sweep"], sweep_key=s["sweep_key"],
@@ -180,7 +183,7 @@ def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], 
     by_id = {t["id"]: t for t in tasks}
     failed: dict[tuple, set[str]] = {}  # (variant, backend, device) -> input set kinds failed by the ordinary task
     for f in base_findings or []:
-        if f.get("kind") in ("miscompile", "seed-miscompile") and f.get("input_set"):
+        if f.get("kind") in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE) and f.get("input_set"):
             failed.setdefault((f["variant"], f["backend"], f["device"]), set()).add(str(f["input_set"]).split("-")[0])
     stats = {"tasks": 0, "judged": 0, "failing": 0, "compiles": 0, "seconds": 0.0, "truncated": 0}
     for r in results:
@@ -215,7 +218,7 @@ def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], 
 
 
 def _symptom(f: dict) -> str:
-    if f["kind"] in ("compile-crash", "run-crash", "timeout"):
+    if f["kind"] in _CRASH_KINDS + (FindingKind.TIMEOUT.value,):
         return f"{f['kind']}:{(f.get('error') or {}).get('type', '')}"
     d = f.get("detail", "")
     for key, name in (("NaN/Inf positions differ", "nonfinite"), ("(exact)", "exact"), ("structure differs", "structure"),
@@ -240,7 +243,7 @@ def collapse(findings: list[dict], variants: dict) -> list[dict]:
     groups: dict[tuple, dict] = {}
     out: list[dict] = []
     for f in sorted(findings, key=lambda f: not variants.get(f["variant"], {}).get("seed")):
-        kind = "miscompile" if f["kind"] == "seed-miscompile" else f["kind"]
+        kind = FindingKind.MISCOMPILE.value if f["kind"] == FindingKind.SEED_MISCOMPILE else f["kind"]
         key = (kind, f.get("backend"), f.get("device"), _symptom(f), _dtype_kind(f.get("sweep_dtype")))
         if key in groups:
             groups[key].setdefault("sweep_also_seen", []).append(f"{f['variant']}: {f.get('sweep')}")

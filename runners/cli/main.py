@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from runners.records import COMPILER_BUG_KINDS, ExitCode
+from runners.records import COMPILER_BUG_KINDS, ExitCode, FindingKind
 
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
 # stay fast and `exec` never imports egglog (the generation side) on a host without it.
@@ -310,7 +310,7 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
         lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s){how}:")
         for f in bugs:
             tri = f" triage={f['triage']}" if f.get("triage") else ""
-            rules = "none (the unmodified model)" if f["kind"] == "seed-miscompile" else (", ".join(f["rules"]) or "-")
+            rules = "none (the unmodified model)" if f["kind"] == FindingKind.SEED_MISCOMPILE else (", ".join(f["rules"]) or "-")
             lines.append(f"    [{f['kind']}]{tri} {f['variant']} {f['backend']}/{f['device']}{_err_text(f)} "
                          f"(x{f.get('count', 1)}) rules: {rules}")
             lines.append("      " + textwrap.shorten(str(f.get("detail", "")), 200, placeholder=" ..."))
@@ -320,11 +320,11 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
     if notes:
         lines.append(notes_line(notes))
         for n in notes:
-            if n["kind"] == "slow-variant":
+            if n["kind"] == FindingKind.SLOW_VARIANT:
                 lines.append(f"    [slow-variant] {n['variant']} {n['ratio']:.1f}x slower compiled than {n['baseline']}: "
                              f"{n['folder']}")
-            elif n["kind"] in ("unsound-rewrite", "flaky", "resource"):
-                rules = f" rules: {', '.join(n.get('rules') or [])}" if n["kind"] == "unsound-rewrite" else ""
+            elif n["kind"] in (FindingKind.UNSOUND_REWRITE, FindingKind.FLAKY, FindingKind.RESOURCE):
+                rules = f" rules: {', '.join(n.get('rules') or [])}" if n["kind"] == FindingKind.UNSOUND_REWRITE else ""
                 lines.append(f"    [{n['kind']}] {n['variant']}{rules}: "
                              + textwrap.shorten(str(n.get("detail", "")), 140, placeholder=" ..."))
     perf = st.get("perf")

@@ -31,6 +31,7 @@ import torch
 from runners.exec.pool import run_slots, worker
 from runners.exec.protocol import call_compiled, compile_options, error_info, load_module, to_cpu, to_device
 from runners.oracle.inputs import InputSet, input_sets
+from runners.oracle.judge import MATCH
 from runners.oracle.reference import eager_reference, judge_against
 from runners.records import TaskKind
 
@@ -129,7 +130,7 @@ def run_batch_task(task: dict) -> dict:
     share = len(live)
     info.update({k: round(v, 4) for k, v in times.items()})
     for k, (i, sub, _, _, t) in enumerate(live):
-        if all(e["kind"] == "match" for e in verdicts[k]):
+        if all(e["kind"] == MATCH for e in verdicts[k]):
             results[i] = {"task": sub.get("id"), "variant": sub["variant"], "backend": sub["backend"],
                           "device": device.type, "status": "ok", "input_sets": verdicts[k],
                           "timings": {**t, "compile": times["compile"] / share, "run": times["run"] / share},
@@ -229,7 +230,7 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     def finish(i: int, r: dict) -> None:
         results[i] = r
         if i in suspects:
-            bad = r["status"] != "ok" or any(not s.get("ok", True) or s.get("kind") not in ("match", None)
+            bad = r["status"] != "ok" or any(not s.get("ok", True) or s.get("kind") not in (MATCH, None)
                                              for s in r.get("input_sets", []))
             stats["confirmed" if bad else "unconfirmed"] += 1
         if on_result:

@@ -42,11 +42,12 @@ from pathlib import Path
 from codegen_templates import render
 from runners.exec.protocol import compile_options
 from runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH, TRITON_KERNEL, triage
+from runners.records import FindingKind
 
 TEST_REPRO = "test_repro.py"
 INLINE_MAX_NUMEL = 64  # inputs with at most this many elements in all are inlined into test_repro.py
 LOG_MAX_CHARS = 400_000
-_NO_TEST_KINDS = ("device-mismatch",)
+_NO_TEST_KINDS = (FindingKind.DEVICE_MISMATCH.value,)
 
 
 @dataclass
@@ -147,7 +148,8 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
     method that compiles it the way the finding did and judges it as repro.py does: with
     eqsat-test's oracle where eqsat-test is importable, else like Dynamo's accuracy checker
     (torch._dynamo.utils.same with an fp64 reference)."""
-    if f.get("kind") in _NO_TEST_KINDS or f.get("kind") in ("slow-variant", "unsound-rewrite", "nondeterministic"):
+    if f.get("kind") in _NO_TEST_KINDS or f.get("kind") in (FindingKind.SLOW_VARIANT, FindingKind.UNSOUND_REWRITE,
+                                                            FindingKind.NONDETERMINISTIC):
         return None
     forward_src, mods = _forward_and_imports(program_src)
     backend, opts = compile_options(f.get("backend", "inductor"))
@@ -165,7 +167,7 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
                + (f" and Inductor config {config}" if config else "") + f" on {f.get('device', 'cpu')}.",
                f"Triage: {t['class']} ({t.get('subclass')}), stage {t.get('stage')}, component {t.get('component')}."]
     summary += verdict_lines(f)
-    if f.get("kind") == "config-mismatch":
+    if f.get("kind") == FindingKind.CONFIG_MISMATCH:
         summary.append(f"Configuration: {f.get('direction')} {f.get('config')!r}; right under {f.get('configs_right')}, "
                        f"wrong under {f.get('configs_wrong')}.")
     inline = _inline_inputs(inputs_path)
@@ -419,7 +421,7 @@ def _bisect_text(r: dict | None, calls: int, f: dict) -> str:
 def collect(d: Path, f: dict, opts: ArtifactOptions) -> dict:
     """Run the debug steps for the finding in folder d; returns the summary (also in meta.json)."""
     summary: dict = {"files": []}
-    if f.get("kind") == "timeout":
+    if f.get("kind") == FindingKind.TIMEOUT:
         return {"skipped": "timeout finding: a rerun would hang again"}
     if not (d / "repro.py").is_file() or f.get("kind") in _NO_TEST_KINDS:
         return {"skipped": f"no standard repro.py for kind {f.get('kind')}"}
@@ -527,7 +529,7 @@ def collect(d: Path, f: dict, opts: ArtifactOptions) -> dict:
 def _priority(findings: list[dict]) -> list[dict]:
     """One finding per (triage class, backend) first, seeds and minimized programs first."""
     seen, first, rest = set(), [], []
-    for f in sorted(findings, key=lambda f: (f.get("kind") != "seed-miscompile", len(f.get("min_ops") or f.get("ops") or []))):
+    for f in sorted(findings, key=lambda f: (f.get("kind") != FindingKind.SEED_MISCOMPILE, len(f.get("min_ops") or f.get("ops") or []))):
         key = (f.get("triage"), f.get("backend"), f.get("device"))
         (rest if key in seen else first).append(f)
         seen.add(key)
@@ -537,7 +539,7 @@ def _priority(findings: list[dict]) -> list[dict]:
 def collect_all(written: list[dict], out: Path, opts: ArtifactOptions, log=lambda s: None) -> dict:
     """Artifacts for written findings (`id` set; folders under out/findings), at most
     opts.max_findings of them, opts.jobs at a time; meta.json gets `debug_artifacts`."""
-    todo = [f for f in _priority(written) if f.get("kind") not in ("timeout",) + _NO_TEST_KINDS]
+    todo = [f for f in _priority(written) if f.get("kind") not in (FindingKind.TIMEOUT.value,) + _NO_TEST_KINDS]
     chosen, skipped = todo[:max(0, opts.max_findings)], todo[max(0, opts.max_findings):]
     t0 = time.perf_counter()
 

@@ -11,9 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from runners import REPO_ROOT
+from runners.records import FindingKind
 
 # kinds a repro.py can re-check by itself (device-mismatch and config-mismatch need two runs)
-CONFIRMABLE = ("miscompile", "seed-miscompile", "compile-crash", "run-crash", "timeout")
+CONFIRMABLE = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
+               FindingKind.RUN_CRASH.value, FindingKind.TIMEOUT.value)
 EAGER_SHARE = 0.1  # a timeout is a compile hang only if eager ran within this share of the limit
 
 
@@ -46,26 +48,26 @@ def run_repro(folder: Path, timeout: float, threads: int = 1) -> dict:
 def outcome(f: dict, r: dict, timeout: float) -> tuple[str, str]:
     """("confirmed" | "flaky" | "resource", why) for finding `f` and its repro run `r`."""
     kind = f["kind"]
-    if kind == "timeout":
+    if kind == FindingKind.TIMEOUT:
         eager = r["eager_seconds"]
         if r["timed_out"] and eager is not None and eager <= EAGER_SHARE * timeout:
             return "confirmed", f"alone, compile ran past {timeout:.0f} s while eager ran twice in {eager:.2f} s"
         if r["timed_out"]:
-            return "resource", (f"alone, eager itself took {eager:.1f} s" if eager is not None else
-                                "alone, it timed out before eager finished") + f" (limit {timeout:.0f} s): size, not the compiler"
-        return "resource", f"alone, it finished in {r['seconds']:.1f} s (limit {timeout:.0f} s): the timeout came from load"
+            return FindingKind.RESOURCE.value, (f"alone, eager itself took {eager:.1f} s" if eager is not None else
+                                                "alone, it timed out before eager finished") + f" (limit {timeout:.0f} s): size, not the compiler"
+        return FindingKind.RESOURCE.value, f"alone, it finished in {r['seconds']:.1f} s (limit {timeout:.0f} s): the timeout came from load"
     if r["timed_out"]:
-        return "resource", f"its repro did not finish within {timeout:.0f} s alone"
+        return FindingKind.RESOURCE.value, f"its repro did not finish within {timeout:.0f} s alone"
     if r["verdict"] == "NONDETERMINISTIC":
-        return "flaky", "alone, two eager runs differ: the program is nondeterministic"
-    want = "MISCOMPILE" if kind in ("miscompile", "seed-miscompile") else "CRASH"
+        return FindingKind.FLAKY.value, "alone, two eager runs differ: the program is nondeterministic"
+    want = "MISCOMPILE" if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE) else "CRASH"
     if r["rc"] == 1 and r["verdict"] == want:
         return "confirmed", f"repro.py exits 1 alone ({want.lower()})"
     if want == "CRASH" and r["rc"] is not None and r["rc"] < 0 and r["eager_seconds"] is not None:
         return "confirmed", f"repro.py dies with signal {-r['rc']} alone after eager ran"
     if r["rc"] == 0:
-        return "flaky", "alone, repro.py finds eager and compiled in agreement"
-    return "flaky", f"alone, repro.py exited {r['rc']} with verdict {r['verdict'] or 'none'} (claimed {kind})"
+        return FindingKind.FLAKY.value, "alone, repro.py finds eager and compiled in agreement"
+    return FindingKind.FLAKY.value, f"alone, repro.py exited {r['rc']} with verdict {r['verdict'] or 'none'} (claimed {kind})"
 
 
 def confirm_all(written: list[dict], out: Path, *, timeout: float, jobs: int = 1, deadline: float | None = None,
@@ -75,7 +77,8 @@ def confirm_all(written: list[dict], out: Path, *, timeout: float, jobs: int = 1
     what was claimed. meta.json is updated. Returns stats."""
     todo = [f for f in written if f["kind"] in CONFIRMABLE]
     threads = max(1, (os.cpu_count() or 1) // max(1, jobs))
-    stats = {"checked": 0, "confirmed": 0, "flaky": 0, "resource": 0, "skipped": 0, "seconds": 0.0}
+    stats = {"checked": 0, "confirmed": 0, FindingKind.FLAKY.value: 0, FindingKind.RESOURCE.value: 0, "skipped": 0,
+             "seconds": 0.0}
     t0 = time.perf_counter()
 
     def one(f: dict) -> None:
@@ -92,7 +95,7 @@ def confirm_all(written: list[dict], out: Path, *, timeout: float, jobs: int = 1
         if verdict == "confirmed":
             f["confirmed"] = True
         else:
-            f["claimed_kind"], f["kind"], f["confirmed"] = f["kind"], verdict, False
+            f["claimed_kind"], f["kind"], f["confirmed"] = f["kind"], FindingKind.parse(verdict).value, False
             f["detail"] = f"{why}; claimed {f['claimed_kind']}: {f.get('detail', '')}"
             log(f"{f['id']}: {verdict} ({why})")
         meta = folder / "meta.json"

@@ -37,9 +37,12 @@ from lowering.program import Program
 from runners.exec.pool import PoolOptions, _Worker
 from runners.findings.shrink import (bypass, bypass_choices, cut_at, cut_points, keep_outputs, label,
                                      meta_of, output_items, value_meta, with_meta)
+from runners.oracle.judge import NONDETERMINISTIC
+from runners.records import FindingKind
 
 # Finding kinds that minimization tries to preserve (a timeout would cost a timeout per check).
-MINIMIZABLE_KINDS = ("miscompile", "seed-miscompile", "compile-crash", "run-crash")
+MINIMIZABLE_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
+                     FindingKind.RUN_CRASH.value)
 
 
 class NotMinimizable(Exception):
@@ -110,23 +113,23 @@ def outcome(result: dict) -> tuple:
     """How a worker result fails: ("miscompile",), (status, error type), or ("ok",)/("other", ...)."""
     status = result.get("status")
     if status in ("compile-crash", "run-crash", "process-crash"):
-        return ("run-crash" if status == "process-crash" else status, (result.get("error") or {}).get("type", ""))
+        return (FindingKind.RUN_CRASH.value if status == "process-crash" else status, (result.get("error") or {}).get("type", ""))
     if status != "ok":
         return ("other", status)
     sets = result.get("input_sets") or []
-    if any(s.get("kind") == "nondeterministic" for s in sets):
-        return ("nondeterministic",)
+    if any(s.get("kind") == NONDETERMINISTIC for s in sets):
+        return (NONDETERMINISTIC,)
     if any(not s.get("ok") for s in sets):
-        return ("miscompile",)
+        return (FindingKind.MISCOMPILE.value,)
     return ("ok",)
 
 
 def target_outcome(finding: dict) -> tuple:
     kind = finding["kind"]
-    if kind in ("miscompile", "seed-miscompile"):
-        return ("miscompile",)
-    if kind == "run-crash" and (finding.get("error") or {}).get("type") == "ProcessCrash":
-        return ("run-crash", "ProcessCrash")
+    if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE):
+        return (FindingKind.MISCOMPILE.value,)
+    if kind == FindingKind.RUN_CRASH and (finding.get("error") or {}).get("type") == "ProcessCrash":
+        return (FindingKind.RUN_CRASH.value, "ProcessCrash")
     return (kind, (finding.get("error") or {}).get("type", ""))
 
 
@@ -172,7 +175,7 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
         shutil.copy(inputs_src, work / sp.inputs_file)
     target = target_outcome(finding)
     kinds = list(task_base.get("input_kinds") or ["given", "random", "special"])
-    if target == ("miscompile",) and _kind_of_set(finding.get("input_set")) in kinds:
+    if target == (FindingKind.MISCOMPILE.value,) and _kind_of_set(finding.get("input_set")) in kinds:
         kinds = [_kind_of_set(finding["input_set"])]  # the same input set as the finding
     key_base = (f"{task_base['backend']}|{task_base['device']}|{task_base.get('seed', 0)}|{','.join(kinds)}"
                 f"|{sp.inputs_file}|{','.join(sp.input_names)}")

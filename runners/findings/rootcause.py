@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from runners.findings.write import signature
+from runners.records import FindingKind
 
-_SAME_PROGRAM_KINDS = ("miscompile", "compile-crash", "run-crash", "timeout")
+_SAME_PROGRAM_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.COMPILE_CRASH.value, FindingKind.RUN_CRASH.value,
+                       FindingKind.TIMEOUT.value)
 
 
 def _seed_key(f: dict) -> tuple:
@@ -18,7 +20,7 @@ def fold_into_seeds(findings: list[dict]) -> list[dict]:
     error type or times out too."""
     seeds: dict[tuple, list[dict]] = {}
     for f in findings:
-        if f["kind"] == "seed-miscompile" or (f.get("seed") and f["kind"] in _SAME_PROGRAM_KINDS):
+        if f["kind"] == FindingKind.SEED_MISCOMPILE or (f.get("seed") and f["kind"] in _SAME_PROGRAM_KINDS):
             seeds.setdefault(_seed_key(f), []).append(f)
     kept = []
     for f in findings:
@@ -34,10 +36,10 @@ def fold_into_seeds(findings: list[dict]) -> list[dict]:
 
 
 def _fails_alike(seed_f: dict, f: dict) -> bool:
-    if f["kind"] == "miscompile":
-        return seed_f["kind"] == "seed-miscompile" and seed_f.get("input_set") == f.get("input_set")
-    if f["kind"] == "timeout":
-        return seed_f["kind"] == "timeout"
+    if f["kind"] == FindingKind.MISCOMPILE:
+        return seed_f["kind"] == FindingKind.SEED_MISCOMPILE and seed_f.get("input_set") == f.get("input_set")
+    if f["kind"] == FindingKind.TIMEOUT:
+        return seed_f["kind"] == FindingKind.TIMEOUT
     same_type = (seed_f.get("error") or {}).get("type") == (f.get("error") or {}).get("type")
     return seed_f["kind"] == f["kind"] and same_type
 
@@ -66,5 +68,5 @@ def dedupe(findings: list[dict]) -> list[dict]:
 
 def _better_representative(f: dict, kept: dict) -> bool:
     def rank(x: dict) -> tuple:
-        return (x["kind"] != "seed-miscompile", len(x.get("min_ops") or x.get("ops") or []))
+        return (x["kind"] != FindingKind.SEED_MISCOMPILE, len(x.get("min_ops") or x.get("ops") or []))
     return rank(f) < rank(kept)

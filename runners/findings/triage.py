@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from runners.records import FindingKind
+
 GRAPH_BREAK = "graph-break"
 DYNAMO_ERROR = "dynamo-internal-error"
 BACKEND_COMPILE = "backend-compile-error"
@@ -133,7 +135,7 @@ def _crash(f: dict) -> dict:
     stage = _stage((err.get("stack") or "") + "\n" + tb)
     kind = f.get("kind")
 
-    if kind == "timeout" or "Timeout" in types:
+    if kind == FindingKind.TIMEOUT or "Timeout" in types:
         return {"class": TIMEOUT, "stage": None, "subclass": "hang", "component": None,
                 "evidence": msg or "no result within the time limit"}
     if types & _RECOMPILE_TYPES or _RECOMPILE_MSG.search(msg):
@@ -202,10 +204,10 @@ def _accuracy(f: dict) -> dict:
     if backend.startswith(("eager", "aot_eager")):
         comp = "dynamo" if backend == "eager" else "aot_autograd"
     out = {"class": ACCURACY, "stage": "output", "subclass": sub, "component": comp, "evidence": detail[:300]}
-    if f.get("kind") == "config-mismatch":
+    if f.get("kind") == FindingKind.CONFIG_MISMATCH:
         out["subclass"] = "config-dependent"
         out["config"] = f.get("config")
-    if f.get("kind") == "device-mismatch":
+    if f.get("kind") == FindingKind.DEVICE_MISMATCH:
         out["subclass"] = "device-dependent"
     return out
 
@@ -214,17 +216,18 @@ def triage(f: dict) -> dict:
     """The triage record of a finding or note: class, stage, subclass, component, evidence,
     labels (suggested GitHub labels) and next_step."""
     kind = f.get("kind", "")
-    if kind in ("miscompile", "seed-miscompile", "device-mismatch", "config-mismatch"):
+    if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE, FindingKind.DEVICE_MISMATCH,
+                FindingKind.CONFIG_MISMATCH):
         t = _accuracy(f)
-    elif kind in ("compile-crash", "run-crash", "timeout"):
+    elif kind in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH, FindingKind.TIMEOUT):
         t = _crash(f)
-    elif kind == "slow-variant":
+    elif kind == FindingKind.SLOW_VARIANT:
         t = {"class": PERFORMANCE, "stage": "runtime", "subclass": f.get("attribution") or "compiled-runtime",
              "component": "inductor", "evidence": f.get("detail", "")[:300]}
-    elif kind in ("unsound-rewrite", "nondeterministic"):
+    elif kind in (FindingKind.UNSOUND_REWRITE, FindingKind.NONDETERMINISTIC):
         t = {"class": NOT_COMPILER, "stage": None, "subclass": kind, "component": "eqsat-test rules" if
-             kind == "unsound-rewrite" else "program", "evidence": (f.get("detail") or "")[:300]}
-    elif kind in ("seed-error", "internal-error"):
+             kind == FindingKind.UNSOUND_REWRITE else "program", "evidence": (f.get("detail") or "")[:300]}
+    elif kind in (FindingKind.SEED_ERROR, FindingKind.INTERNAL_ERROR):
         t = {"class": NOT_COMPILER, "stage": None, "subclass": kind, "component": "eqsat-test",
              "evidence": (f.get("detail") or "")[:300]}
     else:

@@ -11,6 +11,7 @@ from pathlib import Path
 from codegen_templates import render
 from runners.exec.protocol import compile_options
 from runners.checks.devices import device_repro_main
+from runners.records import FindingKind
 
 
 
@@ -27,7 +28,7 @@ def signature(f: dict) -> str:
     `torch.nn.functional.relu` are all `relu`): spelling rewrites reach the same compiled code."""
     minimized = f.get("min_ops") is not None
     ops = [o.rsplit(".", 1)[-1] for o in f["min_ops"]] if minimized else (f.get("ops") or [])
-    kind = "miscompile" if minimized and f["kind"] == "seed-miscompile" else f["kind"]
+    kind = FindingKind.MISCOMPILE.value if minimized and f["kind"] == FindingKind.SEED_MISCOMPILE else f["kind"]
     rules = [] if minimized else f.get("rules", [])
     parts = [kind, f.get("backend", ""), f.get("device", ""), ",".join(sorted(set(ops))),
              ",".join(sorted(rules)), (f.get("error") or {}).get("type", ""),
@@ -39,7 +40,7 @@ def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
     head = variant_src.split('\nif __name__ == "__main__":')[0]
     head = re.sub(r'INPUTS_FILE = Path\(__file__\)\.with_name\(.*\)',
                   'INPUTS_FILE = Path(__file__).with_name("inputs.pt")', head)
-    if f.get("kind") == "device-mismatch":  # compiled on two devices against CPU fp64
+    if f.get("kind") == FindingKind.DEVICE_MISMATCH:  # compiled on two devices against CPU fp64
         return head.rstrip() + "\n" + device_repro_main(f)
     backend, opts = compile_options(f.get("backend", "inductor"))
     config = opts.pop("options", {})
