@@ -15,16 +15,15 @@ from runners.checks.configs import config_judge
 from runners.checks.devices import cross_device_findings
 from runners.checks.perf import slow_variant_findings, spread, write_slow_variant
 from runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
+from runners.checks.unsound import unsound_verdict
 from runners.exec.batch import auto_batch_size, batch_group, run_batched
 from runners.exec.pool import PoolOptions, run_tasks
-from runners.exec.protocol import load_tensors
 from runners.findings.artifacts import collect_all
 from runners.findings.confirm import confirm_all
 from runners.findings.minimize import minimize_findings
 from runners.findings.rootcause import dedupe, fold_into_seeds
 from runners.findings.triage import annotate
 from runners.findings.write import collect_env, signature, versions, write_finding
-from runners.oracle.judge import compare_eager
 from runners.records import COMPILER_BUG_KINDS, FindingKind, Task, exit_code_of, new_finding
 
 
@@ -165,16 +164,12 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
         if not v["seed"] and r["backend"] == (first_backend or r["backend"]):
             sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
             vd = scratch / "eager" / f"{v['id']}__{r['device']}"
-            for s in r["input_sets"]:
-                a, b = sd / f"{s['name']}.pt", vd / f"{s['name']}.pt"
-                if a.is_file() and b.is_file():
-                    verdict = compare_eager(load_tensors(a), load_tensors(b))
-                    if not verdict.ok and _declared_edge_difference(verdict, v, manifest):
-                        break
-                    if not verdict.ok:
-                        notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s["name"],
-                                                 max_abs_err=verdict.max_abs_err, detail=verdict.detail))
-                        break
+            for s in r["input_sets"]:  # the first input set where the variant's eager output is not its seed's
+                verdict = unsound_verdict(sd / f"{s['name']}.pt", vd / f"{s['name']}.pt", v, manifest)
+                if verdict is not None:
+                    notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s["name"],
+                                             max_abs_err=verdict.max_abs_err, detail=verdict.detail))
+                    break
     # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/checks/devices.py).
     if len({r["device"] for r in results}) > 1:
         findings += cross_device_findings(manifest, results, scratch, findings, notes)
@@ -185,14 +180,6 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
             if r.get(k) and not f.get(k):
                 f[k] = r[k]
     return findings, notes
-
-
-def _declared_edge_difference(verdict, v: dict, manifest: dict) -> bool:
-    """A variant that differs from its seed only in NaN/inf positions, made with rules declared
-    ieee-edge or approximate, does what its rules say: expected, not an unsound rewrite."""
-    numerics = manifest["rules"].get("numerics", {})
-    declared = {numerics.get(name) for name in v.get("rules", [])}
-    return "NaN/Inf positions" in verdict.detail and bool(declared & {"ieee-edge", "approximate"})
 
 
 def _ops_of(v: dict, manifest: dict) -> list[str]:

@@ -52,8 +52,8 @@ from pathlib import Path
 import torch
 
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, SweepConfig
-from runners.exec.protocol import load_tensors
-from runners.oracle.judge import NONDETERMINISTIC, compare_eager
+from runners.checks.unsound import unsound_verdict
+from runners.oracle.judge import NONDETERMINISTIC
 from runners.records import FindingKind, TaskKind, new_finding
 
 _CRASH_KINDS = (FindingKind.COMPILE_CRASH.value, FindingKind.RUN_CRASH.value)
@@ -204,14 +204,12 @@ def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], 
             sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
             vd = scratch / "eager" / f"{v['id']}__{r['device']}"
             for e in r.get("input_sets", []):
-                a, b = sd / f"{e['name']}.pt", vd / f"{e['name']}.pt"
-                if a.is_file() and b.is_file():
-                    verdict = compare_eager(load_tensors(a), load_tensors(b))
-                    if not verdict.ok:
-                        notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=e["name"],
-                                                 sweep=e["sweep"], max_abs_err=verdict.max_abs_err,
-                                                 detail=f"[{e['sweep']}] {verdict.detail}"))
-                        break
+                verdict = unsound_verdict(sd / f"{e['name']}.pt", vd / f"{e['name']}.pt", v, manifest)
+                if verdict is not None:
+                    notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=e["name"],
+                                             sweep=e["sweep"], max_abs_err=verdict.max_abs_err,
+                                             detail=f"[{e['sweep']}] {verdict.detail}"))
+                    break
     stats["seconds"] = round(stats["seconds"], 3)
     findings = collapse(findings, variants)
     return findings, notes, stats
