@@ -109,14 +109,12 @@ class _Sweeper:
                   for k, v in point_vals.items()}
         job = _Job(point, inputs)
         for set_name, vals in inputs.items():
-            if self.device.type == "cuda" and _has_integers(vals):  # an index out of range at this point is a
-                try:  # device-side assert on CUDA, which ends the process's CUDA context: try it on the CPU first
-                    with torch.no_grad():
-                        torch.manual_seed(0)
-                        self.mod.forward(*(x.cpu() if isinstance(x, torch.Tensor) else x for x in point_vals[set_name]))
-                except Exception as e:
-                    job.bad[set_name] = _first_line(e)
-                    continue
+            # an index out of range at this point is a device-side assert on CUDA, which ends the
+            # process's CUDA context: such a point is tried on the CPU first
+            err = self._cpu_error(point_vals[set_name]) if self.device.type == "cuda" and _has_integers(vals) else None
+            if err is not None:
+                job.bad[set_name] = err
+                continue
             try:
                 job.eager[set_name] = self._eager(set_name, vals, self._lenient(point))
             except Exception as e:
@@ -128,6 +126,20 @@ class _Sweeper:
             for set_name, e in job.eager.items():
                 torch.save(to_cpu(e["ref"]), self.save_eager / f"{job.name(set_name)}.pt")
         return job
+
+    def _cpu_error(self, inputs: tuple) -> str | None:
+        """What the program raises run eagerly on the CPU (its own constants there too), or None."""
+        prev = getattr(self.mod, "DEVICE", None)
+        self.mod.DEVICE = torch.device("cpu")
+        try:
+            with torch.no_grad():
+                torch.manual_seed(0)
+                self.mod.forward(*(x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs))
+        except Exception as e:
+            return _first_line(e)
+        finally:
+            self.mod.DEVICE = prev
+        return None
 
     # -- compiled --------------------------------------------------------------------------
     def _compile(self, fn, dynamic: bool):

@@ -86,18 +86,17 @@ def compile_options(backend: str) -> tuple[Any, dict]:
 
 
 def call_compiled(fn, args, opts: dict) -> Any:
-    """One run of a compiled program as its mode needs: under CUDA graphs (reduce-overhead, and
-    max-autotune on a GPU) a step begins before each call, reduce-overhead runs twice (the graph
-    replays from the second call), and the outputs are cloned, so that the next call does not
-    overwrite them before they are judged. The caller holds no_grad and the seed."""
+    """One run of a compiled program as its mode needs. On a GPU, whatever put CUDA graphs in (a mode,
+    `triton.cudagraphs`, the cudagraphs backend), a step begins before each call and the outputs are
+    cloned, so that the next call does not overwrite them before they are judged; reduce-overhead
+    runs twice (the graph replays from the second call). The caller holds no_grad and the seed."""
     import torch
-    mode = opts.get("mode")
-    graphs = mode in ("reduce-overhead", "max-autotune")
-    for _ in range(2 if mode == "reduce-overhead" else 1):
-        if graphs:
+    on_gpu = any(isinstance(a, torch.Tensor) and a.is_cuda for a in torch.utils._pytree.tree_leaves(args))
+    for _ in range(2 if opts.get("mode") == "reduce-overhead" else 1):
+        if on_gpu:
             torch.compiler.cudagraph_mark_step_begin()
         out = fn(*args)
-    if graphs:
+    if on_gpu:
         out = torch.utils._pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, out)
     return out
 
