@@ -24,7 +24,8 @@ from runners.findings.minimize import minimize_findings
 from runners.findings.rootcause import dedupe, fold_into_seeds
 from runners.findings.triage import annotate
 from runners.findings.write import collect_env, signature, versions, write_finding
-from runners.records import COMPILER_BUG_KINDS, FindingKind, Task, exit_code_of, new_finding
+from runners.records import (COMPILER_BUG_KINDS, CRASH_STATUSES, FindingKind, ResultStatus, Task, exit_code_of,
+                              new_finding)
 
 
 @dataclass
@@ -134,19 +135,19 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
         base = {"variant": v["id"], "graph": v["graph"], "backend": r["backend"], "device": r["device"],
                 "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(_ops_of(v, manifest))), "seed": v["seed"]}
         status = r["status"]
-        if status in ("compile-crash", "run-crash", "timeout", "process-crash"):
-            kind = FindingKind.RUN_CRASH if status == "process-crash" else FindingKind.parse(status)
+        if status == ResultStatus.TIMEOUT or status in CRASH_STATUSES:
+            kind = FindingKind.RUN_CRASH if status == ResultStatus.PROCESS_CRASH else FindingKind.parse(status)
             findings.append(new_finding(kind, base, error=r.get("error"), input_set=r.get("input_set"),
                                         detail=(r.get("error") or {}).get("message", "")))
             continue
-        if status == "eager-error":
+        if status == ResultStatus.EAGER_ERROR:
             if v["seed"]:
                 notes.append(new_finding(FindingKind.SEED_ERROR, base, detail=r["error"]["message"]))
             else:
                 notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, detail=
                              f"variant raises in eager mode: {r['error']['type']}: {r['error']['message']}"))
             continue
-        if status == "internal-error":
+        if status == ResultStatus.INTERNAL_ERROR:
             notes.append(new_finding(FindingKind.INTERNAL_ERROR, base, detail=r["error"]["message"],
                                      error=r["error"]))
             continue
@@ -324,7 +325,7 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log) -> tuple[list[dict]
 
     def on_result(r: dict) -> None:
         stream.result(r)
-        if r["status"] not in ("ok", "eager-error") or any(not s["ok"] for s in r["input_sets"]):
+        if r["status"] not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s["ok"] for s in r["input_sets"]):
             counts["suspicious"] += 1
         bar.update(r, counts["suspicious"])
 
@@ -372,7 +373,8 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
 def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict], notes: list[dict],
                   stats: dict) -> dict:
     """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object)."""
-    executed = sum(1 for r in raw if r["status"] != "internal-error" and not str(r.get("task", "")).endswith("#sweep"))
+    executed = sum(1 for r in raw if r["status"] != ResultStatus.INTERNAL_ERROR
+                   and not str(r.get("task", "")).endswith("#sweep"))
     report = {
         "model": manifest["model"], "torch_version": versions()["torch"],
         "variants": sum(1 for v in manifest["variants"] if not v["seed"]),

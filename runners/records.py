@@ -1,4 +1,5 @@
-"""Typed records at the execution half's boundaries: exit codes, finding kinds, tasks, results and findings, with JSON round trips."""
+"""Typed records at the execution half's boundaries: exit codes, finding kinds, result statuses, tasks, results
+and findings, with JSON round trips."""
 from __future__ import annotations
 
 import dataclasses
@@ -136,6 +137,70 @@ class Task(_Record):
     save_outputs: bool = False  # keep every output (cross-device judging)
     perf: dict | None = None
     extra: dict = field(default_factory=dict)
+
+
+class ResultStatus(str, Enum):
+    """How a worker task ended: a result's "status". Members compare equal to their strings."""
+
+    OK = "ok"  # compiled and judged (its input sets say whether the outputs matched)
+    EAGER_ERROR = "eager-error"  # the program itself fails (or dies, or hangs) in eager mode
+    COMPILE_CRASH = "compile-crash"  # the first compiled call raised
+    RUN_CRASH = "run-crash"  # a later compiled call raised
+    TIMEOUT = "timeout"  # no result within the task's time (runners/exec/pool.py)
+    PROCESS_CRASH = "process-crash"  # the worker process died after eager mode (runners/exec/pool.py)
+    INTERNAL_ERROR = "internal-error"  # eqsat-test's own failure on the task
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, status: str) -> ResultStatus:
+        """The member named by `status` (its value, e.g. "run-crash"); a clear ValueError for any other string."""
+        if isinstance(status, cls):
+            return status
+        try:
+            return cls(status)
+        except ValueError:
+            raise ValueError(f"unknown result status {status!r}; known statuses: "
+                             f"{', '.join(s.value for s in cls)}") from None
+
+
+CRASH_STATUSES = (ResultStatus.COMPILE_CRASH, ResultStatus.RUN_CRASH, ResultStatus.PROCESS_CRASH)
+
+
+@dataclass
+class Result(_Record):
+    """A worker task's result, as sent on the worker protocol and kept in results.json's "raw".
+
+    `error` and `input_set` (the input set a failure happened on) are left out of the dict while
+    None; `extra` holds the rest, after the fields: kernel files, dynamo stats, perf, compute
+    dtype, the sweep summary, the pool's "elapsed" and "phase", a batch's "batch" ..."""
+
+    task: str | None
+    variant: str | None
+    backend: str | None
+    device: str | None
+    status: ResultStatus
+    input_sets: list = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+    error: dict | None = None
+    input_set: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    _OMIT_IF_NONE = ("error", "input_set")
+
+    def __post_init__(self) -> None:
+        self.status = ResultStatus.parse(self.status)
+
+    def to_dict(self) -> dict:
+        """A record read by from_dict: its dict back (see _Record). One built directly: the fields
+        in order (error and input_set only when set), then `extra`'s keys."""
+        if getattr(self, "_keys", None) is not None:
+            return super().to_dict()
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        d = {k: (v.value if isinstance(v, Enum) else v) for k, v in d.items()
+             if not (k in self._OMIT_IF_NONE and v is None)}
+        return {**d, **{k: v for k, v in self.extra.items() if k not in d}}
 
 
 @dataclass

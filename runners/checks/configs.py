@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from runners.records import FindingKind, new_finding
+from runners.records import CRASH_STATUSES, FindingKind, ResultStatus, new_finding
 
 # name -> Inductor config overrides. Names must exist in torch._inductor.config (checked at use).
 CONFIGS: dict[str, dict] = {
@@ -129,11 +129,11 @@ def _verdict(r: dict | None) -> tuple[str, dict | None]:
     if r is None:
         return "none", None
     st = r.get("status")
-    if st == "timeout":
+    if st == ResultStatus.TIMEOUT:
         return "timeout", None
-    if st in ("compile-crash", "run-crash", "process-crash"):
+    if st in CRASH_STATUSES:
         return "crash", None
-    if st != "ok":
+    if st != ResultStatus.OK:
         return "none", None
     for s in r.get("input_sets") or []:
         if s.get("kind") == "nondeterministic":

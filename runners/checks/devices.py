@@ -30,7 +30,7 @@ from codegen_templates import render
 from runners.exec.protocol import compile_options, load_tensors, to_cpu, to_device
 from runners.oracle.inputs import input_sets
 from runners.oracle.judge import judge
-from runners.records import FindingKind, new_finding
+from runners.records import FindingKind, ResultStatus, new_finding
 
 DEVICE_MISMATCH = FindingKind.DEVICE_MISMATCH
 SAME_DEVICE_BUG_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value)
@@ -117,7 +117,7 @@ def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, fi
     graphs = {g["id"]: g for g in manifest["graphs"]}
     by_key: dict[tuple, dict] = {}
     for r in results:
-        if r.get("status") == "ok" and r.get("save_compiled"):
+        if r.get("status") == ResultStatus.OK and r.get("save_compiled"):
             by_key.setdefault((r["variant"], r["backend"]), {})[r["device"]] = r
     new: list[dict] = []
     for (vid, backend), per_dev in sorted(by_key.items()):

@@ -30,7 +30,7 @@ from codegen_templates import render
 from runners import REPO_ROOT
 from runners.exec.protocol import compile_options
 from runners.findings.write import versions
-from runners.records import FindingKind, new_finding
+from runners.records import FindingKind, ResultStatus, new_finding
 
 WARMUP = 3
 MIN_REPS = 7
@@ -114,7 +114,7 @@ def screen(manifest: dict, results: list[dict], *, threshold: float = THRESHOLD,
     variants = {v["id"]: v for v in manifest["variants"]}
     groups: dict[tuple, list[dict]] = {}
     for r in results:
-        if r.get("perf") and r.get("status") == "ok" and r["variant"] in variants:
+        if r.get("perf") and r.get("status") == ResultStatus.OK and r["variant"] in variants:
             groups.setdefault(_group_key(r, variants), []).append(r)
     out = []
     for (g, b, d), rs in groups.items():

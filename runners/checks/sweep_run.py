@@ -18,7 +18,7 @@ from runners.oracle.judge import Verdict, judge
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, Plan, Point, SweepConfig, _first_line, analyse, plan_points, point_inputs
 from runners.oracle.lenient import lenient_judge
 from runners.oracle.reference import conditioned, eager_reference
-from runners.records import FindingKind
+from runners.records import FindingKind, Result, ResultStatus
 
 def _batched(fn):
     def batched(*groups):
@@ -438,12 +438,12 @@ def run_sweeps(mod, base, is_param, cfg: SweepConfig, *, backend: str = "inducto
     return {"entries": sw.entries, "summary": summary}
 
 
-def run_sweep_task(task: dict) -> dict:
+def run_sweep_task(task: dict) -> Result:
     """The worker's handler of a task of kind "sweep": the variant's sweep, as a worker result."""
 
     device = torch.device(task.get("device", "cpu"))
-    res: dict = {"task": task.get("id"), "variant": task["variant"], "backend": task["backend"],
-                 "device": device.type, "status": "ok", "input_sets": [], "timings": {}, "sweep_task": True}
+    res = Result(task=task.get("id"), variant=task["variant"], backend=task["backend"], device=device.type,
+                 status=ResultStatus.OK, extra={"sweep_task": True})
     t0 = time.perf_counter()
     phase("eager")  # the analysis runs the program eagerly first
     mod = load_module(task["file"])
@@ -460,7 +460,7 @@ def run_sweep_task(task: dict) -> dict:
 
     out = run_sweeps(mod, base, task.get("is_param"), cfg, backend=backend, opts=opts, device=device,
                      save_eager=task.get("save_eager"), save_compiled=task.get("save_compiled"), progress=progress)
-    res["input_sets"] = out["entries"]
-    res["sweep"] = out["summary"]
-    res["timings"]["sweep"] = time.perf_counter() - t0
+    res.input_sets = out["entries"]
+    res.extra["sweep"] = out["summary"]
+    res.timings["sweep"] = time.perf_counter() - t0
     return res

@@ -54,7 +54,7 @@ import torch
 from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, SweepConfig
 from runners.checks.unsound import unsound_verdict
 from runners.oracle.judge import NONDETERMINISTIC
-from runners.records import FindingKind, TaskKind, new_finding
+from runners.records import CRASH_STATUSES, FindingKind, ResultStatus, TaskKind, new_finding
 
 _CRASH_KINDS = (FindingKind.COMPILE_CRASH.value, FindingKind.RUN_CRASH.value)
 
@@ -72,22 +72,22 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
     findings: list[dict] = []
     notes: list[dict] = []
     status = r.get("status")
-    if status in ("timeout", "process-crash", "compile-crash", "run-crash"):
+    if status == ResultStatus.TIMEOUT or status in CRASH_STATUSES:
         where = ""
         pf = Path(task["save_compiled"]) / "sweep-progress.txt" if task and task.get("save_compiled") else None
         if pf is not None and pf.is_file():
             where = Path(pf).read_text().strip().replace("\n", "; ")
-        kind = FindingKind.RUN_CRASH if status == "process-crash" else FindingKind.parse(status)
+        kind = FindingKind.RUN_CRASH if status == ResultStatus.PROCESS_CRASH else FindingKind.parse(status)
         findings.append(new_finding(kind, base, error=r.get("error"), sweep=f"sweeps({where or '?'})",
                                     sweep_key="sweeps", input_set=None,
                                     detail=f"sweep task: {(r.get('error') or {}).get('message', '')}"
                                     + (f" while running {where}" if where else "")))
         return findings, notes
-    if status == "eager-error":  # the program itself died in eager mode at some sweep point
+    if status == ResultStatus.EAGER_ERROR:  # the program itself died in eager mode at some sweep point
         notes.append(new_finding(FindingKind.SWEEP_EAGER_ERROR, base, sweep="sweeps",
                                  detail=f"sweep task: {(r.get('error') or {}).get('message', '')}"))
         return findings, notes
-    if status != "ok":
+    if status != ResultStatus.OK:
         notes.append(new_finding(FindingKind.INTERNAL_ERROR, base, detail=(r.get("error") or {}).get("message", ""),
                                  error=r.get("error"), sweep="sweeps"))
         return findings, notes
@@ -200,7 +200,7 @@ def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], 
             stats[k] += int(s.get(k) or 0)
         stats["seconds"] += float(s.get("seconds") or 0.0)
         stats["truncated"] += int(bool(s.get("truncated")))
-        if not v["seed"] and r["backend"] == first_backend and r.get("status") == "ok":
+        if not v["seed"] and r["backend"] == first_backend and r.get("status") == ResultStatus.OK:
             sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
             vd = scratch / "eager" / f"{v['id']}__{r['device']}"
             for e in r.get("input_sets", []):

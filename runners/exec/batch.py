@@ -33,7 +33,7 @@ from runners.exec.protocol import call_compiled, compile_options, error_info, lo
 from runners.oracle.inputs import InputSet, input_sets
 from runners.oracle.judge import MATCH
 from runners.oracle.reference import eager_reference, judge_against
-from runners.records import TaskKind
+from runners.records import Result, ResultStatus, TaskKind
 
 BATCH_KEY = "batch"
 
@@ -131,10 +131,11 @@ def run_batch_task(task: dict) -> dict:
     info.update({k: round(v, 4) for k, v in times.items()})
     for k, (i, sub, _, _, t) in enumerate(live):
         if all(e["kind"] == MATCH for e in verdicts[k]):
-            results[i] = {"task": sub.get("id"), "variant": sub["variant"], "backend": sub["backend"],
-                          "device": device.type, "status": "ok", "input_sets": verdicts[k],
-                          "timings": {**t, "compile": times["compile"] / share, "run": times["run"] / share},
-                          "batch": {"id": task.get("id"), "size": share}}
+            # a dict at once: it goes out inside the batch's message, as it is
+            results[i] = Result(task=sub.get("id"), variant=sub["variant"], backend=sub["backend"],
+                                device=device.type, status=ResultStatus.OK, input_sets=verdicts[k],
+                                timings={**t, "compile": times["compile"] / share, "run": times["run"] / share},
+                                extra={"batch": {"id": task.get("id"), "size": share}}).to_dict()
         else:
             info.setdefault("suspects", []).append(sub["variant"])
     return {"batch_results": results, "batch": info}
@@ -230,8 +231,8 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     def finish(i: int, r: dict) -> None:
         results[i] = r
         if i in suspects:
-            bad = r["status"] != "ok" or any(not s.get("ok", True) or s.get("kind") not in (MATCH, None)
-                                             for s in r.get("input_sets", []))
+            bad = r["status"] != ResultStatus.OK or any(
+                not s.get("ok", True) or s.get("kind") not in (MATCH, None) for s in r.get("input_sets", []))
             stats["confirmed" if bad else "unconfirmed"] += 1
         if on_result:
             on_result(r)

@@ -16,7 +16,7 @@ from typing import Callable
 
 from runners import REPO_ROOT
 from runners.exec.protocol import RESULT_TAG
-from runners.records import TaskKind
+from runners.records import Result, ResultStatus, TaskKind
 
 STARTUP_TIMEOUT = 180.0
 
@@ -123,14 +123,12 @@ class _Worker:
                 phase = msg["phase"]
                 continue
             break
-        base = {"task": task.get("id"), "variant": task.get("variant"), "backend": task.get("backend"),
-                "device": task.get("device", "cpu"), "input_sets": [], "timings": {}}
         if msg == "timeout":
             self.kill()
-            return {**base, "status": "timeout" if phase != "eager" else "eager-error", "phase": phase,
-                    "error": {"type": "Timeout", "message":
-                              f"no result within {self.opts.timeout:.0f} s (during {phase})", "traceback": ""},
-                    "elapsed": time.perf_counter() - t0}
+            return self._failed(task, ResultStatus.TIMEOUT if phase != "eager" else ResultStatus.EAGER_ERROR, phase,
+                                {"type": "Timeout", "message":
+                                 f"no result within {self.opts.timeout:.0f} s (during {phase})", "traceback": ""},
+                                time.perf_counter() - t0)
         if msg is None:
             code = self.proc.wait() if self.proc else None
             tail = "".join(self.stderr_tail[-40:])
@@ -139,14 +137,21 @@ class _Worker:
             why = f"worker died with signal {sig}" if sig else f"worker exited with code {code}"
             # A death before compiling started is the program's own (e.g. SIGFPE from integer
             # division in eager mode), not the compiler's.
-            status = "eager-error" if phase == "eager" else "process-crash"
-            return {**base, "status": status, "phase": phase, "error": {"type": "ProcessCrash",
-                    "message": f"{why} during {phase or 'startup'}", "traceback": tail[-6000:]},
-                    "elapsed": time.perf_counter() - t0}
+            status = ResultStatus.EAGER_ERROR if phase == "eager" else ResultStatus.PROCESS_CRASH
+            return self._failed(task, status, phase, {"type": "ProcessCrash", "message":
+                                f"{why} during {phase or 'startup'}", "traceback": tail[-6000:]},
+                                time.perf_counter() - t0)
         msg["elapsed"] = time.perf_counter() - t0
-        if msg.get("device") == "cuda" and msg.get("status") not in ("ok", "eager-error"):
+        if msg.get("device") == "cuda" and msg.get("status") not in (ResultStatus.OK, ResultStatus.EAGER_ERROR):
             self.kill()  # a device-side assert poisons the CUDA context: next task, fresh process
         return msg
+
+    @staticmethod
+    def _failed(task: dict, status: ResultStatus, phase: str | None, error: dict, elapsed: float) -> dict:
+        """The result of a task whose worker hung or died: no result came from it."""
+        return Result(task=task.get("id"), variant=task.get("variant"), backend=task.get("backend"),
+                      device=task.get("device", "cpu"), status=status, error=error,
+                      extra={"phase": phase, "elapsed": elapsed}).to_dict()
 
 
 _spares: list[tuple[_Worker, threading.Thread]] = []

@@ -18,7 +18,7 @@ from runners.checks.perf import time_task
 from runners.checks.sweep_run import run_sweep_task
 from runners.exec.batch import run_batch_task
 from runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
-from runners.records import TaskKind
+from runners.records import Result, ResultStatus, TaskKind, as_dict
 from runners.exec.protocol import (call_compiled, compile_options, error_info, load_module, open_channel, phase,
                                       send, to_cpu, to_device)
 from runners.oracle.inputs import InputSet, input_sets
@@ -43,10 +43,11 @@ def warm_up(device: str, backend: str = "inductor") -> dict:
     with torch.no_grad():
         torch.compile(lambda t: (t.relu() * 2).sum(-1), backend=name, **opts)(x)
     torch._dynamo.reset()
-    return {"warmup": device, "status": "ok", "seconds": time.perf_counter() - t0}
+    return {"warmup": device, "status": ResultStatus.OK.value, "seconds": time.perf_counter() - t0}
 
 
-def run_task(task: dict) -> dict:
+def run_task(task: dict) -> Result | dict:
+    """One task's result (a Result), or a warm-up's or a batch's message (a dict); main() sends either."""
     kind = TaskKind(task.get("kind", TaskKind.RUN.value))
     if kind is TaskKind.WARMUP:  # a spare worker started ahead of its tasks: runners/exec/pool.py
         return warm_up(task.get("device", "cpu"), task.get("backend", "inductor"))
@@ -58,10 +59,10 @@ def run_task(task: dict) -> dict:
 
     device = torch.device(task.get("device", "cpu"))
     save_outputs = bool(task.get("save_outputs"))  # cross-device runs: keep every output for the judge
-    res: dict = {"task": task.get("id"), "variant": task["variant"], "backend": task["backend"],
-                 "device": device.type, "status": "ok", "input_sets": [], "timings": {}}
+    res = Result(task=task.get("id"), variant=task["variant"], backend=task["backend"], device=device.type,
+                 status=ResultStatus.OK)
     if save_outputs:
-        res.update(file=task["file"], seed=task.get("seed", 0), save_compiled=task.get("save_compiled"))
+        res.extra.update(file=task["file"], seed=task.get("seed", 0), save_compiled=task.get("save_compiled"))
     t0 = time.perf_counter()
     mod = load_module(task["file"])
     mod.DEVICE = device
@@ -73,7 +74,7 @@ def run_task(task: dict) -> dict:
     digests = {s.name: inputs_digest(s.inputs) for s in sets} if save_outputs else {}
     if device.type != "cpu":
         sets = [InputSet(s.name, tuple(to_device(list(s.inputs), device))) for s in sets]
-    res["timings"]["load"] = time.perf_counter() - t0
+    res.timings["load"] = time.perf_counter() - t0
 
     # Eager reference, twice (nondeterminism), and fp64.
     phase("eager")
@@ -83,14 +84,12 @@ def run_task(task: dict) -> dict:
         try:
             r = eager_reference(mod.forward, mod.index_sources, s)
         except Exception as e:
-            res["status"] = "eager-error"
-            res["error"] = error_info(e)
-            res["input_set"] = s.name
+            res.status, res.error, res.input_set = ResultStatus.EAGER_ERROR, error_info(e), s.name
             return res
         refs.append(r)
         ref, fp64, idx = r.ref, r.fp64, r.idx
         if r.compute_dtype:
-            res["compute_dtype"] = r.compute_dtype
+            res.extra["compute_dtype"] = r.compute_dtype
         if task.get("save_eager"):
             out = Path(task["save_eager"]) / f"{s.name}.pt"
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -100,7 +99,7 @@ def run_task(task: dict) -> dict:
                     torch.save(to_cpu(fp64), out.with_suffix(".fp64.pt"))
                 if idx:
                     torch.save(to_cpu(idx), out.with_suffix(".idx.pt"))
-    res["timings"]["eager"] = time.perf_counter() - t0
+    res.timings["eager"] = time.perf_counter() - t0
 
     backend, opts = compile_options(task["backend"])
     phase("compile")
@@ -115,13 +114,13 @@ def run_task(task: dict) -> dict:
         if not (recording and task.get("save_compiled")):
             return
         try:
-            text = kernel_source(res.get("kernel_files") or [], header=kernel_header(
+            text = kernel_source(res.extra.get("kernel_files") or [], header=kernel_header(
                 {"variant": task["variant"], "backend": task["backend"], "device": device.type}))
             if text:
                 folder = Path(task["save_compiled"])
                 folder.mkdir(parents=True, exist_ok=True)
                 (folder / "kernel_source.py").write_text(text)
-                res["kernel_source_file"] = str(folder / "kernel_source.py")
+                res.extra["kernel_source_file"] = str(folder / "kernel_source.py")
         except OSError:
             pass
 
@@ -129,15 +128,15 @@ def run_task(task: dict) -> dict:
         _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs)
     finally:
         if recording:
-            res["kernel_files"] = KernelRecorder.stop()
-    if res["status"] != "ok" or any(not e["ok"] for e in res["input_sets"]):
+            res.extra["kernel_files"] = KernelRecorder.stop()
+    if res.status != ResultStatus.OK or any(not e["ok"] for e in res.input_sets):
         keep_kernels()
-    res["dynamo"] = _dynamo_stats(mod.forward)
-    if task.get("perf") and res["status"] == "ok" and refs:  # runners/checks/perf.py: warm, repeated, median
+    res.extra["dynamo"] = _dynamo_stats(mod.forward)
+    if task.get("perf") and res.status == ResultStatus.OK and refs:  # runners/checks/perf.py: warm, repeated, median
         try:
-            res["perf"] = time_task(task, compiled, mod.forward, refs[0][0].inputs, device)
+            res.extra["perf"] = time_task(task, compiled, mod.forward, refs[0][0].inputs, device)
         except Exception as e:
-            res["perf_error"] = error_info(e)
+            res.extra["perf_error"] = error_info(e)
     return res
 
 
@@ -158,7 +157,7 @@ def _dynamo_stats(fn) -> dict:
         return {}
 
 
-def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs) -> None:
+def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save_outputs) -> None:
     first = True
     for r in refs:
         s = r.set
@@ -170,12 +169,11 @@ def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs
             if device.type == "cuda":
                 torch.cuda.synchronize()
         except Exception as e:
-            res["status"] = "compile-crash" if first else "run-crash"
-            res["error"] = error_info(e)
-            res["input_set"] = s.name
+            res.status = ResultStatus.COMPILE_CRASH if first else ResultStatus.RUN_CRASH
+            res.error, res.input_set = error_info(e), s.name
             return
         dt = time.perf_counter() - t0
-        res["timings"]["compile" if first else "run"] = res["timings"].get("compile" if first else "run", 0.0) + dt
+        res.timings["compile" if first else "run"] = res.timings.get("compile" if first else "run", 0.0) + dt
         first = False
         v = judge_against(r, got)
         entry = {"name": s.name, **v.to_dict()}
@@ -188,7 +186,7 @@ def _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs
             if not v.ok:
                 torch.save(to_cpu(list(s.inputs)), folder / f"{s.name}.inputs.pt")
                 entry["inputs_file"] = str(folder / f"{s.name}.inputs.pt")
-        res["input_sets"].append(entry)
+        res.input_sets.append(entry)
 
 
 def main() -> None:
@@ -206,10 +204,9 @@ def main() -> None:
         try:
             res = run_task(task)
         except Exception as e:  # our own bug, reported, not fatal for the worker
-            res = {"task": task.get("id"), "variant": task.get("variant"), "status": "internal-error",
-                   "error": error_info(e), "input_sets": [], "backend": task.get("backend"),
-                   "device": task.get("device", "cpu"), "timings": {}}
-        send(res)
+            res = Result(task=task.get("id"), variant=task.get("variant"), backend=task.get("backend"),
+                         device=task.get("device", "cpu"), status=ResultStatus.INTERNAL_ERROR, error=error_info(e))
+        send(as_dict(res))
 
 
 if __name__ == "__main__":

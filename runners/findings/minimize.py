@@ -38,7 +38,7 @@ from runners.exec.pool import PoolOptions, _Worker
 from runners.findings.shrink import (bypass, bypass_choices, cut_at, cut_points, keep_outputs, label,
                                      meta_of, output_items, value_meta, with_meta)
 from runners.oracle.judge import NONDETERMINISTIC
-from runners.records import FindingKind
+from runners.records import CRASH_STATUSES, FindingKind, Result, ResultStatus
 
 # Finding kinds that minimization tries to preserve (a timeout would cost a timeout per check).
 MINIMIZABLE_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
@@ -94,8 +94,9 @@ class CheckPool:
                     try:
                         results[i] = w.run(t)
                     except Exception as e:  # a worker that cannot start
-                        results[i] = {"status": "internal-error", "input_sets": [],
-                                      "error": {"type": type(e).__name__, "message": str(e)}}
+                        results[i] = Result(task=t.get("id"), variant=t.get("variant"), backend=t.get("backend"),
+                                            device=t.get("device", "cpu"), status=ResultStatus.INTERNAL_ERROR,
+                                            error={"type": type(e).__name__, "message": str(e)}).to_dict()
                 th = threading.Thread(target=go, daemon=True)
                 th.start()
                 threads.append(th)
@@ -112,9 +113,10 @@ class CheckPool:
 def outcome(result: dict) -> tuple:
     """How a worker result fails: ("miscompile",), (status, error type), or ("ok",)/("other", ...)."""
     status = result.get("status")
-    if status in ("compile-crash", "run-crash", "process-crash"):
-        return (FindingKind.RUN_CRASH.value if status == "process-crash" else status, (result.get("error") or {}).get("type", ""))
-    if status != "ok":
+    if status in CRASH_STATUSES:
+        return (FindingKind.RUN_CRASH.value if status == ResultStatus.PROCESS_CRASH else status,
+                (result.get("error") or {}).get("type", ""))
+    if status != ResultStatus.OK:
         return ("other", status)
     sets = result.get("input_sets") or []
     if any(s.get("kind") == NONDETERMINISTIC for s in sets):

@@ -1,15 +1,20 @@
-"""Typed finding records (runners/records.py): the one constructor of findings and notes, and the
-round trip of the dicts it makes (as results.json holds them) through `Finding`."""
+"""Typed records (runners/records.py): the one constructor of findings and notes, and the round trip
+of the dicts it makes (as results.json holds them) through `Finding`; worker results (`Result`,
+`ResultStatus`) as every producer makes them, round-tripped as the wire and results.json carry them."""
 from __future__ import annotations
 
+import ast
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import TEST_MODELS
+from conftest import REPO, TEST_MODELS
 from runners.pipeline import judge_results
-from runners.records import COMPILER_BUG_KINDS, Finding, FindingKind, new_finding
+from runners.records import (COMPILER_BUG_KINDS, Finding, FindingKind, Result, ResultStatus, as_dict,
+                             new_finding)
 
 BASE = {"variant": "g0_v1", "graph": "g0", "backend": "inductor", "device": "cpu", "rules": ["r1"],
         "mode": "uniform", "ops": ["aten.relu"], "seed": False}
@@ -86,3 +91,194 @@ def test_real_run_results_json_findings_round_trip(eqsat, tmp_path):
     assert report["findings"] and any(f["kind"] in COMPILER_BUG_KINDS for f in report["findings"])
     for d in report["findings"]:
         _round_trips(d)
+
+
+# ----------------------------------------------------------------------------------------------
+# worker results
+
+
+def _result_round_trips(d: dict) -> None:
+    """What the wire and results.json carry reads back as a Result and gives the same dict, keys in order."""
+    d = json.loads(json.dumps(d))
+    rec = Result.from_dict(d)
+    assert rec.to_dict() == d and list(rec.to_dict()) == list(d)
+    assert isinstance(rec.status, ResultStatus) and rec.status == d["status"]
+    assert json.loads(json.dumps(rec.to_dict())) == d
+
+
+def test_result_record_has_the_dict_literal_shape():
+    """Built directly: the fields in order, error and input_set only once set, then `extra`."""
+    r = Result(task="t", variant="v", backend="inductor", device="cpu", status=ResultStatus.OK,
+               extra={"kernel_files": []})
+    assert list(r.to_dict()) == ["task", "variant", "backend", "device", "status", "input_sets", "timings",
+                                 "kernel_files"]
+    assert type(r.to_dict()["status"]) is str and r.to_dict()["status"] == "ok"
+    r.status, r.error, r.input_set = ResultStatus.RUN_CRASH, {"type": "E", "message": "m"}, "random-0"
+    d = r.to_dict()
+    assert list(d)[7:] == ["error", "input_set", "kernel_files"] and d["status"] == "run-crash"
+    _result_round_trips(d)
+    assert str(ResultStatus.EAGER_ERROR) == f"{ResultStatus.EAGER_ERROR}" == "eager-error"
+    assert ResultStatus.parse("timeout") is ResultStatus.TIMEOUT
+    with pytest.raises(ValueError, match=r"unknown result status 'crashed'.*known statuses:.*process-crash"):
+        Result.from_dict({**d, "status": "crashed"})
+
+
+PROGRAM = """import torch
+DEVICE = torch.device("cpu")
+def forward(x):
+    {body}
+def index_sources(x):
+    return {{}}
+def get_inputs(device=None):
+    return [torch.linspace(-2, 2, 32).reshape(4, 8)]
+"""
+BACKENDS = """
+def boom(gm, example_inputs):
+    raise RuntimeError("boom at compile")
+def second_call_fails(gm, example_inputs):
+    calls = [0]
+    def run(*args):
+        calls[0] += 1
+        if calls[0] > 1:
+            raise RuntimeError("boom at run")
+        return gm(*args)
+    return run
+"""
+
+
+def _fake_worker(monkeypatch, script: str) -> None:
+    """Workers of runners/exec/pool.py run `script` instead of runners.exec.worker."""
+    import runners.exec.pool as pool
+    real = pool.subprocess.Popen
+    monkeypatch.setattr(pool.subprocess, "Popen", lambda args, **kw: real([sys.executable, "-c", script], **kw))
+
+
+FAKE_WORKER = """import json, os, sys, time
+TAG = "@@EQSAT-RESULT@@ "
+print(TAG + json.dumps({"ready": True}), flush=True)
+task = json.loads(sys.stdin.readline())
+print(TAG + json.dumps({"phase": task["phase"]}), flush=True)
+if task["then"] == "die":
+    os._exit(3)
+time.sleep(60)
+"""
+
+
+def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
+    """The producers of results, in process (runners/exec/worker.py's run_task, batch.py, sweep_run.py)
+    and through runners/exec/pool.py's real timeout and crash paths (with a stand-in worker script)
+    and minimize.py's CheckPool: every status they make is a ResultStatus, and every result round-trips."""
+    from runners.exec import pool as P
+    from runners.exec.worker import run_task
+    from runners.findings.minimize import CheckPool
+    (tmp_path / "backends.py").write_text(BACKENDS)
+    files = {}
+    for name, body in (("fine", "return (torch.relu(x) * 2.0,)"), ("bad", "raise ValueError('no')")):
+        files[name] = tmp_path / f"{name}.py"
+        files[name].write_text(PROGRAM.format(body=body))
+    task = {"id": "t", "variant": "v", "file": str(files["fine"]), "backend": "aot_eager", "device": "cpu",
+            "is_param": [False]}
+    made: dict[str, dict] = {}
+    for want, t in (("ok", task), ("eager-error", {**task, "file": str(files["bad"])}),
+                    ("compile-crash", {**task, "backend": f"{tmp_path / 'backends.py'}:boom"}),
+                    ("run-crash", {**task, "backend": f"{tmp_path / 'backends.py'}:second_call_fails"})):
+        made[want] = as_dict(run_task(t))
+        assert made[want]["status"] == want, made[want]
+    assert made["run-crash"]["input_set"] == "random-0" and made["compile-crash"]["error"]["message"]
+    batch = as_dict(run_task({"id": "b", "kind": "batch", "backend": "aot_eager", "device": "cpu",
+                              "batch": [{**task, "id": "t1"}, {**task, "id": "t2", "variant": "v2"}]}))
+    assert [r["status"] for r in batch["batch_results"]] == ["ok", "ok"]
+    made.update({f"batch {i}": r for i, r in enumerate(batch["batch_results"])})
+    made["sweep"] = as_dict(run_task({**task, "kind": "sweep", "sweep": {
+        "full": False, "points": 1, "dynamic": "none", "dtypes": ["float64"], "seconds": 30}}))
+    assert made["sweep"]["status"] == "ok" and made["sweep"]["sweep_task"] and made["sweep"]["input_sets"]
+
+    _fake_worker(monkeypatch, FAKE_WORKER)
+    w = P._Worker(0, P.PoolOptions(timeout=1.0), lambda s: None)
+    try:
+        for want, phase, then in (("timeout", "compile", "hang"), ("eager-error", "eager", "hang"),
+                                  ("process-crash", "compile", "die"), ("eager-error", "eager", "die")):
+            r = w.run({**task, "phase": phase, "then": then})
+            assert r["status"] == want and r["phase"] == phase and r["error"]["message"], r
+            made[f"pool {then} in {phase}"] = r
+    finally:
+        w.kill()
+
+    def cannot_start(self, t):
+        raise RuntimeError("worker 0 failed to start")
+    monkeypatch.setattr(P._Worker, "run", cannot_start)
+    cp = CheckPool(P.PoolOptions(jobs=1))
+    made["check pool"] = cp.run([task])[0]
+    assert made["check pool"]["status"] == "internal-error" and made["check pool"]["variant"] == "v"
+    assert {r["status"] for r in made.values()} == {s.value for s in ResultStatus}  # every one is made
+    for r in made.values():
+        ResultStatus.parse(r["status"])
+        _result_round_trips(r)
+
+
+RESULT_MODULES = ("runners/exec/worker.py", "runners/exec/pool.py", "runners/exec/batch.py",
+                  "runners/checks/sweep_run.py", "runners/findings/minimize.py", "runners/pipeline.py",
+                  "runners/checks/sweeps.py", "runners/checks/configs.py", "runners/checks/devices.py",
+                  "runners/checks/perf.py")
+
+
+def test_no_status_is_a_bare_string_in_the_code():
+    """Where results are made and judged, statuses are ResultStatus members, never string literals:
+    a "status" key, `status=` or a comparison with something named status."""
+    bare = []
+    for rel in RESULT_MODULES:
+        for node in ast.walk(ast.parse((REPO / rel).read_text())):
+            consts = []
+            if isinstance(node, ast.Dict):
+                consts = [v for k, v in zip(node.keys, node.values)
+                          if isinstance(k, ast.Constant) and k.value == "status"]
+            elif isinstance(node, ast.keyword) and node.arg == "status":
+                consts = [node.value]
+            elif isinstance(node, ast.Compare) and ("status" in ast.unparse(node.left)
+                                                    or ast.unparse(node.left) == "st"):
+                consts = [c for x in node.comparators for c in (x.elts if isinstance(x, ast.Tuple) else [x])]
+            bare += [f"{rel}:{c.lineno}: {c.value!r}" for c in consts
+                     if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+    assert not bare, bare
+
+
+def _seed_module(tmp_path: Path) -> tuple[Path, list[bool]]:
+    """relu_mlp.py's seed program as generation writes it (rewrite/generate.py): module and inputs file."""
+    import torch
+    from lowering.bundle import StoredProgram
+    from lowering.capture import capture
+    from lowering.lift import lift_fx
+    from lowering.load import load_model
+    lm = load_model(TEST_MODELS / "relu_mlp.py")
+    g = capture(lm.module, tuple(lm.inputs))[0]
+    lifted = lift_fx(g.gm)
+    torch.save([x.detach().cpu() for x in list(g.inputs) + list(lifted.constants.values())],
+               tmp_path / "g0.inputs.pt")
+    sp = StoredProgram(lifted.program, tuple(lifted.input_names), "g0.inputs.pt", "seed program: relu_mlp.py")
+    (tmp_path / "g0_seed.py").write_text(sp.render())
+    return tmp_path / "g0_seed.py", list(g.is_param) + [True] * len(lifted.constants)
+
+
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
+def test_real_worker_results_round_trip(tmp_path):
+    """relu_mlp.py's seed program run by a real worker subprocess (Inductor on the CPU), as `eqsat-test`
+    runs it, and a task the worker fails on itself: the results read back as Results, unchanged."""
+    from runners.exec.pool import PoolOptions, _Worker
+    f, is_param = _seed_module(tmp_path)
+    w = _Worker(0, PoolOptions(timeout=300), lambda s: None)
+    try:
+        task = {"id": "g0_seed@inductor@cpu", "variant": "g0_seed", "file": str(f), "backend": "inductor",
+                "device": "cpu", "is_param": is_param, "save_eager": str(tmp_path / "eager"),
+                "save_compiled": str(tmp_path / "compiled")}
+        r = w.run(task)
+        broken = w.run({"id": "broken", "backend": "inductor"})  # no variant: the worker's own KeyError
+    finally:
+        w.kill()
+    assert r["status"] == "ok" and [s["name"] for s in r["input_sets"]] == ["given", "random-0", "special-0"]
+    assert list(r) == ["task", "variant", "backend", "device", "status", "input_sets", "timings", "compute_dtype",
+                       "kernel_files", "dynamo", "elapsed"]
+    assert broken["status"] == "internal-error" and broken["error"]["type"] == "KeyError"
+    assert list(broken) == ["task", "variant", "backend", "device", "status", "input_sets", "timings", "error",
+                            "elapsed"]
+    for d in (r, broken):
+        _result_round_trips(d)
