@@ -142,19 +142,91 @@ def _deferred_beyond(forward, plain: tuple, acc: torch.dtype) -> Callable[[], An
 class BeyondRange(TorchDispatchMode):
     """An fp64 run in which every floating result beyond the range of `dt` (finite in float64, not in
     dt) becomes NaN, so that NaN marks each output element that depends on a value the program's
-    arithmetic cannot hold. Views and in-place results are left alone (their aliasing must hold)."""
+    arithmetic cannot hold. Views and in-place results are left alone (their aliasing must hold).
+
+    A reduction's partial results count too, in any order of its terms (no order is specified, and
+    Triton's blocked order is not eager's): an element of a sum, mean, cumsum, matmul or convolution
+    whose finite terms of one sign add up beyond the range (times 1 + n eps(dt) for the rounding of
+    n terms), of a variance whose squared deviations do, or of a product or cumprod whose factors
+    above 1 multiply beyond the range, or whose factors below 1 multiply below dt's smallest normal
+    while the whole product does not (a partial product through the subnormals), is NaN."""
 
     def __init__(self, dt: torch.dtype) -> None:
         super().__init__()
-        self.max = torch.finfo(dt).max
+        fi = torch.finfo(dt)
+        self.max, self.eps, self.log_max, self.log_tiny = fi.max, fi.eps, math.log(fi.max), math.log(fi.tiny)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
         if any(r.alias_info is not None for r in func._schema.returns):
             return out
+        reach = _order_reach(func, args, kwargs, out, self) if func in _REDUCTIONS else None
         return torch.utils._pytree.tree_map(
-            lambda t: t.masked_fill(t.abs() > self.max, math.nan)
+            lambda t: t.masked_fill((t.abs() > self.max) | reach if reach is not None and reach.shape == t.shape
+                                    else t.abs() > self.max, math.nan)
             if isinstance(t, torch.Tensor) and t.is_floating_point() else t, out)
+
+
+_aten = torch.ops.aten
+_SUMS = {_aten.sum.dim_IntList, _aten.sum.default, _aten.mean.dim, _aten.mean.default, _aten.cumsum.default}
+_PRODS = {_aten.prod.dim_int, _aten.prod.default, _aten.cumprod.default}
+_VARS = {_aten.var.correction, _aten.var_mean.correction}
+_PRODUCT_SUMS = {_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten.mv.default, _aten.dot.default,
+                 _aten.baddbmm.default, _aten.convolution.default}
+_REDUCTIONS = _SUMS | _PRODS | _VARS | _PRODUCT_SUMS
+
+
+def _finite(t: torch.Tensor) -> torch.Tensor:
+    return t.where(torch.isfinite(t), 0.0)
+
+
+def _order_reach(func, args, kwargs, out, r: BeyondRange) -> torch.Tensor | None:
+    """Where some order of the reduction's terms takes a partial result beyond `r`'s range (bool, the
+    result's shape); None where it cannot tell (an argument form not handled here)."""
+    x = args[0] if args else None
+    res = out[0] if isinstance(out, (tuple, list)) else out
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or not isinstance(res, torch.Tensor):
+        return None
+    try:
+        if func in _PRODUCT_SUMS:  # every partial sum is at most the sum of its terms' magnitudes
+            def mag(a):
+                if isinstance(a, torch.Tensor) and a.is_floating_point():
+                    return _finite(a).abs()
+                return abs(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+            top = func(*map(mag, args), **{k: mag(v) for k, v in kwargs.items()})
+            w = args[1] if func in (_aten.convolution.default, _aten.mm.default, _aten.bmm.default,
+                                    _aten.mv.default, _aten.dot.default) else args[2]
+            n = w[0].numel() if func is _aten.convolution.default else w.shape[0] if w.dim() == 1 else w.shape[-2]
+            return top * (1 + n * r.eps) > r.max
+        scan = func in (_aten.cumsum.default, _aten.cumprod.default)
+        dims = args[1] if len(args) > 1 else kwargs.get("dim")
+        n = (x.shape[dims] if x.dim() else 1) if scan else x.numel() // max(1, res.numel())
+        xf = _finite(x)
+        if func in _PRODS:
+            logs = xf.abs().log().where(xf != 0, 0.0)
+            if scan:
+                big, small = logs.clamp(min=0).cumsum(dims), logs.clamp(max=0).cumsum(dims)
+            else:
+                keep = bool(args[2] if len(args) > 2 else kwargs.get("keepdim", False)) and dims is not None
+                dims = list(range(x.dim())) if dims is None else [dims]
+                big, small = logs.clamp(min=0).sum(dims, keep), logs.clamp(max=0).sum(dims, keep)
+            return (big > r.log_max) | ((small < r.log_tiny) & (small + big > r.log_tiny))
+        if func in _SUMS:
+            scale = n if func in (_aten.mean.dim, _aten.mean.default) else 1  # a mean's partial results are sums
+            top = torch.maximum(func(xf.clamp(min=0), *args[1:], **kwargs),
+                                -func(xf.clamp(max=0), *args[1:], **kwargs)) * scale
+            return top * (1 + n * r.eps) > r.max
+        # a variance: its partial sums of squared deviations (Welford's too) are at most the whole
+        keep = bool(kwargs.get("keepdim", False))
+        dims = list(range(x.dim())) if dims is None else dims
+        fin = torch.isfinite(x)
+        mean = xf.sum(dims, keepdim=True) / fin.sum(dims, keepdim=True).clamp(min=1)
+        dev2 = ((x - mean) ** 2).where(fin, 0.0).sum(dims, keepdim=keep)
+        top = torch.maximum(xf.clamp(min=0).sum(dims, keepdim=keep), -xf.clamp(max=0).sum(dims, keepdim=keep))
+        return torch.maximum(dev2, top) * (1 + n * r.eps) > r.max
+    except Exception:  # noqa: BLE001 - an argument form not handled here: no order reach then
+        return None
 
 
 class KeptPrecision(FloatDtypes):

@@ -238,3 +238,51 @@ def test_an_overflow_of_an_op_whose_exact_intermediates_fit_stays_judged():
     got[2:4] = float("inf")
     v = judge_against(r, got)
     assert not v.ok and "non-finite where eager and fp64 are finite" in v.detail
+
+
+def test_a_reduction_another_order_takes_beyond_the_range_is_not_judged():
+    """Rule 8, partial results: no order of a reduction's terms is specified (Triton's blocked order is
+    not eager's). On a special row, a product whose factors below 1 multiply below float32's smallest
+    normal (the whole product 1: CUDA reduce_prod, session 4) and a sum whose terms of one sign add up
+    beyond float32's range (the exact sum 0) are not judged; a wrong value in a well-scaled row is."""
+    x = torch.rand(4, 32, generator=torch.Generator().manual_seed(2)) + 0.5
+    x[1, :4] = torch.tensor([1e30, 1e-30, 1e20, 1e-20])
+    r = eager_reference(lambda t: t.prod(-1), lambda *a: {}, InputSet("special-0", (x,)))
+    got = r.ref.clone()
+    assert 0.1 < float(r.ref[1].abs()) < 1e10  # eager's order: 1e30 * 1e-30 first
+    got[1] = 0.0  # 1e-30 * 1e-20 first: flushed on the way
+    v = judge_against(r, got)
+    assert v.ok and "beyond the range of float32" in v.detail, v.detail
+    got[2] *= 1.5
+    assert not judge_against(r, got).ok
+
+    y = torch.randn(4, 32, generator=torch.Generator().manual_seed(3))
+    y[0, :4] = torch.tensor([2e38, -2e38, 2e38, -2e38])
+    r = eager_reference(lambda t: t.sum(-1), lambda *a: {}, InputSet("special-0", (y,)))
+    got = r.ref.clone()
+    got[0] = float("inf")  # 2e38 + 2e38 first
+    v = judge_against(r, got)
+    assert v.ok and "beyond the range of float32" in v.detail, v.detail
+    got[3] = float("inf")
+    assert not judge_against(r, got).ok
+
+
+def test_a_variance_whose_squared_deviations_sum_beyond_the_range_is_not_judged():
+    """The int64 sweep of a bfloat16 layer_norm on CUDA (session 5): a row holding +-2^63 twice each has
+    squared deviations summing to 2^128, past float32's maximum, though the variance fits; float32
+    eager overflows there as compiled does. A row with +inf (ledger #14: compiled inf, eager NaN)
+    keeps its NaN in fp64 and stays judged."""
+    x = torch.randn(3, 16, generator=torch.Generator().manual_seed(4))
+    x[0, :4] = torch.tensor([2.0 ** 63, 2.0 ** 63, -2.0 ** 63, -2.0 ** 63])
+    x[2, 5] = float("inf")
+    prog = lambda t: torch.nn.functional.layer_norm(t, (16,))  # noqa: E731
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (x,)))
+    got = r.ref.clone()
+    assert bool((got[0] == 0).all())  # float32 eager: the bias, rsqrt of an infinite variance
+    got[0] = 1.0  # compiled's own overflow, elsewhere in the row's arithmetic
+    v = judge_against(r, got)
+    assert v.ok and "beyond the range of float32" in v.detail, v.detail
+    var = eager_reference(lambda t: t.var(-1), lambda *a: {}, InputSet("special-0", (x,)))
+    got = var.ref.clone()
+    got[2] = float("inf")
+    assert not judge_against(var, got).ok
