@@ -256,6 +256,7 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
     stats = RunStats()
     tmp_root = out / RUNS_DIR / TMP_DIR
     pending = list(jobs)
+    pending_left: list = []  # the jobs the budget kept from starting
     running: dict[int, tuple[dict, JobProcess, int | None]] = {}
     free = list(range(plan.at_once))
     on_gpu = [0] * len(plan.gpu_caps)
@@ -266,9 +267,9 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
 
     try:
         while pending or running:
-            if deadline is not None and time.monotonic() > deadline:
-                stats.budget_spent = True
-                break
+            if deadline is not None and time.monotonic() > deadline and pending:
+                stats.budget_spent = True  # no job starts after the budget; the running ones finish
+                pending_left, pending = pending, []
             while free and pending:
                 g = pick_gpu()
                 k = next((i for i, j in enumerate(pending) if j["device"] != "cuda" or g is not None), None)
@@ -311,7 +312,7 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
             store.mark_interrupted([job["key"] for job, _, _ in running.values()])
         except Exception:  # never mask the reason we are leaving
             pass
-        stats.left = len(pending) + len(running)
+        stats.left = len(pending) + len(running) + (len(pending_left) if stats.budget_spent else 0)
     return stats
 
 

@@ -37,7 +37,7 @@ from runners.records import ExitCode
 @click.option("--retry-failed", is_flag=True, help="Run again the jobs that ended in error, timeout or crash.")
 @click.option("--job-timeout", type=float, default=None, help="Seconds per job (overrides budget.job_timeout).")
 @click.option("--total-seconds", type=float, default=None,
-              help="Stop starting jobs after this long (overrides budget.total_seconds); resume later.")
+              help="Stop starting jobs after this long (overrides budget.total_seconds); the running ones finish (on Ray the outstanding tasks are cancelled); resume later.")
 @click.option("--export-jsonl", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the store as JSON lines (campaign, jobs, findings) to this file and exit; runs nothing.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON summary on stdout; progress as plain lines on stderr.")

@@ -282,21 +282,26 @@ def test_total_seconds_budget_stops_and_resumes(tmp_path):
     r = campaign(spec, "--json", "--jobs", "1")
     assert r.returncode == 2, r.stderr[-2000:]
     s = json.loads(r.stdout)
-    assert s["run"]["budget_spent"] and s["run"]["left"] == 3 and s["jobs"]["pending"] == 3
-    # the planned total and what is left are in the summary, though no job finished
-    assert s["plan"] == {"jobs": 3, "finished": 0, "done": 0, "left": 3, "models": 3, "models_done": 0}
+    # the job running when the budget ran out finished; the other two never started
+    assert s["run"]["budget_spent"] and s["run"]["ran"] == 1 and s["run"]["left"] == 2, s["run"]
+    assert s["jobs"]["pending"] == 2
+    assert s["plan"] == {"jobs": 3, "finished": 1, "done": 1, "left": 2, "models": 3, "models_done": 1}
     assert not leftovers(out)
     with Store(out / "campaign.sqlite") as st:
-        assert {j["status"] for j in st.jobs()} <= {"interrupted"}  # the job the budget stopped
+        assert sorted(j["status"] for j in st.jobs()) == ["done"]  # the two never started have no row
         assert len(st.plan()) == 3
     from runners.campaign.run import _text_summary
-    assert "planned: 3 jobs over 3 models; 0 finished, 3 left" in _text_summary(s)
+    assert "planned: 3 jobs over 3 models; 1 finished, 2 left" in _text_summary(s)
     from runners.campaign.report import build_view, collect
     tiles = dict(build_view(collect(out), out / "report.html")["summary"])
-    assert tiles["jobs finished"].startswith("0 / 3 planned") and "3 left" in tiles["jobs finished"]
-    assert tiles["models"].startswith("0 / 3 planned")
+    assert tiles["jobs finished"].startswith("1 / 3 planned") and "2 left" in tiles["jobs finished"]
+    assert tiles["models"].startswith("1 / 3 planned")
+    # a resume without the budget runs the other two only
+    r = campaign(spec, "--json", "--jobs", "1", "--total-seconds", "0")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout)["run"]["ran"] == 2
     with Store(out / "campaign.sqlite") as st:
-        assert st.finished_keys() == set()
+        assert len(st.finished_keys()) == 3
     assert not [p for p in (out / "runs" / ".tmp").iterdir()] if (out / "runs" / ".tmp").exists() else True
 
 
