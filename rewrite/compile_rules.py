@@ -530,8 +530,8 @@ def _lock(cache_file: Path) -> int | None:
     return fd
 
 
-def compile_rules(rules: list[Rule], *, use_cache: bool = True,
-                  jobs: int | None = None) -> tuple[list[CompiledRule], list[str]]:
+def compile_rules(rules: list[Rule], *, use_cache: bool = True, jobs: int | None = None,
+                  log=lambda s: None) -> tuple[list[CompiledRule], list[str]]:
     """Compile every rule (cached by rule source and torch version); returns (compiled, errors).
 
     Rules missing from the cache are compiled by `jobs` processes (default: one per core, when
@@ -546,6 +546,9 @@ def compile_rules(rules: list[Rule], *, use_cache: bool = True,
             cache = _read_cache(cache_file)  # another process may have compiled them while we waited
         todo = list({k: r for k, r in zip(keys, rules) if k not in cache}.items())
         n_jobs = _default_jobs() if jobs is None else max(1, jobs)
+        if len(todo) >= _PARALLEL_MIN:
+            log(f"compiling {len(todo)} rules not in the cache ({cache_file}) on {n_jobs} process(es): "
+                f"once per rule and torch version, minutes for the whole library")
         compiled: list[CompiledRule] = []
         errors: list[str] = []
         dirty = False

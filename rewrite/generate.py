@@ -181,10 +181,12 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
     if on_loaded is not None:
         on_loaded()
     rules = timed("rules", load_rules, list(opts.rules) or None)
-    compiled, rule_errors = timed("rules", compile_rules, rules)
+    compiled, rule_errors = timed("rules", compile_rules, rules, log=log)
     for e in rule_errors:
         log(f"warning: {e}")
     graphs = timed("capture", capture, loaded.module, loaded.inputs)
+    log(f"{Path(str(model_path)).name}: {len(graphs)} graph(s) captured, {len(rules)} rules loaded "
+        f"({sum(timings.values()):.0f} s)")
     manifest: dict = {
         "format": BUNDLE_FORMAT, "model": str(model_path), "model_sha": loaded.source_sha,
         "convention": loaded.convention, "torch_version": torch.__version__, "sizes": loaded.sizes,
@@ -232,6 +234,8 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
             log(f"graph {gid}: not rewritten: {why}")
             manifest["graphs"].append(ginfo)
             continue
+        log(f"graph {gid}: {prog.num_ops} ops: saturating (at most {opts.budget.seconds:g} s, "
+            f"{opts.budget.iterations} iterations), then extracting variants")
         sat = timed("saturate", saturate, prog, compiled, opts.budget)
         eg = FreezeOnce(sat.lifted.egraph)  # read_egraph and read_credit share one frozen copy
         ec = timed("extract", read_egraph, eg, sat.lifted.root, prog, sat.lifted.node_names)
