@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,32 +93,48 @@ def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -
 
 
 class Progress:
-    """A bar on a terminal; a plain line every PLAIN_EVERY seconds otherwise (logs, CI, pipes)."""
+    """A bar on a terminal; a plain line every PLAIN_EVERY seconds otherwise (logs, CI, pipes), also
+    while no task finishes (the first compiles take a while)."""
 
     PLAIN_EVERY = 10.0
 
     def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.enabled, self.done = total, enabled, 0
+        self.total, self.enabled, self.done, self.suspicious = total, enabled, 0, 0
         self.t0 = self.last = time.monotonic()
         self.bar = None
+        self._lock, self._stop = threading.Lock(), threading.Event()
         if enabled and sys.stderr.isatty():
             try:
                 from tqdm import tqdm  # optional: plain lines without it
                 self.bar = tqdm(total=total, unit="task", file=sys.stderr, dynamic_ncols=True)
             except ImportError:
                 pass
+        if enabled and self.bar is None:
+            threading.Thread(target=self._tick, daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(max(self.PLAIN_EVERY / 2, 0.1)):
+            with self._lock:
+                if time.monotonic() - self.last >= self.PLAIN_EVERY:
+                    self._line()
+
+    def _line(self) -> None:
+        self.last = time.monotonic()
+        print(f"eqsat-test: {self.done}/{self.total} tasks done, {self.suspicious} suspicious, "
+              f"{self.last - self.t0:.0f} s", file=sys.stderr, flush=True)
 
     def update(self, r: dict, suspicious: int) -> None:
-        self.done += 1
-        if self.bar is not None:
-            self.bar.set_postfix_str(f"suspicious={suspicious}")
-            self.bar.update(1)
-        elif self.enabled and (time.monotonic() - self.last >= self.PLAIN_EVERY or self.done == self.total):
-            self.last = time.monotonic()
-            print(f"eqsat-test: {self.done}/{self.total} tasks done, {suspicious} suspicious, "
-                  f"{self.last - self.t0:.0f} s", file=sys.stderr, flush=True)
+        with self._lock:
+            self.done += 1
+            self.suspicious = suspicious
+            if self.bar is not None:
+                self.bar.set_postfix_str(f"suspicious={suspicious}")
+                self.bar.update(1)
+            elif self.enabled and (time.monotonic() - self.last >= self.PLAIN_EVERY or self.done == self.total):
+                self._line()
 
     def close(self) -> None:
+        self._stop.set()
         if self.bar is not None:
             self.bar.close()
 

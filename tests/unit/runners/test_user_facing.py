@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import pickle
 import sys
+import time
 
 import pytest
 import torch
@@ -24,6 +25,17 @@ def test_progress_prints_plain_lines_without_a_terminal(monkeypatch):
     p.close()
     lines = err.getvalue().splitlines()
     assert len(lines) == 3 and lines[-1].startswith("eqsat-test: 3/3 tasks done, 0 suspicious")
+
+
+def test_progress_prints_a_line_while_no_task_finishes(monkeypatch):
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(Progress, "PLAIN_EVERY", 0.2)
+    p = Progress(2, enabled=True)
+    time.sleep(0.7)  # the first compiles: no result yet
+    p.close()
+    lines = err.getvalue().splitlines()
+    assert lines and all(ln.startswith("eqsat-test: 0/2 tasks done, 0 suspicious") for ln in lines), lines
 
 
 def _report(detail: str) -> tuple[dict, dict]:
