@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from runners.exec.protocol import call_compiled, compile_options, error_info, load_module, phase, to_cpu
+from runners.exec.protocol import call_compiled, compile_options, error_info, load_module, on_cpu, phase, to_cpu
 from runners.oracle.inputs import InputSet
 from runners.oracle.judge import Verdict, judge
 
@@ -80,7 +80,8 @@ class _Sweeper:
     # -- eager -----------------------------------------------------------------------------
     def _eager(self, set_name: str, inputs: tuple, lowp: bool) -> dict:
         # eager twice, fp64, index sources, compute dtype: as a plain task (runners/exec/worker.py)
-        r = eager_reference(self.mod.forward, self.mod.index_sources, InputSet(set_name, tuple(inputs)))
+        r = eager_reference(self.mod.forward, self.mod.index_sources, InputSet(set_name, tuple(inputs)),
+                            cpu_forward=on_cpu(self.mod))
         ref32 = None
         if lowp:  # the program in float32 too: the lenient judge's second opinion
             try:
@@ -129,16 +130,11 @@ class _Sweeper:
 
     def _cpu_error(self, inputs: tuple) -> str | None:
         """What the program raises run eagerly on the CPU (its own constants there too), or None."""
-        prev = getattr(self.mod, "DEVICE", None)
-        self.mod.DEVICE = torch.device("cpu")
         try:
-            with torch.no_grad():
-                torch.manual_seed(0)
-                self.mod.forward(*(x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs))
+            torch.manual_seed(0)
+            on_cpu(self.mod)(*inputs)
         except Exception as e:
             return _first_line(e)
-        finally:
-            self.mod.DEVICE = prev
         return None
 
     # -- compiled --------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from typing import Callable
 import torch
 
 from runners.exec.pool import run_slots, worker
-from runners.exec.protocol import call_compiled, compile_options, error_info, load_module, to_cpu, to_device
+from runners.exec.protocol import call_compiled, compile_options, error_info, load_module, on_cpu, to_cpu, to_device
 from runners.oracle.inputs import InputSet, input_sets
 from runners.oracle.judge import MATCH
 from runners.oracle.reference import eager_reference, judge_against
@@ -58,7 +58,7 @@ def _eager(sub: dict, device) -> tuple:
     t0 = time.perf_counter()
     refs = []
     for s in sets:
-        r = eager_reference(mod.forward, mod.index_sources, s)
+        r = eager_reference(mod.forward, mod.index_sources, s, cpu_forward=on_cpu(mod))
         refs.append(r)
         ref = r.ref
         if sub.get("save_eager"):  # the unsound-rewrite check reads these (runners/pipeline.py)

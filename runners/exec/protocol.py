@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import traceback
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 RESULT_TAG = "@@EQSAT-RESULT@@ "
 
@@ -40,6 +40,21 @@ def load_module(path: str):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def on_cpu(mod) -> Callable[..., Any]:
+    """mod.forward run eagerly on the CPU, its own constants (mod.DEVICE) there too, on CPU copies of
+    the arguments: the program as the CPU computes it, for a program that runs on a GPU."""
+    def run(*args):
+        import torch
+        prev = getattr(mod, "DEVICE", None)
+        mod.DEVICE = torch.device("cpu")
+        try:
+            with torch.no_grad():
+                return mod.forward(*to_cpu(list(args)))
+        finally:
+            mod.DEVICE = prev
+    return run
 
 
 def error_info(e: BaseException) -> dict:

@@ -19,7 +19,7 @@ from runners.checks.sweep_run import run_sweep_task
 from runners.exec.batch import run_batch_task
 from runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
 from runners.records import Result, ResultStatus, TaskKind, as_dict
-from runners.exec.protocol import (call_compiled, compile_options, error_info, load_module, open_channel, phase,
+from runners.exec.protocol import (call_compiled, compile_options, error_info, load_module, on_cpu, open_channel, phase,
                                       send, to_cpu, to_device)
 from runners.oracle.inputs import InputSet, input_sets
 from runners.oracle.reference import eager_reference, judge_against
@@ -82,7 +82,7 @@ def run_task(task: dict) -> Result | dict:
     refs = []
     for s in sets:
         try:
-            r = eager_reference(mod.forward, mod.index_sources, s)
+            r = eager_reference(mod.forward, mod.index_sources, s, cpu_forward=on_cpu(mod))
         except Exception as e:
             res.status, res.error, res.input_set = ResultStatus.EAGER_ERROR, error_info(e), s.name
             return res

@@ -286,3 +286,20 @@ def test_a_variance_whose_squared_deviations_sum_beyond_the_range_is_not_judged(
     got = var.ref.clone()
     got[2] = float("inf")
     assert not judge_against(var, got).ok
+
+
+def test_a_float64_program_on_a_gpu_is_judged_beside_the_cpu(monkeypatch):
+    """A program in float64 throughout has no higher precision to check it against: on a GPU its fp64
+    run is the CPU's (another libm), not eager again. CUDA eager's float64 hardswish is 6.5e-8 off
+    (session 3's campaign); here a device whose float64 op is 1e-7 off and a compiled value that agrees
+    with the CPU: no miscompile. A compiled value 1% off stays one."""
+    import runners.oracle.reference as ref_mod
+    monkeypatch.setattr(ref_mod, "_on_gpu", lambda inputs: True)
+    x = torch.randn(64, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    device_op = lambda t: t * (1 + 1e-7)  # noqa: E731 - the device's imprecise float64 op
+    cpu_op = lambda t: t * 1.0  # noqa: E731
+    alone = eager_reference(device_op, lambda *a: {}, InputSet("given", (x,)))
+    assert not judge_against(alone, x * 1.0).ok  # eager is the only reference: rule 6
+    r = eager_reference(device_op, lambda *a: {}, InputSet("given", (x,)), cpu_forward=cpu_op)
+    assert judge_against(r, x * 1.0).ok
+    assert not judge_against(r, x * 1.01).ok
