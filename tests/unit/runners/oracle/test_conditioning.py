@@ -303,3 +303,30 @@ def test_a_float64_program_on_a_gpu_is_judged_beside_the_cpu(monkeypatch):
     r = eager_reference(device_op, lambda *a: {}, InputSet("given", (x,)), cpu_forward=cpu_op)
     assert judge_against(r, x * 1.0).ok
     assert not judge_against(r, x * 1.01).ok
+
+
+def _bn_conv_bn(x, w_pw, w_bn):
+    """conv_depthwise_separable's variant (CUDA campaign, session 6): a batch_norm whose weight is cast
+    to float32 inside, so that its fp64 run mixes float64 data with a float32 weight."""
+    c = x.shape[1]
+    y = torch.conv2d(x, w_pw)
+    wt = torch.neg(w_bn).to(torch.float64).to(torch.float32)
+    return torch.relu(torch.nn.functional.batch_norm(y, torch.zeros(c, dtype=x.dtype), torch.ones(c, dtype=x.dtype),
+                                                     wt, None, False, 0.1, 1e-5))
+
+
+def test_a_program_that_mixes_dtypes_in_float64_has_an_fp64_run_and_its_conv_sums_are_judged_in_range():
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(2, 8, 4, 4, generator=g)
+    w_pw = torch.randn(8, 8, 1, 1, generator=g)
+    w_bn = -torch.rand(8, generator=g) - 0.5
+    x[0, :4, 1, 1] = torch.tensor([3e38, -3e38, 3e38, -3e38])  # cancelling terms of the 1x1 conv's sum
+    w_pw[:, :4] = 1.0
+    r = eager_reference(_bn_conv_bn, lambda *a: {}, InputSet("special-0", (x, w_pw, w_bn)))
+    assert r.fp64 is not None  # the casts kept their precision (KeptPrecision), the run did not raise
+    got = r.ref.clone()
+    got[0, :, 1, 1] = 0.0  # the conv's partial sums overflow in another order
+    v = judge_against(r, got)
+    assert v.ok and "beyond the range of float32" in v.detail, v.detail
+    got[1, 0] += 1.0  # a well-scaled element
+    assert not judge_against(r, got).ok
