@@ -163,10 +163,16 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     sens = nx.sensitivity(f, list(fps), dt, nx.sens_delta(fp64_low))
     # the Monte Carlo runs (the antithetic pairs at the head of mcs): how far f moves under another
     # rounding of the intermediates
-    sens_mc = nx.sensitivity(f, list(mcs[:2 * nx.SENS_DRAWS]), dt, nx.eps(dt), rounded=True) if mcs else None
+    sens_mc = nx.sensitivity(f, list(mcs[:nx.MC_NOISE]), dt, nx.eps(dt), rounded=True) if mcs else None
     if sens_mc is not None:  # weighed like rounding (ROUND_ULPS), not like S: it is the roundings' own effect
         sens_mc = nx.over_peers(f, sens_mc) * (nx.ROUND_ULPS / nx.SENS_MULT)
         sens = sens_mc if sens is None else sens + sens_mc
+    # the reductions' partial sums, rounded in another order (the pair after them): at the element itself
+    sens_walk = nx.sensitivity(f, list(mcs[nx.MC_NOISE:nx.MC_RUNS]), dt, nx.eps(dt), rounded=True) \
+        if len(mcs) >= nx.MC_RUNS else None
+    if sens_walk is not None:
+        sens_walk = sens_walk * (nx.ROUND_ULPS / nx.SENS_MULT)
+        sens = sens_walk if sens is None else sens + sens_walk
     # a float64 leaf whose fp64 run equals eager has no independent reference (rule 6)
     reference = given and not (dt == torch.float64 and bool(nx.equal_nan(e, f).all()))
     # an fp64 run that rounds to D (or coarser) inside, x.bfloat16(), overflows where eager does: it
@@ -257,7 +263,7 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
                 # a Monte Carlo run only where it jumps (else S counts it), an alternative run anywhere
                 more = (m.abs() - f.abs()).clamp(min=0)  # the relative parts for m's excess over |f|
                 near_m = limit + (nx.ROUND_ULPS * nx.eps(dt) + bnd.k.reshape(shape) * acc) * more
-                jumps = ((m - f).abs() > limit) if i < 2 * nx.SENS_DRAWS else torch.ones_like(num_bad)
+                jumps = ((m - f).abs() > limit) if i < nx.MC_RUNS else torch.ones_like(num_bad)
                 stepped |= torch.isfinite(m) & jumps & ((c - m).abs() <= near_m)
         if bool((num_bad & stepped).any()):
             notes.append(f"{what}: compiled beyond the bound at {int((num_bad & stepped).sum())} elements where an "

@@ -83,6 +83,11 @@ ACC_ULPS_NOREF = 1024.0
 # SENS_MULT S.
 SENS_DELTA = 1e-9
 SENS_DRAWS = 2
+# The Monte Carlo runs (reference.py RoundingNoise): SENS_DRAWS antithetic pairs that move every rounded
+# result, then one pair that moves each sum-like reduction by the random walk of its partial sums'
+# roundings (judged at the element itself, not over its peers: it is no luck), then the alternatives.
+MC_NOISE = 2 * SENS_DRAWS
+MC_RUNS = MC_NOISE + 2
 # Each draw runs +r and -r: S counts only where the two changes mirror (|d+ + d-| <= this share of
 # |d+| + |d-|): a perturbation that crosses a step (a value at an exact multiple under floor
 # division) moves one side only, and is no reason to widen.

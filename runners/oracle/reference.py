@@ -123,6 +123,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     draws = [(k, sign) for k in range(nx.SENS_DRAWS) for sign in (1, -1)]
     moved = [(lambda k=k, d=sign * delta: perturbed_fp64_inputs(plain, d, seed=k), None) for k, sign in draws]
     noisy = [(lambda: plain, lambda k=k, sign=sign: RoundingNoise(low, k, sign)) for k, sign in draws]
+    noisy += [(lambda: plain, lambda sign=sign: RoundingNoise(low, 0, sign, walk=True)) for sign in (1, -1)]
     alts = [(lambda: flushed_fp64_inputs(plain, low), None)]  # no run where no input holds subnormals
     if low64 is not None:
         alts.append((lambda: plain, KeptPrecision))
@@ -204,6 +205,55 @@ def _finite(t: torch.Tensor) -> torch.Tensor:
     return t.where(torch.isfinite(t), 0.0)
 
 
+def _terms(func, args, kwargs, res: torch.Tensor) -> int:
+    """How many terms each element of a reduction's result combines."""
+    x = args[0]
+    if func in _PRODUCT_SUMS:
+        w = args[1] if func in (_aten.convolution.default, _aten.mm.default, _aten.bmm.default,
+                                _aten.mv.default, _aten.dot.default) else args[2]
+        return w[0].numel() if func is _aten.convolution.default else w.shape[0] if w.dim() == 1 else w.shape[-2]
+    if func in (_aten.cumsum.default, _aten.cumprod.default):
+        return x.shape[args[1] if len(args) > 1 else kwargs["dim"]] if x.dim() else 1
+    return x.numel() // max(1, res.numel())
+
+
+def _magnitude(a):
+    if isinstance(a, torch.Tensor) and a.is_floating_point():
+        return _finite(a).abs()
+    return abs(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+
+
+def _on_magnitudes(func, args, kwargs):
+    """A sum-like reduction (a sum, mean, cumsum, matmul, convolution) of its finite terms' magnitudes:
+    at least the magnitude of every partial result, in any order."""
+    return func(*map(_magnitude, args), **{k: _magnitude(v) for k, v in kwargs.items()})
+
+
+def _rounding_walk(func, args, kwargs, res: torch.Tensor) -> torch.Tensor:
+    """sqrt of the sum of the squared partial results of a sum-like reduction (the result's shape): in
+    order along the reduced dims for a sum, mean or cumsum; sqrt(n) times the terms' 2-norm for a
+    matmul or convolution (partial sums of n terms of random signs)."""
+    if func in _PRODUCT_SUMS:
+        def sq(a):
+            if isinstance(a, torch.Tensor) and a.is_floating_point():
+                return _finite(a).square()
+            return a * a if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+        norm2 = func(*map(sq, args), **{k: sq(v) for k, v in kwargs.items()})
+        return (norm2 * _terms(func, args, kwargs, res)).sqrt()
+    x = _finite(args[0]).to(torch.float64)
+    if func is _aten.cumsum.default:
+        d = args[1] if len(args) > 1 else kwargs["dim"]
+        return x.cumsum(d).square().cumsum(d).sqrt()
+    dims = args[1] if len(args) > 1 else kwargs.get("dim")
+    dims = list(range(x.dim())) if not dims else [d % x.dim() for d in ([dims] if isinstance(dims, int) else dims)]
+    kept = [d for d in range(x.dim()) if d not in dims]
+    flat = x.permute(kept + dims).reshape([x.shape[d] for d in kept] + [-1])
+    walk = flat.cumsum(-1).square().sum(-1).sqrt()
+    if func in (_aten.mean.dim, _aten.mean.default):
+        walk = walk / max(1, flat.shape[-1])
+    return walk.reshape(res.shape)
+
+
 def _order_reach(func, args, kwargs, out, r: BeyondRange) -> torch.Tensor | None:
     """Where some order of the reduction's terms takes a partial result beyond `r`'s range (bool, the
     result's shape); None where it cannot tell (an argument form not handled here)."""
@@ -212,19 +262,11 @@ def _order_reach(func, args, kwargs, out, r: BeyondRange) -> torch.Tensor | None
     if not isinstance(x, torch.Tensor) or not x.is_floating_point() or not isinstance(res, torch.Tensor):
         return None
     try:
+        n = _terms(func, args, kwargs, res)
         if func in _PRODUCT_SUMS:  # every partial sum is at most the sum of its terms' magnitudes
-            def mag(a):
-                if isinstance(a, torch.Tensor) and a.is_floating_point():
-                    return _finite(a).abs()
-                return abs(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
-            top = func(*map(mag, args), **{k: mag(v) for k, v in kwargs.items()})
-            w = args[1] if func in (_aten.convolution.default, _aten.mm.default, _aten.bmm.default,
-                                    _aten.mv.default, _aten.dot.default) else args[2]
-            n = w[0].numel() if func is _aten.convolution.default else w.shape[0] if w.dim() == 1 else w.shape[-2]
-            return top * (1 + n * r.eps) > r.max
+            return _on_magnitudes(func, args, kwargs) * (1 + n * r.eps) > r.max
         scan = func in (_aten.cumsum.default, _aten.cumprod.default)
         dims = args[1] if len(args) > 1 else kwargs.get("dim")
-        n = (x.shape[dims] if x.dim() else 1) if scan else x.numel() // max(1, res.numel())
         xf = _finite(x)
         if func in _PRODS:
             logs = xf.abs().log().where(xf != 0, 0.0)
@@ -280,15 +322,44 @@ class RoundingNoise(TorchDispatchMode):
     results are left alone (their aliasing must hold); the program's inputs are not moved (the
     compiler gets them as they are)."""
 
-    def __init__(self, dt: torch.dtype, seed: int, sign: int) -> None:
+    def __init__(self, dt: torch.dtype, seed: int, sign: int, walk: bool = False) -> None:
         super().__init__()
         self.dt, self.step, self.gen = dt, sign * torch.finfo(dt).eps, torch.Generator().manual_seed(1000 + seed)
+        acc = nx.acc_dtype(dt)
+        self.acc_step, self.acc_exact = sign * torch.finfo(acc).eps, 2 / torch.finfo(acc).eps
+        self.walk = walk
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
         if any(r.alias_info is not None for r in func._schema.returns):
             return out
-        return torch.utils._pytree.tree_map(self._move, out)
+        if not self.walk:
+            return torch.utils._pytree.tree_map(self._move, out)
+        if (func in _SUMS or func in _PRODUCT_SUMS) and isinstance(out, torch.Tensor):
+            return self._move_sum(func, args, kwargs, out)
+        return out
+
+    def _move_sum(self, func, args, kwargs, out: torch.Tensor) -> torch.Tensor:
+        """walk: a sum-like reduction rounds each of its n - 1 partial sums s_j in acc(dt), each by up to
+        eps·|s_j|, in an order no one specifies: its result moves by eps·sqrt(sum of s_j^2), the roundings'
+        random walk (Higham and Mary 2019), with a random sign per element; s_j the partial sums in order
+        for a sum, mean or cumsum (a row whose large terms cancel has large ones), sqrt(n)·|terms|_2 for a
+        matmul or convolution. The result's own rounding, eps·|result|, misses them. Not moved: elements
+        every partial sum of which is a whole number that acc(dt) holds (a count is exact in any order)."""
+        if not out.is_floating_point() or out.numel() == 0 or torch.finfo(out.dtype).eps > torch.finfo(self.dt).eps:
+            return out
+        try:
+            walk = _rounding_walk(func, args, kwargs, out).to(torch.float64)
+            whole = all(bool((a == a.round()).all()) for a in torch.utils._pytree.tree_leaves((args, kwargs))
+                        if isinstance(a, torch.Tensor) and a.is_floating_point())
+            r = torch.randint(0, 2, out.shape, generator=self.gen).to(torch.float64).mul_(2).sub_(1).to(out.device)
+            spread = self.acc_step * r * walk
+            if whole:  # every partial sum a whole number acc(dt) holds: exact in any order
+                spread = spread.where(_on_magnitudes(func, args, kwargs) > self.acc_exact, 0.0)
+            return (out.double() + spread).to(out.dtype)
+        except Exception:  # noqa: BLE001 - an argument form not handled here
+            return out
 
     def _move(self, t):
         if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0 \

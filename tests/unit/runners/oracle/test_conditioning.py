@@ -37,7 +37,7 @@ def test_cancelling_sum_in_another_order_is_not_a_miscompile():
     assert not torch.equal(got[3], r.ref[3])  # the orders do differ on the cancelling row
     v = judge_against(r, got)
     assert v.ok, v.detail
-    without = judge_against(r._replace(fp64p=None), got)  # the rule without S convicts it
+    without = judge_against(r._replace(fp64p=None, fp64mc=None), got)  # the rule without S convicts it
     assert not without.ok
 
 
@@ -329,4 +329,30 @@ def test_a_program_that_mixes_dtypes_in_float64_has_an_fp64_run_and_its_conv_sum
     v = judge_against(r, got)
     assert v.ok and "beyond the range of float32" in v.detail, v.detail
     got[1, 0] += 1.0  # a well-scaled element
+    assert not judge_against(r, got).ok
+
+
+def test_a_sum_whose_terms_cancel_is_judged_by_its_terms_magnitude():
+    """The int64 sweep of act_ssm_zoh_discretize on CUDA (session 6): int64 extremes times small
+    weights, summed over a sequence, cancel to ~1e14 from terms of ~1e15; another order of the partial
+    sums moves the result by a few ulps of the terms' magnitude, far more than ulps of the result. The
+    Monte Carlo runs move each sum by eps·sqrt(n)·(its terms' magnitude): such a value passes, an error
+    of 1e-5 of the magnitude does not, and a count of whole numbers stays exact."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(-2 ** 62, 2 ** 62, (8, 32, 4), generator=g)
+    db = torch.rand(4, generator=g) * 1e-4
+    prog = lambda x, db: (x.unsqueeze(-1) * db).sum(1)  # noqa: E731
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (x, db)))
+    mag = (x.unsqueeze(-1).double().abs() * db.double()).sum(1)
+    noise = (mag * 3e-8 * torch.randn(r.ref.shape, generator=g, dtype=torch.float64)).float()
+    v = judge_against(r, r.ref + noise)  # a few roundings of the terms' magnitude: another order
+    assert v.ok, v.detail
+    got = r.ref.clone()
+    got[0, 0, 0] += float(mag[0, 0, 0]) * 1e-5
+    assert not judge_against(r, got).ok
+
+    ones = (torch.rand(64, 4096, generator=g) < 0.5).float()
+    r = eager_reference(lambda t: t.sum(-1), lambda *a: {}, InputSet("random-0", (ones,)))
+    got = r.ref.clone()
+    got[3] += 1.0  # a count off by one
     assert not judge_against(r, got).ok
