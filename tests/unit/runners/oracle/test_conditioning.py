@@ -356,3 +356,25 @@ def test_a_sum_whose_terms_cancel_is_judged_by_its_terms_magnitude():
     got = r.ref.clone()
     got[3] += 1.0  # a count off by one
     assert not judge_against(r, got).ok
+
+
+def test_a_float64_leaf_has_no_independent_judge_of_overflow(monkeypatch):
+    """The float64 sweeps on CUDA (session 6): on special rows near 1.8e308, eager NaN (inf - inf in
+    its order) and compiled -inf (another order). The fp64 run of a float64 program, the CPU's on a
+    GPU, has float64's range, so it cannot say whose NaN/inf is right there: a note, not a candidate.
+    Off the special sets a NaN/inf of another kind stays a failure. (Limit: a special row holding an
+    infinity itself, whose NaN no order avoids, is not judged either at float64.)"""
+    import runners.oracle.reference as ref_mod
+    monkeypatch.setattr(ref_mod, "_on_gpu", lambda inputs: True)  # the fp64 run is the CPU's
+    x = torch.randn(8, 32, dtype=torch.float64, generator=torch.Generator().manual_seed(7))
+    x[2, :4] = torch.tensor([1.5e308, 1.5e308, -1.5e308, -1.5e308], dtype=torch.float64)
+    prog = lambda t: t[:, :2].sum(-1) + t[:, 2:].sum(-1)  # noqa: E731 - inf + -inf on row 2
+    cpu = lambda t: prog(t) * (1 + 2 ** -52)  # noqa: E731 - another libm: an ulp off
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (x,)), cpu_forward=cpu)
+    assert bool(torch.isnan(r.ref[2])) and bool(torch.isnan(r.fp64[2]))
+    got = r.ref.clone()
+    got[2] = -float("inf")  # (1.5e308 - 1.5e308) + ... in another order, then an overflow
+    v = judge_against(r, got)
+    assert v.ok and "no wider than float64" in v.detail, v.detail
+    r = eager_reference(prog, lambda *a: {}, InputSet("random-0", (x,)), cpu_forward=cpu)
+    assert not judge_against(r, got).ok
