@@ -1,0 +1,255 @@
+"""The dispatch modes of the eager and fp64 runs (runners/oracle/reference.py): the dtypes a program computes in, casts that keep their precision, values beyond a dtype's range (a reduction's partial results in any order), Monte Carlo rounding and the partial sums' random walk."""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from runners.oracle import numerics as nx
+
+
+class FloatDtypes(TorchDispatchMode):
+    """Records the floating dtypes of every op's outputs while a program runs eagerly (`seen`), and
+    those an op rounds its floating inputs down to (`narrowed`: a cast, or an op whose floating
+    outputs are coarser than all its floating inputs; not a float32 constant made from integers).
+    widen (the fp64 run): a cast of integers or bools to a floating dtype casts to float64 instead,
+    so a float model swept at an integer dtype (`x.to(torch.bfloat16)` of int64 inputs) still has
+    an fp64 run that computes in float64."""
+
+    def __init__(self, widen: bool = False) -> None:
+        super().__init__()
+        self.seen: set[torch.dtype] = set()
+        self.narrowed: set[torch.dtype] = set()
+        self.widen = widen
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if self.widen and func is torch.ops.aten._to_copy.default and isinstance(args[0], torch.Tensor) \
+                and not (args[0].is_floating_point() or args[0].is_complex()) \
+                and isinstance(kwargs.get("dtype"), torch.dtype) and kwargs["dtype"].is_floating_point:
+            kwargs = {**kwargs, "dtype": torch.float64}
+        out = func(*args, **kwargs)
+        ins = [t.dtype for t in torch.utils._pytree.tree_leaves((args, kwargs))
+               if isinstance(t, torch.Tensor) and t.is_floating_point()]
+        finest = min((torch.finfo(d).eps for d in ins), default=None)
+        for t in out if isinstance(out, (list, tuple)) else (out,):
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                self.seen.add(t.dtype)
+                if finest is not None and torch.finfo(t.dtype).eps > finest:
+                    self.narrowed.add(t.dtype)
+        return out
+
+
+def coarsest(dtypes) -> torch.dtype | None:
+    """The least precise floating dtype of `dtypes` (None if there is none). The judge takes the
+    less precise of it and each output's own dtype: a float64 program that rounds to float32
+    inside is judged at float32, a float32 one that never goes below float32 at float32."""
+    return max(dtypes, key=lambda d: torch.finfo(d).eps) if dtypes else None
+
+
+class BeyondRange(TorchDispatchMode):
+    """An fp64 run in which every floating result beyond the range of `dt` (finite in float64, not in
+    dt) becomes NaN, so that NaN marks each output element that depends on a value the program's
+    arithmetic cannot hold. Views and in-place results are left alone (their aliasing must hold).
+
+    A reduction's partial results count too, in any order of its terms (no order is specified, and
+    Triton's blocked order is not eager's): an element of a sum, mean, cumsum, matmul or convolution
+    whose finite terms of one sign add up beyond the range (times 1 + n eps(dt) for the rounding of
+    n terms), of a variance whose squared deviations do, or of a product or cumprod whose factors
+    above 1 multiply beyond the range, or whose factors below 1 multiply below dt's smallest normal
+    while the whole product does not (a partial product through the subnormals), is NaN."""
+
+    def __init__(self, dt: torch.dtype) -> None:
+        super().__init__()
+        fi = torch.finfo(dt)
+        self.max, self.eps, self.log_max, self.log_tiny = fi.max, fi.eps, math.log(fi.max), math.log(fi.tiny)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if any(r.alias_info is not None for r in func._schema.returns):
+            return out
+        reach = _order_reach(func, args, kwargs, out, self) if func in _REDUCTIONS else None
+        return torch.utils._pytree.tree_map(
+            lambda t: t.masked_fill((t.abs() > self.max) | reach if reach is not None and reach.shape == t.shape
+                                    else t.abs() > self.max, math.nan)
+            if isinstance(t, torch.Tensor) and t.is_floating_point() else t, out)
+
+
+_aten = torch.ops.aten
+_SUMS = {_aten.sum.dim_IntList, _aten.sum.default, _aten.mean.dim, _aten.mean.default, _aten.cumsum.default}
+_PRODS = {_aten.prod.dim_int, _aten.prod.default, _aten.cumprod.default}
+_VARS = {_aten.var.correction, _aten.var_mean.correction}
+_PRODUCT_SUMS = {_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten.mv.default, _aten.dot.default,
+                 _aten.baddbmm.default, _aten.convolution.default}
+_REDUCTIONS = _SUMS | _PRODS | _VARS | _PRODUCT_SUMS
+
+
+def _finite(t: torch.Tensor) -> torch.Tensor:
+    return t.where(torch.isfinite(t), 0.0)
+
+
+def _terms(func, args, kwargs, res: torch.Tensor) -> int:
+    """How many terms each element of a reduction's result combines."""
+    x = args[0]
+    if func in _PRODUCT_SUMS:
+        w = args[1] if func in (_aten.convolution.default, _aten.mm.default, _aten.bmm.default,
+                                _aten.mv.default, _aten.dot.default) else args[2]
+        return w[0].numel() if func is _aten.convolution.default else w.shape[0] if w.dim() == 1 else w.shape[-2]
+    if func in (_aten.cumsum.default, _aten.cumprod.default):
+        return x.shape[args[1] if len(args) > 1 else kwargs["dim"]] if x.dim() else 1
+    return x.numel() // max(1, res.numel())
+
+
+def _magnitude(a):
+    if isinstance(a, torch.Tensor) and a.is_floating_point():
+        return _finite(a).abs()
+    return abs(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+
+
+def _on_magnitudes(func, args, kwargs):
+    """A sum-like reduction (a sum, mean, cumsum, matmul, convolution) of its finite terms' magnitudes:
+    at least the magnitude of every partial result, in any order."""
+    return func(*map(_magnitude, args), **{k: _magnitude(v) for k, v in kwargs.items()})
+
+
+def _rounding_walk(func, args, kwargs, res: torch.Tensor) -> torch.Tensor:
+    """sqrt of the sum of the squared partial results of a sum-like reduction (the result's shape): in
+    order along the reduced dims for a sum, mean or cumsum; sqrt(n) times the terms' 2-norm for a
+    matmul or convolution (partial sums of n terms of random signs)."""
+    if func in _PRODUCT_SUMS:
+        def sq(a):
+            if isinstance(a, torch.Tensor) and a.is_floating_point():
+                return _finite(a).square()
+            return a * a if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+        norm2 = func(*map(sq, args), **{k: sq(v) for k, v in kwargs.items()})
+        return (norm2 * _terms(func, args, kwargs, res)).sqrt()
+    x = _finite(args[0]).to(torch.float64)
+    if func is _aten.cumsum.default:
+        d = args[1] if len(args) > 1 else kwargs["dim"]
+        return x.cumsum(d).square().cumsum(d).sqrt()
+    dims = args[1] if len(args) > 1 else kwargs.get("dim")
+    dims = list(range(x.dim())) if not dims else [d % x.dim() for d in ([dims] if isinstance(dims, int) else dims)]
+    kept = [d for d in range(x.dim()) if d not in dims]
+    flat = x.permute(kept + dims).reshape([x.shape[d] for d in kept] + [-1])
+    walk = flat.cumsum(-1).square().sum(-1).sqrt()
+    if func in (_aten.mean.dim, _aten.mean.default):
+        walk = walk / max(1, flat.shape[-1])
+    return walk.reshape(res.shape)
+
+
+def _order_reach(func, args, kwargs, out, r: BeyondRange) -> torch.Tensor | None:
+    """Where some order of the reduction's terms takes a partial result beyond `r`'s range (bool, the
+    result's shape); None where it cannot tell (an argument form not handled here)."""
+    x = args[0] if args else None
+    res = out[0] if isinstance(out, (tuple, list)) else out
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or not isinstance(res, torch.Tensor):
+        return None
+    try:
+        n = _terms(func, args, kwargs, res)
+        if func in _PRODUCT_SUMS:  # every partial sum is at most the sum of its terms' magnitudes
+            return _on_magnitudes(func, args, kwargs) * (1 + n * r.eps) > r.max
+        scan = func in (_aten.cumsum.default, _aten.cumprod.default)
+        dims = args[1] if len(args) > 1 else kwargs.get("dim")
+        xf = _finite(x)
+        if func in _PRODS:
+            logs = xf.abs().log().where(xf != 0, 0.0)
+            if scan:
+                big, small = logs.clamp(min=0).cumsum(dims), logs.clamp(max=0).cumsum(dims)
+            else:
+                keep = bool(args[2] if len(args) > 2 else kwargs.get("keepdim", False)) and dims is not None
+                dims = list(range(x.dim())) if dims is None else [dims]
+                big, small = logs.clamp(min=0).sum(dims, keep), logs.clamp(max=0).sum(dims, keep)
+            return (big > r.log_max) | ((small < r.log_tiny) & (small + big > r.log_tiny))
+        if func in _SUMS:
+            scale = n if func in (_aten.mean.dim, _aten.mean.default) else 1  # a mean's partial results are sums
+            top = torch.maximum(func(xf.clamp(min=0), *args[1:], **kwargs),
+                                -func(xf.clamp(max=0), *args[1:], **kwargs)) * scale
+            return top * (1 + n * r.eps) > r.max
+        # a variance: its partial sums of squared deviations (Welford's too) are at most the whole
+        keep = bool(kwargs.get("keepdim", False))
+        dims = list(range(x.dim())) if dims is None else dims
+        fin = torch.isfinite(x)
+        mean = xf.sum(dims, keepdim=True) / fin.sum(dims, keepdim=True).clamp(min=1)
+        dev2 = ((x - mean) ** 2).where(fin, 0.0).sum(dims, keepdim=keep)
+        top = torch.maximum(xf.clamp(min=0).sum(dims, keepdim=keep), -xf.clamp(max=0).sum(dims, keepdim=keep))
+        return torch.maximum(dev2, top) * (1 + n * r.eps) > r.max
+    except Exception:  # noqa: BLE001 - an argument form not handled here: no order reach then
+        return None
+
+
+class KeptPrecision(FloatDtypes):
+    """The fp64 run as Inductor computes by default: a cast of floating data to a coarser floating
+    dtype (x.bfloat16()) rounds the values once and keeps the data's precision, so the ops after it
+    do not round their results to that dtype. PyTorch documents that compiled code keeps such
+    intermediates in float32 unless `emulate_precision_casts` is set: a compiled value that agrees
+    with this run where eager's rounding took it away (1 + tanh(x) of a bfloat16 x near -3: eager
+    -0, compiled -0.0026, this run -0.0026) is no miscompile."""
+
+    def __init__(self) -> None:
+        super().__init__(widen=True)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        x, to = (args[0] if args else None), kwargs.get("dtype")
+        if func is torch.ops.aten._to_copy.default and isinstance(x, torch.Tensor) and x.is_floating_point() \
+                and isinstance(to, torch.dtype) and to.is_floating_point and torch.finfo(to).eps > torch.finfo(x.dtype).eps:
+            return super().__torch_dispatch__(func, types, args, kwargs).to(x.dtype)
+        return super().__torch_dispatch__(func, types, args, kwargs)
+
+
+class RoundingNoise(TorchDispatchMode):
+    """Monte Carlo arithmetic on an fp64 run (numerics.py): every floating result of an op that may
+    have been rounded in `dt` is scaled by (1 + sign eps(dt) r), r uniform in [-1, 1] per element,
+    drawn from `seed` (the same draws for both signs): a float64 result that dt cannot hold exactly,
+    or a result in dt itself (the program cast to it) that is not a whole number. Views and in-place
+    results are left alone (their aliasing must hold); the program's inputs are not moved (the
+    compiler gets them as they are)."""
+
+    def __init__(self, dt: torch.dtype, seed: int, sign: int, walk: bool = False) -> None:
+        super().__init__()
+        self.dt, self.step, self.gen = dt, sign * torch.finfo(dt).eps, torch.Generator().manual_seed(1000 + seed)
+        acc = nx.acc_dtype(dt)
+        self.acc_step, self.acc_exact = sign * torch.finfo(acc).eps, 2 / torch.finfo(acc).eps
+        self.walk = walk
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if any(r.alias_info is not None for r in func._schema.returns):
+            return out
+        if not self.walk:
+            return torch.utils._pytree.tree_map(self._move, out)
+        if (func in _SUMS or func in _PRODUCT_SUMS) and isinstance(out, torch.Tensor):
+            return self._move_sum(func, args, kwargs, out)
+        return out
+
+    def _move_sum(self, func, args, kwargs, out: torch.Tensor) -> torch.Tensor:
+        """walk: a sum-like reduction rounds each of its n - 1 partial sums s_j in acc(dt), each by up to
+        eps·|s_j|, in an order no one specifies: its result moves by eps·sqrt(sum of s_j^2), the roundings'
+        random walk (Higham and Mary 2019), with a random sign per element; s_j the partial sums in order
+        for a sum, mean or cumsum (a row whose large terms cancel has large ones), sqrt(n)·|terms|_2 for a
+        matmul or convolution. The result's own rounding, eps·|result|, misses them. Not moved: elements
+        every partial sum of which is a whole number that acc(dt) holds (a count is exact in any order)."""
+        if not out.is_floating_point() or out.numel() == 0 or torch.finfo(out.dtype).eps > torch.finfo(self.dt).eps:
+            return out
+        try:
+            walk = _rounding_walk(func, args, kwargs, out).to(torch.float64)
+            whole = all(bool((a == a.round()).all()) for a in torch.utils._pytree.tree_leaves((args, kwargs))
+                        if isinstance(a, torch.Tensor) and a.is_floating_point())
+            r = torch.randint(0, 2, out.shape, generator=self.gen).to(torch.float64).mul_(2).sub_(1).to(out.device)
+            spread = self.acc_step * r * walk
+            if whole:  # every partial sum a whole number acc(dt) holds: exact in any order
+                spread = spread.where(_on_magnitudes(func, args, kwargs) > self.acc_exact, 0.0)
+            return (out.double() + spread).to(out.dtype)
+        except Exception:  # noqa: BLE001 - an argument form not handled here
+            return out
+
+    def _move(self, t):
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0 \
+                or torch.finfo(t.dtype).eps > torch.finfo(self.dt).eps:
+            return t
+        r = torch.rand(t.shape, generator=self.gen, dtype=torch.float64).mul_(2).sub_(1).to(t.device)
+        inexact = (t.to(self.dt).to(t.dtype) != t) if t.dtype != self.dt else (t != t.round())
+        return torch.where(inexact, (t.double() * (1 + self.step * r)).to(t.dtype), t)
