@@ -91,7 +91,7 @@ class _Sweeper:
             except Exception:
                 pass
         return {"ref": r.ref, "ref2": r.ref2, "fp64": r.fp64, "fp64p": r.fp64p, "fp64mc": r.fp64mc,
-                "fp64_beyond": r.fp64_beyond, "ref32": ref32, "idx": r.idx, "low": r.compute_dtype, "fp64_low": r.fp64_low}
+                "fp64_beyond": r.fp64_beyond, "ties": r.ties, "ref32": ref32, "idx": r.idx, "low": r.compute_dtype, "fp64_low": r.fp64_low}
 
     def _lenient(self, point: Point) -> bool:
         return bool(point.dtype and DTYPES[point.dtype] in LOW_PRECISION and self.plan.discontinuous)
@@ -158,19 +158,20 @@ class _Sweeper:
         return out
 
     def _judge(self, job: _Job, set_name: str, got) -> Verdict:
-        e = to_cpu({k: v for k, v in job.eager[set_name].items() if k not in ("low", "fp64p", "fp64mc", "fp64_beyond")})  # CPU copies
+        deferred = ("fp64p", "fp64mc", "fp64_beyond", "ties")
+        e = to_cpu({k: v for k, v in job.eager[set_name].items() if k not in ("low",) + deferred})  # CPU copies
         low = job.eager[set_name].get("low")  # the coarsest dtype the program computes in
         extreme = set_name.startswith("special")  # values near the dtype's range
         got = to_cpu(got)
         if self._lenient(job.point):
-            return conditioned(lambda fp, mc, beyond: lenient_judge(
-                e["ref"], got, e["fp64"], e["ref32"], ref2=e["ref2"], index_info=e["idx"], dtype_hint=low,
+            return conditioned(lambda fp, mc, beyond, g: lenient_judge(
+                e["ref"], g, e["fp64"], e["ref32"], ref2=e["ref2"], index_info=e["idx"], dtype_hint=low,
                 extreme_inputs=extreme, fp64_perturbed=fp, fp64_low=e["fp64_low"], fp64_rounded=mc, fp64_beyond=beyond),
-                *(job.eager[set_name][k] for k in ("fp64p", "fp64mc", "fp64_beyond")))
-        return conditioned(lambda fp, mc, beyond: judge(e["ref"], got, e["fp64"], ref2=e["ref2"], index_info=e["idx"],
-                                                     dtype_hint=low, extreme_inputs=extreme, fp64_perturbed=fp,
-                                                     fp64_low=e["fp64_low"], fp64_rounded=mc, fp64_beyond=beyond),
-                           *(job.eager[set_name][k] for k in ("fp64p", "fp64mc", "fp64_beyond")))
+                e["ref"], got, *(job.eager[set_name][k] for k in deferred), index_paths=set(e["idx"] or {}))
+        return conditioned(lambda fp, mc, beyond, g: judge(e["ref"], g, e["fp64"], ref2=e["ref2"], index_info=e["idx"],
+                                                        dtype_hint=low, extreme_inputs=extreme, fp64_perturbed=fp,
+                                                        fp64_low=e["fp64_low"], fp64_rounded=mc, fp64_beyond=beyond),
+                           e["ref"], got, *(job.eager[set_name][k] for k in deferred), index_paths=set(e["idx"] or {}))
 
     def _entry(self, job: _Job, set_name: str, **kw) -> dict:
         p = job.point

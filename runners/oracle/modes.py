@@ -1,4 +1,4 @@
-"""The dispatch modes of the eager and fp64 runs (runners/oracle/reference.py): the dtypes a program computes in, casts that keep their precision, values beyond a dtype's range (a reduction's partial results in any order), Monte Carlo rounding and the partial sums' random walk."""
+"""The dispatch modes of the eager and fp64 runs (runners/oracle/reference.py): the dtypes a program computes in, casts that keep their precision, values beyond a dtype's range (a reduction's partial results in any order), Monte Carlo rounding and the partial sums' random walk, the order of a sort's ties."""
 from __future__ import annotations
 
 import math
@@ -253,3 +253,37 @@ class RoundingNoise(TorchDispatchMode):
         r = torch.rand(t.shape, generator=self.gen, dtype=torch.float64).mul_(2).sub_(1).to(t.device)
         inexact = (t.to(self.dt).to(t.dtype) != t) if t.dtype != self.dt else (t != t.round())
         return torch.where(inexact, (t.double() * (1 + self.step * r)).to(t.dtype), t)
+
+
+class TieOrder(TorchDispatchMode):
+    """Sorts (sort, argsort, topk) made stable, with ties in index order, or in reverse index order
+    (`reverse`): an element of the program's output that differs between the two runs depends on the
+    order of tied keys, which torch.sort without stable=True, topk and Triton's sort leave open (NaN
+    sorts as the largest value in both). `sorted`: whether any such sort ran."""
+
+    def __init__(self, reverse: bool) -> None:
+        super().__init__()
+        self.reverse, self.sorted = reverse, False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        a = _aten
+        if func in (a.sort.default, a.sort.stable) and isinstance(args[0], torch.Tensor):
+            names = ("dim", "descending") if func is a.sort.default else ()
+            opt = {**dict(zip(names, args[1:])), **{k: v for k, v in kwargs.items() if k != "stable"}}
+            return self._sort(args[0], opt.get("dim", -1), bool(opt.get("descending", False)))
+        if func is a.topk.default and isinstance(args[0], torch.Tensor):
+            opt = {**dict(zip(("k", "dim", "largest", "sorted"), args[1:])), **kwargs}
+            dim = opt.get("dim", -1)
+            v, i = self._sort(args[0], dim, bool(opt.get("largest", True)))
+            return v.narrow(dim, 0, opt["k"]), i.narrow(dim, 0, opt["k"])
+        return func(*args, **kwargs)
+
+    def _sort(self, x: torch.Tensor, dim: int, descending: bool):
+        self.sorted = True
+        if x.dim() == 0:
+            return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
+        if not self.reverse:
+            return torch.sort(x, dim=dim, descending=descending, stable=True)
+        v, i = torch.sort(x.flip(dim), dim=dim, descending=descending, stable=True)
+        return v, x.shape[dim] - 1 - i

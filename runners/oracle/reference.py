@@ -1,6 +1,7 @@
 """The eager side of a judgement: eager twice (nondeterminism), the fp64 run, index sources, and the coarsest floating dtype the program computes in."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, NamedTuple
 
 import torch
@@ -9,7 +10,7 @@ from runners.exec.protocol import to_cpu
 from runners.oracle import numerics as nx
 from runners.oracle.inputs import InputSet, flushed_fp64_inputs, perturbed_fp64_inputs, to_fp64_inputs
 from runners.oracle.judge import Verdict, judge
-from runners.oracle.modes import BeyondRange, FloatDtypes, KeptPrecision, RoundingNoise, coarsest
+from runners.oracle.modes import BeyondRange, FloatDtypes, KeptPrecision, RoundingNoise, TieOrder, coarsest
 
 
 class EagerRef(NamedTuple):
@@ -35,6 +36,10 @@ class EagerRef(NamedTuple):
     # (BeyondRange): NaN where an element depends on a value D cannot hold (a layer_norm's variance of
     # values near float32's max); made on the first call, by a verdict that still fails; None: none
     fp64_beyond: Callable[[], Any] | None = None
+    # where the program sorts (sort, argsort, topk): its fp64 run with ties in index order and in reverse
+    # index order (TieOrder); an element that differs between them depends on the order of tied keys and
+    # is not judged. Made on the first call, by a verdict that still fails; None: no sort, or no fp64 run
+    ties: Callable[[], tuple | None] | None = None
 
 def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> EagerRef:
     """Run the program eagerly on one input set (raises what the program raises). cpu_forward (the
@@ -91,7 +96,8 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     if s.name.startswith("special") and low is not None:  # float64 too: its reductions' partial results
         beyond = _deferred_beyond(forward, plain, nx.acc_dtype(low))
     return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64), fp64p=_deferred(forward, moved),
-                    fp64mc=_deferred(forward, noisy + alts) if low is not None else None, fp64_beyond=beyond)
+                    fp64mc=_deferred(forward, noisy + alts) if low is not None else None, fp64_beyond=beyond,
+                    ties=_deferred_ties(forward, plain))
 
 
 def _on_gpu(inputs) -> bool:
@@ -123,6 +129,54 @@ def _deferred_beyond(forward, plain: tuple, acc: torch.dtype) -> Callable[[], An
     return get
 
 
+def _deferred_ties(forward, plain: tuple) -> Callable[[], tuple | None]:
+    """The fp64 runs under TieOrder (ties in index order, then reversed) on the first call; None if
+    the program sorts nothing or a run fails."""
+    out: list = []
+
+    def get() -> tuple | None:
+        if not out:
+            out.append(None)
+            runs, modes = [], (TieOrder(False), TieOrder(True))
+            try:
+                with torch.no_grad():
+                    for mode in modes:
+                        torch.manual_seed(0)
+                        with mode:
+                            runs.append(to_cpu(forward(*plain)))
+            except Exception:  # noqa: BLE001 - no such runs then
+                return None
+            if modes[0].sorted:
+                out[0] = tuple(runs)
+        return out[0]
+    return get
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return (a == b) | (a.isnan() & b.isnan()) if a.is_floating_point() or a.is_complex() else a == b
+
+
+def untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, int]:
+    """got with eager's value where the two tie orders' runs differ (NaN == NaN), and how many such
+    elements got had otherwise; (got, 0) where the structures do not line up. Index outputs
+    (`index_paths`) keep theirs: the judge already weighs an index by the value it selects."""
+    gl, rl = nx.leaves(got), nx.leaves(ref)
+    al, bl = nx.leaves(ties[0]), nx.leaves(ties[1])
+    if not len(gl) == len(rl) == len(al) == len(bl):
+        return got, 0
+    n, out = 0, []
+    for (path, g), (_, r), (_, a), (_, b) in zip(gl, rl, al, bl):
+        if path not in index_paths and all(isinstance(t, torch.Tensor) for t in (g, r, a, b)) \
+                and g.shape == r.shape == a.shape == b.shape and g.dtype == r.dtype:
+            dep = ~_same(a, b)
+            if bool(dep.any()):
+                n += int((dep & ~_same(g, r)).sum())
+                g = torch.where(dep, r, g)
+        out.append(g)
+    it = iter(out)
+    return nx._rebuild(got, lambda leaf: next(it)), n
+
+
 def _deferred(forward, runs_of: list) -> Callable[[], list | None]:
     """fp64 runs made on the first call: (a maker of the inputs, a maker of a dispatch mode or None)
     each; a maker that gives None inputs means no such run. A run that fails is None in the list (the
@@ -149,27 +203,40 @@ def _deferred(forward, runs_of: list) -> Callable[[], list | None]:
     return get
 
 
-def conditioned(verdict_of: Callable[[Any, Any, Any], Verdict], fp64p: Callable[[], list | None] | None,
-                fp64mc: Callable[[], list | None] | None = None, fp64_beyond: Callable[[], Any] | None = None) -> Verdict:
-    """verdict_of(None, None, None), judged without S; a failing verdict again with the perturbed fp64
-    runs, one that still fails with the Monte Carlo rounding runs too, and one that still fails on a
-    special set with the decomposed fp64 run under BeyondRange. The same verdict as
-    judging with them always (each only widens what passes), at their cost only on failure."""
-    v = verdict_of(None, None, None)
+def conditioned(verdict_of: Callable[[Any, Any, Any, Any], Verdict], ref: Any, got: Any,
+                fp64p: Callable[[], list | None] | None, fp64mc: Callable[[], list | None] | None = None,
+                fp64_beyond: Callable[[], Any] | None = None, ties: Callable[[], tuple | None] | None = None,
+                index_paths=()) -> Verdict:
+    """verdict_of(None, None, None, got), judged without S; a failing verdict again with the perturbed
+    fp64 runs, one that still fails with the Monte Carlo rounding runs too, one that still fails on a
+    special set with the decomposed fp64 run under BeyondRange, and one that still fails, where the
+    program sorts, with eager's value at the elements that depend on the order of tied keys (a note).
+    The same verdict as judging with them always (each only widens what passes), at their cost only on
+    failure."""
+    v = verdict_of(None, None, None, got)
     runs = fp64p() if not v.ok and fp64p is not None else None
     if runs is not None:
-        v = verdict_of(runs, None, None)
+        v = verdict_of(runs, None, None, got)
     mc = fp64mc() if not v.ok and fp64mc is not None else None
     if mc is not None:  # judge's fp64_rounded: antithetic pairs, then alternatives
-        v = verdict_of(runs, mc, None)
+        v = verdict_of(runs, mc, None, got)
     beyond = fp64_beyond() if not v.ok and fp64_beyond is not None else None
-    return v if beyond is None else verdict_of(runs, mc, beyond)
+    if beyond is not None:
+        v = verdict_of(runs, mc, beyond, got)
+    pair = ties() if not v.ok and ties is not None else None
+    untied, n = untie(ref, got, pair, index_paths) if pair is not None else (got, 0)
+    if not n:
+        return v
+    v = verdict_of(runs, mc, beyond, untied)
+    note = f"{n} elements depend on the order of a sort's tied keys (stable sorts with ties in index order and " \
+           f"in reverse differ there): not judged"
+    return dataclasses.replace(v, detail=f"{v.detail}; note: {note}" if v.ok else f"{v.detail} ({note})")
 
 
 def judge_against(r: EagerRef, got: Any) -> Verdict:
     """The verdict on one input set: single tasks and batches judge alike (on CPU copies)."""
     ref, got, fp64, ref2, idx = to_cpu((r.ref, got, r.fp64, r.ref2, r.idx))
-    return conditioned(lambda fp, mc, beyond: judge(ref, got, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype,
-                                                 fp64_perturbed=fp, extreme_inputs=r.set.name.startswith("special"),
-                                                 fp64_low=r.fp64_low, fp64_rounded=mc, fp64_beyond=beyond),
-                       r.fp64p, r.fp64mc, r.fp64_beyond)
+    return conditioned(lambda fp, mc, beyond, g: judge(ref, g, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype,
+                                                    fp64_perturbed=fp, extreme_inputs=r.set.name.startswith("special"),
+                                                    fp64_low=r.fp64_low, fp64_rounded=mc, fp64_beyond=beyond),
+                       ref, got, r.fp64p, r.fp64mc, r.fp64_beyond, r.ties, index_paths=set(idx or {}))

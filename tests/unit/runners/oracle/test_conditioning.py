@@ -378,3 +378,30 @@ def test_a_float64_leaf_has_no_independent_judge_of_overflow(monkeypatch):
     assert v.ok and "no wider than float64" in v.detail, v.detail
     r = eager_reference(prog, lambda *a: {}, InputSet("random-0", (x,)), cpu_forward=cpu)
     assert not judge_against(r, got).ok
+
+
+def test_values_gathered_by_the_order_of_tied_sort_keys_are_not_judged():
+    """index_take_along_dim on CUDA (session 6): tokens gathered by argsort(scores, descending) on a
+    special set whose scores repeat (ties): compiled's sort breaks ties in another order, so other
+    tokens land there. Where two stable tie orders give different outputs, an element depends on the
+    order of tied keys and is not judged; a wrong value elsewhere, and a NaN sorted as the smallest
+    (torch sorts NaN as the largest value), stay failures."""
+    g = torch.Generator().manual_seed(8)
+    scores = torch.randn(4, 64, generator=g)
+    scores[:, :16] = 1.0  # sixteen tied keys per row
+    tokens = torch.randn(4, 64, generator=g)
+    prog = lambda s, t: torch.take_along_dim(t, torch.argsort(s, dim=1, descending=True), dim=1)  # noqa: E731
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (scores, tokens)))
+    idx = torch.sort(scores.flip(1), dim=1, descending=True, stable=True)[1]
+    got = torch.take_along_dim(tokens, 63 - idx, dim=1)  # ties in reverse order
+    assert not torch.equal(got, r.ref)
+    v = judge_against(r, got)
+    assert v.ok and "tied keys" in v.detail, v.detail
+    bad = got.clone()
+    bad[2, 40] += 1.0  # no tie there
+    assert not judge_against(r, bad).ok
+    scores[1, 20] = float("nan")
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (scores, tokens)))
+    s2 = torch.where(scores.isnan(), torch.tensor(-float("inf")), scores)
+    got = torch.take_along_dim(tokens, torch.argsort(s2, dim=1, descending=True, stable=True), dim=1)
+    assert not judge_against(r, got).ok  # NaN sorted last
