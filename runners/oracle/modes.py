@@ -84,6 +84,7 @@ _VARS = {_aten.var.correction, _aten.var_mean.correction}
 _PRODUCT_SUMS = {_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten.mv.default, _aten.dot.default,
                  _aten.baddbmm.default, _aten.convolution.default}
 _REDUCTIONS = _SUMS | _PRODS | _VARS | _PRODUCT_SUMS
+_ADDS = {_aten.add.Tensor, _aten.sub.Tensor}
 
 
 def _finite(t: torch.Tensor) -> torch.Tensor:
@@ -112,6 +113,12 @@ def _on_magnitudes(func, args, kwargs):
     """A sum-like reduction (a sum, mean, cumsum, matmul, convolution) of its finite terms' magnitudes:
     at least the magnitude of every partial result, in any order."""
     return func(*map(_magnitude, args), **{k: _magnitude(v) for k, v in kwargs.items()})
+
+
+def _operands(func, args, kwargs) -> torch.Tensor:
+    """|a| + |alpha·b| of an add or sub."""
+    alpha = abs(kwargs.get("alpha", args[2] if len(args) > 2 else 1))
+    return _magnitude(args[0]) + alpha * _magnitude(args[1])
 
 
 def _rounding_walk(func, args, kwargs, res: torch.Tensor) -> torch.Tensor:
@@ -203,7 +210,7 @@ class RoundingNoise(TorchDispatchMode):
     """Monte Carlo arithmetic on an fp64 run (numerics.py): every floating result of an op that may
     have been rounded in `dt` is scaled by (1 + sign eps(dt) r), r uniform in [-1, 1] per element,
     drawn from `seed` (the same draws for both signs): a float64 result that dt cannot hold exactly,
-    or a result in dt itself (the program cast to it) that is not a whole number. Views and in-place
+    or a result in dt itself (the program cast to it) that is not a whole number or is as large as 2^(its mantissa bits). Views and in-place
     results are left alone (their aliasing must hold); the program's inputs are not moved (the
     compiler gets them as they are)."""
 
@@ -221,7 +228,7 @@ class RoundingNoise(TorchDispatchMode):
             return out
         if not self.walk:
             return torch.utils._pytree.tree_map(self._move, out)
-        if (func in _SUMS or func in _PRODUCT_SUMS) and isinstance(out, torch.Tensor):
+        if (func in _SUMS or func in _PRODUCT_SUMS or func in _ADDS) and isinstance(out, torch.Tensor):
             return self._move_sum(func, args, kwargs, out)
         return out
 
@@ -230,18 +237,23 @@ class RoundingNoise(TorchDispatchMode):
         eps·|s_j|, in an order no one specifies: its result moves by eps·sqrt(sum of s_j^2), the roundings'
         random walk (Higham and Mary 2019), with a random sign per element; s_j the partial sums in order
         for a sum, mean or cumsum (a row whose large terms cancel has large ones), sqrt(n)·|terms|_2 for a
-        matmul or convolution. The result's own rounding, eps·|result|, misses them. Not moved: elements
-        every partial sum of which is a whole number that acc(dt) holds (a count is exact in any order)."""
+        matmul or convolution; and an add or sub by eps·(|a| + |b|): either operand may carry one
+        rounding, or none where the compiled code kept a cast's precision at one of its reads (a value
+        cast to float32 and read twice, -a + a, is 0 eagerly and a's rounding compiled: Inductor's
+        documented `emulate_precision_casts=False`). The result's own rounding, eps·|result|, misses
+        them. Not moved: elements every partial sum of which is a whole number that acc(dt) holds (a
+        count is exact in any order)."""
         if not out.is_floating_point() or out.numel() == 0 or torch.finfo(out.dtype).eps > torch.finfo(self.dt).eps:
             return out
         try:
-            walk = _rounding_walk(func, args, kwargs, out).to(torch.float64)
+            walk = (_operands(func, args, kwargs) if func in _ADDS else _rounding_walk(func, args, kwargs, out)).to(torch.float64)
             whole = all(bool((a == a.round()).all()) for a in torch.utils._pytree.tree_leaves((args, kwargs))
                         if isinstance(a, torch.Tensor) and a.is_floating_point())
             r = torch.randint(0, 2, out.shape, generator=self.gen).to(torch.float64).mul_(2).sub_(1).to(out.device)
             spread = self.acc_step * r * walk
             if whole:  # every partial sum a whole number acc(dt) holds: exact in any order
-                spread = spread.where(_on_magnitudes(func, args, kwargs) > self.acc_exact, 0.0)
+                mag = walk if func in _ADDS else _on_magnitudes(func, args, kwargs)
+                spread = spread.where(mag > self.acc_exact, 0.0)
             return (out.double() + spread).to(out.dtype)
         except Exception:  # noqa: BLE001 - an argument form not handled here
             return out
@@ -251,7 +263,9 @@ class RoundingNoise(TorchDispatchMode):
                 or torch.finfo(t.dtype).eps > torch.finfo(self.dt).eps:
             return t
         r = torch.rand(t.shape, generator=self.gen, dtype=torch.float64).mul_(2).sub_(1).to(t.device)
-        inexact = (t.to(self.dt).to(t.dtype) != t) if t.dtype != self.dt else (t != t.round())
+        # a value in dt at or past 2^(its mantissa bits) is a whole number whether or not it was rounded
+        inexact = (t.to(self.dt).to(t.dtype) != t) if t.dtype != self.dt else \
+            ((t != t.round()) | (t.abs() >= 2 / torch.finfo(self.dt).eps))
         return torch.where(inexact, (t.double() * (1 + self.step * r)).to(t.dtype), t)
 
 

@@ -405,3 +405,30 @@ def test_values_gathered_by_the_order_of_tied_sort_keys_are_not_judged():
     s2 = torch.where(scores.isnan(), torch.tensor(-float("inf")), scores)
     got = torch.take_along_dim(tokens, torch.argsort(s2, dim=1, descending=True, stable=True), dim=1)
     assert not judge_against(r, got).ok  # NaN sorted last
+
+
+def _cast_read_twice(x):
+    """conv_conv3d_video_block's variant (CUDA campaigns of sessions 4 and 6), shortened: a float32 cast
+    of a float64 value read twice, -a + a: 0 eagerly."""
+    a = (x.neg() * x).double().pow(2).to(torch.float32)
+    b = a.neg().neg().double().to(torch.float32)
+    return torch.add(-b, a)
+
+
+def test_a_cast_read_once_rounded_and_once_not_is_no_miscompile():
+    """Inductor keeps a cast's precision unless `emulate_precision_casts` is set (documented): one read
+    of `a` may be the float64 value, the other the float32 one, so compiled gives a's rounding where
+    eager gives 0 (0.018 on CUDA, a's of ~1e6). The walk runs move an add by eps·(|a| + |b|), counted at
+    the element; float32 values past 2^24 count as rounded (they are whole numbers either way). An error
+    of 1e-4 of the operands stays a failure."""
+    x = torch.randn(4096, generator=torch.Generator().manual_seed(9)) * 30
+    r = eager_reference(_cast_read_twice, lambda *a: {}, InputSet("random-0", (x,)))
+    assert bool((r.ref == 0).all())
+    p = (x.neg() * x).double().pow(2)
+    got = (p - p.float().double()).float()  # one read unrounded
+    assert float(got.abs().max()) > 1.0
+    v = judge_against(r, got)
+    assert v.ok, v.detail
+    bad = got.clone()
+    bad[7] += float(p[7]) * 1e-4
+    assert not judge_against(r, bad).ok
