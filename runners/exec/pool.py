@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from runners import REPO_ROOT
-from runners.exec.protocol import RESULT_TAG
+from runners.exec.protocol import PARENT_ENV, RESULT_TAG
 from runners.records import Result, ResultStatus, TaskKind
 
 STARTUP_TIMEOUT = 180.0
@@ -47,6 +47,7 @@ class _Worker:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env.setdefault("PYTHONUNBUFFERED", "1")
+        env[PARENT_ENV] = str(os.getpid())  # the worker ends when this process is gone (worker.exit_with_parent)
         threads = self.opts.compile_threads or (1 if self.opts.jobs > 1 else None)
         if threads:
             env["TORCHINDUCTOR_COMPILE_THREADS"] = str(threads)

@@ -12,6 +12,7 @@ import traceback
 from typing import Any, Callable, TextIO
 
 RESULT_TAG = "@@EQSAT-RESULT@@ "
+PARENT_ENV = "EQSAT_WORKER_PARENT"  # the pid of the process a worker serves: the worker ends without it
 
 _channel: TextIO | None = None  # the real stdout of a worker process (set by open_channel)
 

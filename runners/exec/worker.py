@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,8 +20,8 @@ from runners.checks.sweep_run import run_sweep_task
 from runners.exec.batch import run_batch_task
 from runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
 from runners.records import Result, ResultStatus, TaskKind, as_dict
-from runners.exec.protocol import (call_compiled, compile_options, error_info, load_module, on_cpu, open_channel, phase,
-                                      send, to_cpu, to_device)
+from runners.exec.protocol import (PARENT_ENV, call_compiled, compile_options, error_info, load_module, on_cpu,
+                                   open_channel, phase, send, to_cpu, to_device)
 from runners.oracle.inputs import InputSet, input_sets
 from runners.oracle.reference import eager_reference, judge_against
 
@@ -189,7 +190,22 @@ def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save
         res.input_sets.append(entry)
 
 
+def exit_with_parent(every: float = 1.0) -> None:
+    """End this worker when the process that started it is gone (killed, even with SIGKILL): a worker
+    runs in a session of its own, so no signal reaches it, and a closed stdin is read only between
+    tasks; a long task (a 6M-element output judged on every input set) would run on for minutes."""
+    parent = int(os.environ.get(PARENT_ENV) or os.getppid())  # (the parent may be gone before this runs)
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            if os.getppid() != parent:
+                os._exit(3)
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
+
+
 def main() -> None:
+    exit_with_parent()
     # Results go to the real stdout; everything else (torch's prints) to stderr.
     open_channel(os.fdopen(os.dup(1), "w", buffering=1))
     full_fp32_on_cuda()

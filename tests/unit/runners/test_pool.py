@@ -1,6 +1,9 @@
 """Worker pool start-up (runners/exec/pool.py): workers prestarted and warmed while `run` generates."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 import runners.exec.pool as execute
@@ -35,3 +38,43 @@ def test_run_tasks_uses_the_spare_and_still_runs_every_task(tmp_path):
     results = run_tasks([{"kind": "warmup", "device": "cpu", "id": f"t{i}"} for i in range(2)], opts)
     assert [r["status"] for r in results] == ["ok", "ok"]
     assert not execute._spares  # taken, then killed with the pool
+
+
+def test_a_worker_ends_when_the_process_it_serves_is_killed(tmp_path):
+    """A worker runs in a session of its own (no signal of its parent's reaches it) and reads its
+    stdin only between tasks: killed with SIGKILL, a run's parent left its workers spinning on a long
+    task (5 GB each). The worker watches the pid it serves and ends within seconds of it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from runners.exec.protocol import PARENT_ENV
+    import json
+    slow = tmp_path / "slow.py"  # a task that takes minutes: its module sleeps while it loads
+    slow.write_text("import time\ntime.sleep(300)\n")
+    task = json.dumps({"id": "t", "variant": "v", "file": str(slow), "backend": "eager"})
+    code = ("import os, subprocess, sys, time\n"
+            f"env = dict(os.environ, {PARENT_ENV}=str(os.getpid()))\n"
+            "p = subprocess.Popen([sys.executable, '-m', 'runners.exec.worker'], stdin=subprocess.PIPE, text=True,\n"
+            "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)\n"
+            f"p.stdin.write({task!r} + '\\n'); p.stdin.flush()\n"
+            "print(p.pid, flush=True)\n"
+            "time.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                              cwd=str(Path(__file__).resolve().parents[3]))
+    pid = int(parent.stdout.readline())
+    time.sleep(8)  # the worker's imports, then the task
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+
+    def alive() -> bool:
+        try:
+            return not Path(f"/proc/{pid}/status").read_text().split("State:")[1].strip().startswith("Z")
+        except (OSError, IndexError):
+            return False
+    deadline = time.monotonic() + 60
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    if alive():
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the worker outlived the process it serves by 60 s")
