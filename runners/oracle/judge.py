@@ -14,7 +14,9 @@ subnormal spacing). Per element of every leaf:
    r uniform in [-1, 1] (two draws, the larger), where f+ - f and f- - f mirror each other (0
    where a step lies between them): how far f moves when the inputs move by one rounding of D
    (a sum whose terms cancel); plus 4/16 of the like change of the Monte Carlo runs (each rounded
-   intermediate moved by up to one rounding of D; reference.py), or its q75 over the peers. A c
+   intermediate moved by up to one rounding of D; modes.py), or its q75 over the peers, and of the
+   walk runs (each sum-like reduction moved by its partial sums' random walk, each add by its
+   operands' rounding) at the element itself. A c
    within the bound of an alternative run (subnormals flushed; casts' precision kept), or of a
    Monte Carlo run that jumps beyond the bound (a step), is not judged.
 2. e non-finite, f finite (eager overflowed): both wrong, not judged; unless f is beyond D's
@@ -22,7 +24,7 @@ subnormal spacing). Per element of every leaf:
 3. f NaN/inf: where e has f's kind c must have it, else c has e's or f's kind. A non-finite c
    where e, f are finite fails, unless it is the infinity f rounds to, or an overflow in
    another order (|e| or |f| within 16x of D's max, or e/f overflow in the element's row).
-   No independent fp64 run (none, or one that rounds to D or coarser inside: x.bfloat16()): a
+   No independent fp64 run (none, a float64 leaf's, or one that rounds to D or coarser inside: x.bfloat16()): a
    finite c where e is non-finite is not judged if |c| >= sqrt(D's max) or the inputs hold
    values near D's range (special sets), and on those sets neither is a c of another
    non-finite kind (-inf for NaN) nor a non-finite c where e is finite: either's intermediates
@@ -35,7 +37,10 @@ subnormal spacing). Per element of every leaf:
    against e, yard = 0, typ = the leaf's median |e|, K = max(1024, 8 K(n)).
 7. Two eager runs differ: "nondeterministic", not judged.
 8. Special sets: an element whose value, in the fp64 run of the program under Inductor's
-   decompositions, depends on an intermediate beyond acc(D)'s range (fp64_beyond) is not judged.
+   decompositions, depends on an intermediate beyond acc(D)'s range (fp64_beyond), or on a
+   reduction's partial result beyond it in some order of its terms, is not judged.
+9. (reference.conditioned) Where the program sorts: elements that differ between two tie orders
+   of its sorts take eager's value before judging (values gathered through tied keys).
 
 Notes, never failures: elements not judged (2., 3.), signed zeros where e and f agree and c
 differs, strides that differ from eager's (torch._dynamo.utils.same does not compare strides;
