@@ -18,7 +18,30 @@ class ExitCode(IntEnum):
     USAGE = 4  # usage error or bad input (one line, no traceback)
 
 
-class FindingKind(str, Enum):
+class _ValueEnum(str, Enum):
+    """A str enum named by its values ("run-crash"), parsed with one clear error for an unknown string."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def _names(cls) -> tuple[str, str]:
+        """How an error names a member and the members."""
+        return "value", "values"
+
+    @classmethod
+    def parse(cls, value: str):
+        """The member named by `value` (e.g. "run-crash"); a clear ValueError for any other string."""
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(value)
+        except ValueError:
+            one, many = cls._names()
+            raise ValueError(f"unknown {one} {value!r}; known {many}: {', '.join(m.value for m in cls)}") from None
+
+
+class FindingKind(_ValueEnum):
     """What a finding or note is. Compiler-bug kinds set exit code 1; notes never do."""
 
     MISCOMPILE = "miscompile"  # a variant's compiled output disagrees with its own eager output
@@ -40,19 +63,9 @@ class FindingKind(str, Enum):
     SWEEP_UNCONFIRMED = "sweep-unconfirmed"
     SWEEP_ALSO_BASE = "sweep-also-base"
 
-    def __str__(self) -> str:
-        return self.value
-
     @classmethod
-    def parse(cls, kind: str) -> FindingKind:
-        """The member named by `kind` (its value, e.g. "run-crash"); a clear ValueError for any other string."""
-        if isinstance(kind, cls):
-            return kind
-        try:
-            return cls(kind)
-        except ValueError:
-            raise ValueError(f"unknown finding kind {kind!r}; known kinds: "
-                             f"{', '.join(k.value for k in cls)}") from None
+    def _names(cls) -> tuple[str, str]:
+        return "finding kind", "kinds"
 
 
 COMPILER_BUG_KINDS = tuple(k.value for k in (
@@ -107,16 +120,13 @@ def _defaults(cls) -> dict:
     return out
 
 
-class TaskKind(str, Enum):
+class TaskKind(_ValueEnum):
     """What a worker task asks for; runners/exec/worker.py dispatches on it."""
 
     RUN = "run"  # one variant x backend x device on its input sets (the default)
     SWEEP = "sweep"  # the variant's dtype/size/dynamic sweep: runners/checks/sweep_run.py
     BATCH = "batch"  # K variants compiled as one program: runners/exec/batch.py
     WARMUP = "warmup"  # a spare worker's import + tiny compile, ahead of its tasks: runners/exec/pool.py
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass
@@ -139,7 +149,7 @@ class Task(_Record):
     extra: dict = field(default_factory=dict)
 
 
-class ResultStatus(str, Enum):
+class ResultStatus(_ValueEnum):
     """How a worker task ended: a result's "status". Members compare equal to their strings."""
 
     OK = "ok"  # compiled and judged (its input sets say whether the outputs matched)
@@ -150,19 +160,9 @@ class ResultStatus(str, Enum):
     PROCESS_CRASH = "process-crash"  # the worker process died after eager mode (runners/exec/pool.py)
     INTERNAL_ERROR = "internal-error"  # eqsat-test's own failure on the task
 
-    def __str__(self) -> str:
-        return self.value
-
     @classmethod
-    def parse(cls, status: str) -> ResultStatus:
-        """The member named by `status` (its value, e.g. "run-crash"); a clear ValueError for any other string."""
-        if isinstance(status, cls):
-            return status
-        try:
-            return cls(status)
-        except ValueError:
-            raise ValueError(f"unknown result status {status!r}; known statuses: "
-                             f"{', '.join(s.value for s in cls)}") from None
+    def _names(cls) -> tuple[str, str]:
+        return "result status", "statuses"
 
 
 CRASH_STATUSES = (ResultStatus.COMPILE_CRASH, ResultStatus.RUN_CRASH, ResultStatus.PROCESS_CRASH)

@@ -312,7 +312,7 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
             store.mark_interrupted([job["key"] for job, _, _ in running.values()])
         except Exception:  # never mask the reason we are leaving
             pass
-        stats.left = len(pending) + len(running) + (len(pending_left) if stats.budget_spent else 0)
+        stats.left = len(pending) + len(running) + len(pending_left)
     return stats
 
 
