@@ -103,22 +103,20 @@ def _terms(func, args, kwargs, res: torch.Tensor) -> int:
     return x.numel() // max(1, res.numel())
 
 
-def _magnitude(a):
-    if isinstance(a, torch.Tensor) and a.is_floating_point():
-        return _finite(a).abs()
-    return abs(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
-
-
-def _on_magnitudes(func, args, kwargs):
-    """A sum-like reduction (a sum, mean, cumsum, matmul, convolution) of its finite terms' magnitudes:
-    at least the magnitude of every partial result, in any order."""
-    return func(*map(_magnitude, args), **{k: _magnitude(v) for k, v in kwargs.items()})
+def _on_magnitudes(func, args, kwargs, power: int = 1):
+    """A sum-like reduction (a sum, mean, cumsum, matmul, convolution) of its finite terms' magnitudes
+    (`power` 1: at least the magnitude of every partial result, in any order), or of their squares
+    (`power` 2: the terms' squared 2-norms)."""
+    def mag(a):
+        if isinstance(a, torch.Tensor) and a.is_floating_point():
+            return _finite(a).abs() ** power
+        return abs(a) ** power if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+    return func(*map(mag, args), **{k: mag(v) for k, v in kwargs.items()})
 
 
 def _operands(func, args, kwargs) -> torch.Tensor:
     """|a| + |alpha·b| of an add or sub."""
-    alpha = abs(kwargs.get("alpha", args[2] if len(args) > 2 else 1))
-    return _magnitude(args[0]) + alpha * _magnitude(args[1])
+    return _on_magnitudes(torch.add, args[:2], {"alpha": kwargs.get("alpha", args[2] if len(args) > 2 else 1)})
 
 
 def _rounding_walk(func, args, kwargs, res: torch.Tensor) -> torch.Tensor:
@@ -126,12 +124,7 @@ def _rounding_walk(func, args, kwargs, res: torch.Tensor) -> torch.Tensor:
     order along the reduced dims for a sum, mean or cumsum; sqrt(n) times the terms' 2-norm for a
     matmul or convolution (partial sums of n terms of random signs)."""
     if func in _PRODUCT_SUMS:
-        def sq(a):
-            if isinstance(a, torch.Tensor) and a.is_floating_point():
-                return _finite(a).square()
-            return a * a if isinstance(a, (int, float)) and not isinstance(a, bool) else a
-        norm2 = func(*map(sq, args), **{k: sq(v) for k, v in kwargs.items()})
-        return (norm2 * _terms(func, args, kwargs, res)).sqrt()
+        return (_on_magnitudes(func, args, kwargs, 2) * _terms(func, args, kwargs, res)).sqrt()
     x = _finite(args[0]).to(torch.float64)
     if func is _aten.cumsum.default:
         d = args[1] if len(args) > 1 else kwargs["dim"]

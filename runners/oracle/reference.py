@@ -104,57 +104,56 @@ def _on_gpu(inputs) -> bool:
     return any(isinstance(t, torch.Tensor) and t.device.type != "cpu" for t in torch.utils._pytree.tree_leaves(inputs))
 
 
-def _deferred_beyond(forward, plain: tuple, acc: torch.dtype) -> Callable[[], Any]:
-    """The fp64 run of the program traced with Inductor's decomposition table (make_fx, recursively,
-    as aot_eager_decomp_partition does) under BeyondRange(acc), on the first call; None if it fails."""
+def _once(make: Callable[[], Any]) -> Callable[[], Any]:
+    """make() on the first call (only a verdict that fails needs it), its result on every call."""
     out: list = []
 
     def get() -> Any:
         if not out:
-            from torch._inductor.decomposition import select_decomp_table  # only on a failing verdict
-            from torch.fx.experimental.proxy_tensor import make_fx
-            out.append(None)
-            for tracing in ("real", "fake"):  # fake: a program that mixes dtypes in float64 traces (decomposed, it promotes)
-                try:
-                    with torch.no_grad():
-                        torch.manual_seed(0)
-                        gm = make_fx(forward, decomposition_table=select_decomp_table(), tracing_mode=tracing)(*plain)
-                        torch.manual_seed(0)
-                        with BeyondRange(acc):
-                            out[0] = to_cpu(gm(*plain))
-                    break
-                except Exception:  # noqa: BLE001 - no such run then
-                    pass
+            out.append(make())
         return out[0]
     return get
+
+
+def _deferred_beyond(forward, plain: tuple, acc: torch.dtype) -> Callable[[], Any]:
+    """The fp64 run of the program traced with Inductor's decomposition table (make_fx, recursively,
+    as aot_eager_decomp_partition does) under BeyondRange(acc), on the first call; None if it fails."""
+
+    def make() -> Any:
+        from torch._inductor.decomposition import select_decomp_table  # only on a failing verdict
+        from torch.fx.experimental.proxy_tensor import make_fx
+        for tracing in ("real", "fake"):  # fake: a program that mixes dtypes in float64 traces (decomposed, it promotes)
+            try:
+                with torch.no_grad():
+                    torch.manual_seed(0)
+                    gm = make_fx(forward, decomposition_table=select_decomp_table(), tracing_mode=tracing)(*plain)
+                    torch.manual_seed(0)
+                    with BeyondRange(acc):
+                        return to_cpu(gm(*plain))
+            except Exception:  # noqa: BLE001 - no such run then
+                pass
+        return None
+    return _once(make)
 
 
 def _deferred_ties(forward, plain: tuple) -> Callable[[], tuple | None]:
     """The fp64 runs under TieOrder (ties in index order, then reversed) on the first call; None if
     the program sorts nothing or a run fails."""
-    out: list = []
 
-    def get() -> tuple | None:
-        if not out:
-            out.append(None)
-            runs = []
-            try:
-                with torch.no_grad():
-                    for mode in (TieOrder(False), TieOrder(True)):
-                        torch.manual_seed(0)
-                        with mode:
-                            runs.append(to_cpu(forward(*plain)))
-                        if not mode.sorted:  # the program sorts nothing: no second run
-                            return None
-            except Exception:  # noqa: BLE001 - no such runs then
-                return None
-            out[0] = tuple(runs)
-        return out[0]
-    return get
-
-
-def _same(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return (a == b) | (a.isnan() & b.isnan()) if a.is_floating_point() or a.is_complex() else a == b
+    def make() -> tuple | None:
+        runs = []
+        try:
+            with torch.no_grad():
+                for mode in (TieOrder(False), TieOrder(True)):
+                    torch.manual_seed(0)
+                    with mode:
+                        runs.append(to_cpu(forward(*plain)))
+                    if not mode.sorted:  # the program sorts nothing: no second run
+                        return None
+        except Exception:  # noqa: BLE001 - no such runs then
+            return None
+        return tuple(runs)
+    return _once(make)
 
 
 def untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, int]:
@@ -169,9 +168,9 @@ def untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, int]:
     for (path, g), (_, r), (_, a), (_, b) in zip(gl, rl, al, bl):
         if path not in index_paths and all(isinstance(t, torch.Tensor) for t in (g, r, a, b)) \
                 and g.shape == r.shape == a.shape == b.shape and g.dtype == r.dtype:
-            dep = ~_same(a, b)
+            dep = ~nx.equal_nan(a, b)
             if bool(dep.any()):
-                n += int((dep & ~_same(g, r)).sum())
+                n += int((dep & ~nx.equal_nan(g, r)).sum())
                 g = torch.where(dep, r, g)
         out.append(g)
     it = iter(out)
@@ -182,26 +181,25 @@ def _deferred(forward, runs_of: list) -> Callable[[], list | None]:
     """fp64 runs made on the first call: (a maker of the inputs, a maker of a dispatch mode or None)
     each; a maker that gives None inputs means no such run. A run that fails is None in the list (the
     judge goes without it); None if every run fails."""
-    runs: list = []
 
-    def get() -> list | None:
-        if not runs:
-            with torch.no_grad():
-                for inputs, mode in runs_of:
-                    xs = inputs()
-                    if xs is None:
-                        continue
-                    torch.manual_seed(0)
-                    try:
-                        if mode is None:
+    def make() -> list | None:
+        runs: list = []
+        with torch.no_grad():
+            for inputs, mode in runs_of:
+                xs = inputs()
+                if xs is None:
+                    continue
+                torch.manual_seed(0)
+                try:
+                    if mode is None:
+                        runs.append(to_cpu(forward(*xs)))
+                    else:
+                        with mode():
                             runs.append(to_cpu(forward(*xs)))
-                        else:
-                            with mode():
-                                runs.append(to_cpu(forward(*xs)))
-                    except Exception:  # noqa: BLE001 - this run adds nothing then
-                        runs.append(None)
+                except Exception:  # noqa: BLE001 - this run adds nothing then
+                    runs.append(None)
         return None if all(r is None for r in runs) else runs
-    return get
+    return _once(make)
 
 
 def conditioned(verdict_of: Callable[[Any, Any, Any, Any], Verdict], ref: Any, got: Any,
