@@ -153,6 +153,41 @@ def test_derived_sizes_follow_and_parameters_are_bounded_too(tmp_path):
     assert s["param_elements"][0] == 3 * 1024 * 1024 + 3 * 1024 and s["param_elements"][1] < s["param_elements"][0]
 
 
+def test_outputs_are_bounded_too_through_sizes_that_feed_them_alone(tmp_path):
+    # features: the output is 24x the input (within the bound at the inputs' test size, far over
+    # in all); one-hot: the classes literal sets the output's width and no input's shape
+    from lowering.sizes import OUTPUT_FACTOR
+    feats = _write(tmp_path, """
+        import torch
+        batch_size, seq_len, num_freqs = 256, 2048, 8
+        class Model(torch.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.register_buffer("freqs", 2.0 ** torch.arange(n, dtype=torch.float32))
+            def forward(self, t):
+                p = t.unsqueeze(-1) * self.freqs
+                return torch.cat([torch.sin(p), torch.cos(p), p], dim=-1)
+        def get_inputs(): return [torch.rand(batch_size, seq_len)]
+        def get_init_inputs(): return [num_freqs]
+    """, "feats.py")
+    onehot = _write(tmp_path, """
+        import torch
+        n, classes = 512, 4096
+        class Model(torch.nn.Module):
+            def forward(self, i):
+                return torch.nn.functional.one_hot(i, classes).float()
+        def get_inputs(): return [torch.randint(0, classes, (n,))]
+    """, "onehot.py")
+    for p, literal in ((feats, "batch_size"), (onehot, "classes")):
+        m = load_model(p)
+        out = m.module(*m.inputs)
+        assert out.numel() <= OUTPUT_FACTOR * BOUND and _within(m), (p.name, out.shape)
+        assert literal in m.sizes["scaled"] and not m.sizes["fallback"]
+    # within the inputs' bound and the outputs': as written
+    m = load_model(onehot, max_elements=2 ** 20)
+    assert m.sizes["scaled"] == {} and m.module(*m.inputs).shape == (512, 4096)
+
+
 def test_a_shrink_that_breaks_the_model_eagerly_is_mended(tmp_path):
     # seq_len indexes the position table: shrinking max_positions alone passes the meta device
     # (embedding does not check indices there) but raises eagerly; load finds the size to blame
