@@ -39,8 +39,8 @@ subnormal spacing). Per element of every leaf:
 8. Special sets: an element whose value, in the fp64 run of the program under Inductor's
    decompositions, depends on an intermediate beyond acc(D)'s range (fp64_beyond), or on a
    reduction's partial result beyond it in some order of its terms, is not judged.
-9. (reference.conditioned) Where the program sorts: elements that differ between two tie orders
-   of its sorts take eager's value before judging (values gathered through tied keys).
+9. (reference.conditioned) Where the program sorts: elements that differ between the tie orders
+   of its sorts (index order, each group of ties rotated) take eager's value before judging.
 
 Notes, never failures: elements not judged (2., 3.), signed zeros where e and f agree and c
 differs, strides that differ from eager's (torch._dynamo.utils.same does not compare strides;

@@ -263,14 +263,19 @@ class RoundingNoise(TorchDispatchMode):
 
 
 class TieOrder(TorchDispatchMode):
-    """Sorts (sort, argsort, topk) made stable, with ties in index order, or in reverse index order
-    (`reverse`): an element of the program's output that differs between the two runs depends on the
-    order of tied keys, which torch.sort without stable=True, topk and Triton's sort leave open (NaN
-    sorts as the largest value in both). `sorted`: whether any such sort ran."""
+    """Sorts (sort, argsort, topk) made stable, with ties in index order (`shift` 0), or with each group of
+    tied keys rotated by `shift` places (position p of a group of k takes the element of p + shift, mod
+    k): an element of the program's output that differs between the run in index order and one of the
+    rotated runs depends on the order of tied keys, which torch.sort without stable=True, topk and
+    Triton's sort leave open. The rotations by 1 .. k - 1 bring every member of a group of k to every
+    position of it (index order against reverse index order missed the middle one of a group of three,
+    and two tokens equal at an element hide a third: index_take_along_dim on CUDA, session 7). NaN sorts
+    as the largest value in each run and NaNs tie with each other; -0 ties with +0. `sorted`: whether
+    any such sort ran; `largest`: the largest group of ties seen."""
 
-    def __init__(self, reverse: bool) -> None:
+    def __init__(self, shift: int = 0) -> None:
         super().__init__()
-        self.reverse, self.sorted = reverse, False
+        self.shift, self.sorted, self.largest = int(shift), False, 1
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -290,7 +295,21 @@ class TieOrder(TorchDispatchMode):
         self.sorted = True
         if x.dim() == 0:
             return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
-        if not self.reverse:
-            return torch.sort(x, dim=dim, descending=descending, stable=True)
-        v, i = torch.sort(x.flip(dim), dim=dim, descending=descending, stable=True)
-        return v, x.shape[dim] - 1 - i
+        v, i = torch.sort(x, dim=dim, descending=descending, stable=True)
+        if x.shape[dim] < 2:
+            return v, i
+        vl, il = v.movedim(dim, -1), i.movedim(dim, -1)
+        n = vl.shape[-1]
+        pos = torch.arange(n, device=x.device).expand(vl.shape)
+        tie = nx.equal_nan(vl[..., 1:], vl[..., :-1])  # position p + 1 ties with p
+        start = torch.cat([torch.ones_like(tie[..., :1]), ~tie], -1)  # the first position of each group
+        first = torch.where(start, pos, torch.zeros_like(pos)).cummax(-1).values
+        end = torch.cat([~tie, torch.ones_like(tie[..., :1])], -1)  # the last position of each group
+        last = torch.where(end, pos, torch.full_like(pos, n)).flip(-1).cummin(-1).values.flip(-1)
+        size = last - first + 1
+        self.largest = max(self.largest, int(size.max()))
+        if self.shift % n == 0:
+            return v, i
+        src = first + (pos - first + self.shift) % size
+        i = il.gather(-1, src).movedim(-1, dim)
+        return x.gather(dim, i), i

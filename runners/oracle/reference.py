@@ -36,8 +36,8 @@ class EagerRef(NamedTuple):
     # (BeyondRange): NaN where an element depends on a value D cannot hold (a layer_norm's variance of
     # values near float32's max); made on the first call, by a verdict that still fails; None: none
     fp64_beyond: Callable[[], Any] | None = None
-    # where the program sorts (sort, argsort, topk): its fp64 run with ties in index order and in reverse
-    # index order (TieOrder); an element that differs between them depends on the order of tied keys and
+    # where the program sorts (sort, argsort, topk): its fp64 run with ties in index order and with each
+    # group of ties rotated by one (TieOrder); an element that differs between them depends on the order of tied keys and
     # is not judged. Made on the first call, by a verdict that still fails; None: no sort, or no fp64 run
     ties: Callable[[], tuple | None] | None = None
 
@@ -100,6 +100,11 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
                     ties=_deferred_ties(forward, plain))
 
 
+# The most rotations of the groups of tied sort keys (rule 9): a group of up to TIE_ROTATIONS + 1 keys has
+# each of its members at each of its positions in one run; a larger group is seen through that many.
+TIE_ROTATIONS = 7
+
+
 def _on_gpu(inputs) -> bool:
     return any(isinstance(t, torch.Tensor) and t.device.type != "cpu" for t in torch.utils._pytree.tree_leaves(inputs))
 
@@ -137,19 +142,24 @@ def _deferred_beyond(forward, plain: tuple, acc: torch.dtype) -> Callable[[], An
 
 
 def _deferred_ties(forward, plain: tuple) -> Callable[[], tuple | None]:
-    """The fp64 runs under TieOrder (ties in index order, then reversed) on the first call; None if
-    the program sorts nothing or a run fails."""
+    """The fp64 runs under TieOrder on the first call: ties in index order, then rotated within each group
+    by 1, 2, ... up to the largest group seen less one (at most TIE_ROTATIONS); None if the program sorts
+    nothing, no key ties, or a run fails."""
 
     def make() -> tuple | None:
         runs = []
         try:
             with torch.no_grad():
-                for mode in (TieOrder(False), TieOrder(True)):
+                first = TieOrder(0)
+                torch.manual_seed(0)
+                with first:
+                    runs.append(to_cpu(forward(*plain)))
+                if not first.sorted or first.largest < 2:  # no sort, or no tie: no further run
+                    return None
+                for shift in range(1, min(first.largest, TIE_ROTATIONS + 1)):
                     torch.manual_seed(0)
-                    with mode:
+                    with TieOrder(shift):
                         runs.append(to_cpu(forward(*plain)))
-                    if not mode.sorted:  # the program sorts nothing: no second run
-                        return None
         except Exception:  # noqa: BLE001 - no such runs then
             return None
         return tuple(runs)
@@ -157,18 +167,21 @@ def _deferred_ties(forward, plain: tuple) -> Callable[[], tuple | None]:
 
 
 def untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, int]:
-    """got with eager's value where the two tie orders' runs differ (NaN == NaN), and how many such
-    elements got had otherwise; (got, 0) where the structures do not line up. Index outputs
+    """got with eager's value where the tie orders' runs differ from the first (NaN == NaN), and how many
+    such elements got had otherwise; (got, 0) where the structures do not line up. Index outputs
     (`index_paths`) keep theirs: the judge already weighs an index by the value it selects."""
     gl, rl = nx.leaves(got), nx.leaves(ref)
-    al, bl = nx.leaves(ties[0]), nx.leaves(ties[1])
-    if not len(gl) == len(rl) == len(al) == len(bl):
+    runs = [nx.leaves(t) for t in ties]
+    if any(len(x) != len(gl) for x in [rl, *runs]):
         return got, 0
     n, out = 0, []
-    for (path, g), (_, r), (_, a), (_, b) in zip(gl, rl, al, bl):
-        if path not in index_paths and all(isinstance(t, torch.Tensor) for t in (g, r, a, b)) \
-                and g.shape == r.shape == a.shape == b.shape and g.dtype == r.dtype:
-            dep = ~nx.equal_nan(a, b)
+    for k, ((path, g), (_, r)) in enumerate(zip(gl, rl)):
+        ts = [x[k][1] for x in runs]
+        if path not in index_paths and all(isinstance(t, torch.Tensor) for t in (g, r, *ts)) \
+                and all(t.shape == g.shape for t in (r, *ts)) and g.dtype == r.dtype:
+            dep = torch.zeros(g.shape, dtype=torch.bool)
+            for b in ts[1:]:
+                dep |= ~nx.equal_nan(ts[0], b)
             if bool(dep.any()):
                 n += int((dep & ~nx.equal_nan(g, r)).sum())
                 g = torch.where(dep, r, g)
@@ -228,7 +241,7 @@ def conditioned(verdict_of: Callable[[Any, Any, Any, Any], Verdict], ref: Any, g
         return v
     v = verdict_of(runs, mc, beyond, untied)
     note = f"{n} elements depend on the order of a sort's tied keys (stable sorts with ties in index order and " \
-           f"in reverse differ there): not judged"
+           f"rotated within each group differ there): not judged"
     return dataclasses.replace(v, detail=f"{v.detail}; note: {note}" if v.ok else f"{v.detail} ({note})")
 
 

@@ -407,6 +407,32 @@ def test_values_gathered_by_the_order_of_tied_sort_keys_are_not_judged():
     assert not judge_against(r, got).ok  # NaN sorted last
 
 
+def test_the_middle_of_three_tied_keys_is_not_judged_either():
+    """index_take_along_dim on CUDA (session 7): a special row holds three tied scores (three 5.9e-39, or
+    -0, 0, 0); index order and reverse index order put the same token in the middle, while compiled's
+    sort put another there (eager 0.0108546, compiled -0.406908). Every rotation of each group of ties
+    is run, so every position of a group is seen to depend on the order; a wrong token outside the ties
+    still fails."""
+    g = torch.Generator().manual_seed(8)
+    scores = torch.randn(4, 32, generator=g)
+    scores[:, 5:8] = torch.tensor([-0.0, 0.0, 0.0])  # three tied keys per row (-0 == 0)
+    tokens = torch.randn(4, 32, 8, generator=g)
+    prog = lambda s, t: torch.take_along_dim(t, torch.argsort(s, dim=1, descending=True).unsqueeze(-1), dim=1)  # noqa: E731
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (scores, tokens)))
+    order = torch.argsort(scores, dim=1, descending=True, stable=True)
+    mid = (order == 6).nonzero()[:, 1]  # where index order puts the middle member of the group
+    swapped = order.clone()
+    rows = torch.arange(4)
+    swapped[rows, mid], swapped[rows, mid + 1] = order[rows, mid + 1], order[rows, mid]  # 5, 7, 6
+    got = torch.take_along_dim(tokens, swapped.unsqueeze(-1), dim=1)
+    assert not torch.equal(got, r.ref)
+    v = judge_against(r, got)
+    assert v.ok and "tied keys" in v.detail, v.detail
+    bad = got.clone()
+    bad[1, 0, 3] += 1.0  # the largest score: no tie there
+    assert not judge_against(r, bad).ok
+
+
 def _cast_read_twice(x):
     """conv_conv3d_video_block's variant (CUDA campaigns of sessions 4 and 6), shortened: a float32 cast
     of a float64 value read twice, -a + a: 0 eagerly."""
