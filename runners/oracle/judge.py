@@ -16,7 +16,7 @@ subnormal spacing). Per element of every leaf:
    (a sum whose terms cancel); plus 4/16 of the like change of the Monte Carlo runs (each rounded
    intermediate moved by up to one rounding of D; modes.py), or its q75 over the peers, and of the
    walk runs (each sum-like reduction moved by its partial sums' random walk, each add by its
-   operands' rounding) at the element itself. A c
+   operands' rounding) at the element itself, where it halves when the moves halve. A c
    within the bound of an alternative run (subnormals flushed; casts' precision kept), or of a
    Monte Carlo run that jumps beyond the bound (a step), is not judged.
 2. e non-finite, f finite (eager overflowed): both wrong, not judged; unless f is beyond D's
@@ -173,7 +173,7 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
         sens_mc = nx.over_peers(f, sens_mc) * (nx.ROUND_ULPS / nx.SENS_MULT)
         sens = sens_mc if sens is None else sens + sens_mc
     # the reductions' partial sums, rounded in another order (the pair after them): at the element itself
-    sens_walk = nx.sensitivity(f, list(mcs[nx.MC_NOISE:nx.MC_RUNS]), dt, nx.eps(dt), rounded=True) \
+    sens_walk = nx.walk_sensitivity(f, list(mcs[nx.MC_NOISE:nx.MC_WALK]), list(mcs[nx.MC_WALK:nx.MC_RUNS]), dt) \
         if len(mcs) >= nx.MC_RUNS else None
     if sens_walk is not None:
         sens_walk = sens_walk * (nx.ROUND_ULPS / nx.SENS_MULT)

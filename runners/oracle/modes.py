@@ -207,11 +207,12 @@ class RoundingNoise(TorchDispatchMode):
     results are left alone (their aliasing must hold); the program's inputs are not moved (the
     compiler gets them as they are)."""
 
-    def __init__(self, dt: torch.dtype, seed: int, sign: int, walk: bool = False) -> None:
+    def __init__(self, dt: torch.dtype, seed: int, sign: int, walk: bool = False, scale: float = 1.0) -> None:
         super().__init__()
         self.dt, self.step, self.gen = dt, sign * torch.finfo(dt).eps, torch.Generator().manual_seed(1000 + seed)
         acc = nx.acc_dtype(dt)
-        self.acc_step, self.acc_exact = sign * torch.finfo(acc).eps, 2 / torch.finfo(acc).eps
+        # scale: the walk's moves times this (the same signs: the judge's homogeneity test of a walk pair)
+        self.acc_step, self.acc_exact = scale * sign * torch.finfo(acc).eps, 2 / torch.finfo(acc).eps
         self.walk = walk
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):

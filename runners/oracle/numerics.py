@@ -12,7 +12,7 @@ import torch
 __all__ = [
     "neighbourhoods", "rows", "max_errors", "equal_nan", "normalize_leaf", "scalar_kind", "type_name",
     "leaves", "to_fp64", "tolerance", "special_values", "eps", "real_dtype", "parse_dtype", "tol_dtype",
-    "acc_dtype", "ulp", "Bound", "bound", "sens_delta", "sensitivity", "over_peers", "multiplier", "acc_ulps", "max_finite", "MANY_PEERS", "PEER_RANGE", "YARD_QUANTILE", "NEAR_TIE_ULPS",
+    "acc_dtype", "ulp", "Bound", "bound", "sens_delta", "sensitivity", "walk_sensitivity", "over_peers", "multiplier", "acc_ulps", "max_finite", "MANY_PEERS", "PEER_RANGE", "YARD_QUANTILE", "NEAR_TIE_ULPS",
     "OVERFLOW_MARGIN", "LOOSE_TOL",
 ]
 
@@ -85,9 +85,18 @@ SENS_DELTA = 1e-9
 SENS_DRAWS = 2
 # The Monte Carlo runs (reference.py RoundingNoise): SENS_DRAWS antithetic pairs that move every rounded
 # result, then one pair that moves each sum-like reduction by the random walk of its partial sums'
-# roundings (judged at the element itself, not over its peers: it is no luck), then the alternatives.
+# roundings (judged at the element itself, not over its peers: it is no luck), the same pair with every
+# move halved (WALK_HALF: a change that halves with the moves is the roundings' own, a step's does not),
+# then the alternatives.
 MC_NOISE = 2 * SENS_DRAWS
-MC_RUNS = MC_NOISE + 2
+MC_WALK = MC_NOISE + 2
+MC_RUNS = MC_WALK + 2
+WALK_HALF = 0.5
+# The walk pair counts where each of its changes, with the moves halved, is within this share of half
+# itself (positively homogeneous, as smooth functions and kinks are: a max-pool of four adds that are 0
+# eagerly moves by the largest positive move in one run and a smaller one in the other, which do not
+# mirror; a step's jump stays whole or vanishes).
+WALK_LINEAR = 0.25
 # Each draw runs +r and -r: S counts only where the two changes mirror (|d+ + d-| <= this share of
 # |d+| + |d-|): a perturbation that crosses a step (a value at an exact multiple under floor
 # division) moves one side only, and is no reason to widen.
@@ -518,3 +527,23 @@ def sensitivity(f: torch.Tensor | None, fps: list, dt: torch.dtype, delta: float
             else ((dp + dm).abs() <= SENS_SMOOTH * (dp.abs() + dm.abs())))
         best = torch.maximum(best, torch.where(smooth, size, torch.zeros_like(size)))
     return best * (eps(dt) / delta)
+
+
+def walk_sensitivity(f: torch.Tensor | None, full: list, half: list, dt: torch.dtype) -> torch.Tensor | None:
+    """The walk pair's change of f, (|d+| + |d-|) / 2, counted where each change scales with the moves:
+    the pair `half`, whose moves are WALK_HALF of `full`'s (the same signs), changes f by WALK_HALF of
+    `full`'s change on each side, within WALK_LINEAR of it. Smooth functions and kinks (a max, relu or
+    abs at a tie: the two changes need not mirror) are positively homogeneous in small moves; a step is
+    not: its jump stays whole, or vanishes, when the moves halve (a max over four tied adds feeding a
+    threshold jumps in both runs alike, which a test of the two changes' sizes took for smooth). Without
+    the halved pair: `sensitivity` of the full pair."""
+    if len(half) != 2 or any(h is None or f is None or h.shape != f.shape for h in half):
+        return sensitivity(f, full, dt, eps(dt), rounded=True)
+    if f is None or len(full) != 2 or any(r is None or r.shape != f.shape for r in full):
+        return None
+    linear = torch.ones_like(f, dtype=torch.bool)
+    for run, low in zip(full, half):
+        d, h = run - f, low - f
+        linear &= (h - WALK_HALF * d).abs() <= WALK_LINEAR * WALK_HALF * d.abs()
+    size = ((full[0] - f).abs() + (full[1] - f).abs()) / 2
+    return torch.where(linear & torch.isfinite(size), size, torch.zeros_like(size))

@@ -88,7 +88,8 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     draws = [(k, sign) for k in range(nx.SENS_DRAWS) for sign in (1, -1)]
     moved = [(lambda k=k, d=sign * delta: perturbed_fp64_inputs(plain, d, seed=k), None) for k, sign in draws]
     noisy = [(lambda: plain, lambda k=k, sign=sign: RoundingNoise(low, k, sign)) for k, sign in draws]
-    noisy += [(lambda: plain, lambda sign=sign: RoundingNoise(low, 0, sign, walk=True)) for sign in (1, -1)]
+    noisy += [(lambda: plain, lambda sign=sign, scale=scale: RoundingNoise(low, 0, sign, walk=True, scale=scale))
+              for scale in (1.0, nx.WALK_HALF) for sign in (1, -1)]
     alts = [(lambda: flushed_fp64_inputs(plain, low), None)]  # no run where no input holds subnormals
     if low64 is not None:
         alts.append((lambda: plain, KeptPrecision))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from runners.oracle import numerics as nx
 from runners.oracle.inputs import InputSet
 from runners.oracle.reference import eager_reference, judge_against
 
@@ -458,3 +459,33 @@ def test_a_cast_read_once_rounded_and_once_not_is_no_miscompile():
     bad = got.clone()
     bad[7] += float(p[7]) * 1e-4
     assert not judge_against(r, bad).ok
+
+
+def test_a_max_over_casts_read_twice_is_judged_by_the_walk_that_halves():
+    """conv_conv3d_video_block's variant on CUDA (session 7): the cast read twice, -a + a, then a max-pool
+    over windows of four such adds, all 0 eagerly. Compiled's max is the largest of four residuals; the
+    walk's two runs move it by the largest positive move in one and a smaller one in the other, which do
+    not mirror, so the pair counted nothing (425 elements failed, up to 0.58 at a's of ~1e7). A pair
+    whose changes halve when its moves halve is the roundings' own (a max over ties is positively
+    homogeneous): it counts. A value between the two sides of a step its rounding crosses (no such
+    scaling: the jump stays whole) stays a failure, and so does an error of 1e-4 of the operands."""
+    x = torch.randn(4096, generator=torch.Generator().manual_seed(9)) * 30
+    pool = lambda t: _cast_read_twice(t).reshape(-1, 4).amax(-1)  # noqa: E731
+    r = eager_reference(pool, lambda *a: {}, InputSet("random-0", (x,)))
+    assert bool((r.ref == 0).all())
+    p = (x.neg() * x).double().pow(2)
+    got = (p - p.float().double()).float().reshape(-1, 4).amax(-1)  # one read unrounded
+    assert float(got.abs().max()) > 1.0
+    v = judge_against(r, got)
+    assert v.ok, v.detail
+    bad = got.clone()
+    bad[7] += float(p.reshape(-1, 4)[7].amax()) * 1e-4
+    assert not judge_against(r, bad).ok
+    step = lambda t: (_cast_read_twice(t).reshape(-1, 4).amax(-1) > 0).float() * 1000  # noqa: E731
+    r = eager_reference(step, lambda *a: {}, InputSet("random-0", (x,)))
+    runs = r.fp64mc()
+    walk_only = r._replace(fp64mc=lambda: [None] * nx.MC_NOISE + runs[nx.MC_NOISE:])  # the walk's own judgement
+    assert float((runs[nx.MC_NOISE] - r.fp64).abs().max()) == 1000.0  # the walk's rounding crosses the step
+    half = torch.zeros(1024)
+    half[3] = 500.0  # between the two sides of the step
+    assert not judge_against(walk_only, half).ok
