@@ -36,9 +36,10 @@ subnormal spacing). Per element of every leaf:
 5. Python floats: 0-d float64. 6. No fp64 run, or a float64 leaf equal to it bitwise: c
    against e, yard = 0, typ = the leaf's median |e|, K = max(1024, 8 K(n)).
 7. Two eager runs differ: "nondeterministic", not judged.
-8. Special sets: an element whose value, in the fp64 run of the program under Inductor's
-   decompositions, depends on an intermediate beyond acc(D)'s range (fp64_beyond), or on a
-   reduction's partial result beyond it in some order of its terms, is not judged.
+8. An element whose value, in the fp64 run of the program under Inductor's decompositions, depends
+   on an intermediate beyond acc(D)'s range (fp64_beyond: marked NaN, marks carried through
+   comparisons), or on a reduction's partial result beyond it in some order of its terms, is not
+   judged; nor is a NaN c there where f is an infinity (0 · inf, inf - inf in that order).
 9. (reference.conditioned) Where the program sorts: elements that differ between the tie orders
    of its sorts (index order, each group of ties rotated) take eager's value before judging.
 
@@ -159,8 +160,8 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     dtype the fp64 run rounds its data to (None: float64 throughout); mcs: the fp64 runs under Monte Carlo
     rounding of the intermediates, antithetic pairs (they add to S; a value on the far side of a step
     that one crosses passes), then the alternative runs (flushed subnormals, casts' precision kept: a
-    value within the bound of one passes); fb: the fp64 run of the decomposed program with values
-    beyond the range of acc(D) set to NaN (special sets only)."""
+    value within the bound of one passes); fb: the fp64 run of the decomposed program with the elements
+    that depend on values beyond the range of acc(D) set to NaN (rule 8)."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):  # bitwise eager: passes every rule
         return LeafResult(True)
     abs_err, rel_err = nx.max_errors(e, c)
@@ -192,7 +193,7 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     fin_e, fin_c, fin_f = torch.isfinite(e), torch.isfinite(c), torch.isfinite(f)
     nan_e, nan_c, nan_f = torch.isnan(e), torch.isnan(c), torch.isnan(f)
     # elements whose exact value depends on an intermediate beyond the range of acc(D): eager's is luck
-    beyond = (fin_f & torch.isnan(fb)) if fb is not None and extreme and given else None
+    beyond = (fin_f & torch.isnan(fb)) if fb is not None and given else None
     f_d = f.to(dt).to(torch.float64)  # f rounded to the dtype: +-inf where it overflows it
     f_over = fin_f & ~torch.isfinite(f_d)
     notes: list[str] = []
@@ -227,6 +228,14 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
         if bool(flip.any()):
             notes.append(f"{what}: compiled NaN where eager is the infinity fp64 is or rounds to, at {int(flip.sum())} "
                          f"elements, inputs near the range of {str(dt)[6:]}: an overflow in another order, not judged")
+    if fb is not None and given:  # rule 8 for an infinite f: a NaN where some order of a reduction's finite
+        # terms under- or overflows before the infinity joins them (0 · inf, inf - inf)
+        inf_b = kind_bad & nan_c & torch.isinf(f) & torch.isnan(fb)
+        kind_bad &= ~inf_b
+        if bool(inf_b.any()):
+            notes.append(f"{what}: compiled NaN where fp64 is infinite at {int(inf_b.sum())} elements whose finite partial "
+                         f"results pass the range of {str(nx.acc_dtype(dt))[6:]} in some order (0 · inf, inf - inf): "
+                         f"not judged")
     # rule 1: e and f finite: c finite (or the infinity f rounds to); an overflow in another order
     # (NaN/inf) is accepted near the dtype's range or in a neighbourhood that overflows anyway
     fin_ef = fin_e & fin_f
@@ -342,6 +351,13 @@ def _fp64_leaf(f: Any, r: torch.Tensor) -> torch.Tensor | None:
     return None
 
 
+def _fp64_beyond_mask(fb: Any, r: torch.Tensor) -> torch.Tensor | None:
+    """Rule 8 for an integer or bool leaf: where the BeyondRange run (a float64 leaf of r's shape) is NaN."""
+    if isinstance(fb, torch.Tensor) and fb.is_floating_point() and tuple(fb.shape) == tuple(r.shape):
+        return torch.isnan(fb).to(r.device)
+    return None
+
+
 def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, index: tuple | None,
                 extreme: bool = False, fps: list = (), fp64_low: torch.dtype | None = None,
                 mcs: list = (), fb: Any = None) -> LeafResult:
@@ -378,7 +394,7 @@ def _judge_leaf(path: str, r: Any, g: Any, f: Any, hint: torch.dtype | None, ind
                                tuple(e64.shape), extreme, [_fp64_leaf(fp, r) for fp in fps], fp64_low,
                                [_fp64_leaf(m, r) for m in mcs], _fp64_leaf(fb, r))
         else:
-            res = judge_exact(r, g, desc, [f, *mcs])
+            res = judge_exact(r, g, desc, [f, *mcs], _fp64_beyond_mask(fb, r))
         if stride and res.ok:
             res.notes.append(stride)
         return res
@@ -459,9 +475,10 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     NaN/inf (rule 3's clause for no independent run). fp64_rounded: fp64 runs under Monte Carlo
     rounding of the intermediates to the program's dtype (numerics.py): a compiled integer they
     reach, or a compiled value on the far side of a step they cross, is decided by rounding.
-    fp64_beyond: on the special sets, the fp64 run of the program under Inductor's decompositions
-    with every value beyond the range of acc(D) set to NaN: an element NaN there depends on a value
-    D's arithmetic cannot hold, and eager's finite value is luck; not judged (rule 8).
+    fp64_beyond: the fp64 run of the program under Inductor's decompositions with every element that
+    depends on a value beyond the range of acc(D) set to NaN (integer and bool leaves as float64): an
+    element NaN there depends on a value D's arithmetic cannot hold, and eager's finite value is luck;
+    not judged, nor a NaN c there where f is infinite (rule 8).
     """
     hint, low64 = nx.parse_dtype(dtype_hint), nx.parse_dtype(fp64_low)
     index_info = dict(index_info or {})
@@ -479,7 +496,7 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     fp64_by_path = dict(leaves(fp64)) if fp64 is not None else {}
     perturbed = [dict(leaves(t)) for t in (fp64_perturbed or [])] if fp64 is not None else []
     rounded = [dict(leaves(t)) for t in (fp64_rounded or [])] if fp64 is not None else []
-    beyond_by_path = dict(leaves(fp64_beyond)) if fp64_beyond is not None and extreme_inputs else {}
+    beyond_by_path = dict(leaves(fp64_beyond)) if fp64_beyond is not None else {}
     max_abs = max_rel = 0.0
     failures: list[tuple[str, str]] = []
     notes: list[str] = []

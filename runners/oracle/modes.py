@@ -49,32 +49,138 @@ def coarsest(dtypes) -> torch.dtype | None:
 
 
 class BeyondRange(TorchDispatchMode):
-    """An fp64 run in which every floating result beyond the range of `dt` (finite in float64, not in
-    dt) becomes NaN, so that NaN marks each output element that depends on a value the program's
-    arithmetic cannot hold. Views and in-place results are left alone (their aliasing must hold).
+    """An fp64 run that marks with NaN each output element that depends on a value the program's
+    arithmetic (in `dt`) cannot hold: a floating result beyond the range of `dt` that is finite in
+    float64, an infinity an op makes of finite operands (float64's own overflow), or a reduction's
+    partial result beyond the range in some order of its terms (below). An infinity that comes from an
+    infinite input stays an infinity, as in the fp64 run (an input +inf is no overflow).
 
-    A reduction's partial results count too, in any order of its terms (no order is specified, and
-    Triton's blocked order is not eager's): an element of a sum, mean, cumsum, matmul or convolution
-    whose finite terms of one sign add up beyond the range (times 1 + n eps(dt) for the rounding of
-    n terms), of a variance whose squared deviations do, or of a product or cumprod whose factors
-    above 1 multiply beyond the range, or whose factors below 1 multiply below dt's smallest normal
-    while the whole product does not (a partial product through the subnormals), is NaN."""
+    The marks are a taint carried beside the values (`taint`: a bool mask per tensor), so that a
+    comparison cannot wash them out: `where(x > 0, x, 0)` (relu rewritten) of a marked x is marked,
+    where NaN > 0 alone would have picked 0 (conv_depthwise_separable, conv_resnext_grouped_block on
+    CUDA, session 7). Pointwise ops (and casts, copies) mark the elements their marked operands reach,
+    broadcast; any other op with a marked floating operand marks the elements of its results that
+    change when the marked values are 1 instead of NaN; one with a marked integer or bool operand (an
+    index) marks all its results. A floating result is NaN wherever it is marked. Views take the view
+    of their base's mask; in-place ops update their first argument's.
+
+    A reduction's partial results count in any order of its terms (no order is specified, and Triton's
+    blocked order is not eager's): an element of a sum, mean, cumsum, matmul or convolution whose finite
+    terms of one sign add up beyond the range (times 1 + n eps(dt) for the rounding of n terms), of a
+    variance whose squared deviations do, or of a product whose factors above 1 multiply beyond the
+    range, or whose factors below 1 multiply below dt's smallest normal while the whole product does not
+    or is infinite (0 · inf = NaN in that order), is marked. A cumprod's partial products are those of
+    runs of consecutive factors (a scan combines neighbours: Triton's associative scan), without a zero
+    or a non-finite factor."""
 
     def __init__(self, dt: torch.dtype) -> None:
         super().__init__()
         fi = torch.finfo(dt)
         self.max, self.eps, self.log_max, self.log_tiny = fi.max, fi.eps, math.log(fi.max), math.log(fi.tiny)
+        from torch.utils.weak import WeakIdKeyDictionary
+        self.taint = WeakIdKeyDictionary()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        flat = [t for t in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        marked = [t for t in flat if t in self.taint]
+        schema = func._schema
+        aliased = any(r.alias_info is not None for r in schema.returns)
+        inplace = aliased and any(r.alias_info is not None and r.alias_info.is_write for r in schema.returns)
+        elementwise = torch.Tag.pointwise in func.tags or func in _ELEMENTWISE
+        seeded = torch.Tag.nondeterministic_seeded in func.tags
+        other = None  # the results with the marked values 1 instead of NaN (an op that is not pointwise)
+        if marked and not aliased and not elementwise and not seeded \
+                and all(t.is_floating_point() for t in marked):
+            other = self._unmarked_run(func, args, kwargs)
+        before_inf = [t.isinf() if t.is_floating_point() else None for t in flat] if not aliased or inplace else None
         out = func(*args, **kwargs)
-        if any(r.alias_info is not None for r in func._schema.returns):
+        if aliased and not inplace:  # a view: the view of its base's mask
+            if marked and args and isinstance(args[0], torch.Tensor) and args[0] in self.taint:
+                views = out if isinstance(out, (tuple, list)) else [out]
+                try:
+                    masks = func(self.taint[args[0]], *args[1:], **kwargs)
+                    masks = masks if isinstance(masks, (tuple, list)) else [masks]
+                except Exception:  # noqa: BLE001 - a view the mask cannot take: all of it
+                    masks = [torch.ones_like(v, dtype=torch.bool) if isinstance(v, torch.Tensor) else None for v in views]
+                for v, mv in zip(views, masks):
+                    if isinstance(v, torch.Tensor) and isinstance(mv, torch.Tensor) and mv.shape == v.shape:
+                        self.taint[v] = mv
             return out
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
         reach = _order_reach(func, args, kwargs, out, self) if func in _REDUCTIONS else None
-        return torch.utils._pytree.tree_map(
-            lambda t: t.masked_fill((t.abs() > self.max) | reach if reach is not None and reach.shape == t.shape
-                                    else t.abs() > self.max, math.nan)
-            if isinstance(t, torch.Tensor) and t.is_floating_point() else t, out)
+        new = []
+        for k, o in enumerate(outs):
+            if not isinstance(o, torch.Tensor):
+                new.append(o)
+                continue
+            m = torch.zeros_like(o, dtype=torch.bool)
+            if marked and not seeded:
+                if elementwise:
+                    for t in marked:
+                        if func is _aten.copy_.default and t is args[0]:  # overwritten
+                            continue
+                        try:
+                            m |= self.taint[t].expand(o.shape) if t is not o else self.taint[t]
+                        except Exception:  # noqa: BLE001 - shapes that do not broadcast: all of it
+                            m |= True
+                elif other is not None and isinstance(other[k], torch.Tensor) and other[k].shape == o.shape:
+                    m |= ~nx.equal_nan(o, other[k].to(o.dtype))
+                else:
+                    m |= True
+            if o.is_floating_point() and not (aliased and not inplace):
+                fin = torch.isfinite(o)
+                m |= fin & (o.abs() > self.max)
+                if bool(o.isinf().any()):  # an infinity of finite operands: float64's own overflow
+                    src = torch.zeros_like(m)
+                    for t, inf in zip(flat, before_inf or ()):
+                        if inf is not None and bool(inf.any()):
+                            try:
+                                src |= inf.expand(o.shape) if elementwise else True
+                            except Exception:  # noqa: BLE001
+                                src |= True
+                    m |= o.isinf() & ~src
+                if reach is not None and reach.shape == o.shape:
+                    m |= reach
+            if bool(m.any()):
+                if o.is_floating_point():
+                    o = o.masked_fill_(m, math.nan) if inplace else o.masked_fill(m, math.nan)
+                if inplace and o in self.taint and self.taint[o].shape == m.shape:
+                    self.taint[o].copy_(m)  # in place: views of it share its mask
+                else:
+                    self.taint[o] = m
+            elif inplace and o in self.taint:
+                self.taint[o].zero_()
+            new.append(o)
+        if inplace:
+            return out
+        return type(out)(new) if isinstance(out, (tuple, list)) else new[0]
+
+    def _unmarked_run(self, func, args, kwargs):
+        """func's results with every marked floating value 1 instead of NaN (mutated arguments cloned),
+        a list like the results; None if it fails."""
+        writes = {i for i, a in enumerate(func._schema.arguments) if a.alias_info is not None and a.alias_info.is_write}
+
+        def swap(t):
+            if isinstance(t, torch.Tensor) and t in self.taint:
+                return t.masked_fill(self.taint[t], 1.0)
+            return t
+        a2 = [swap(a) for a in args]
+        a2 = [b.clone() if i in writes and b is a else b for i, (a, b) in enumerate(zip(args, a2))]
+        try:
+            o = func(*a2, **torch.utils._pytree.tree_map(swap, kwargs))
+        except Exception:  # noqa: BLE001
+            return None
+        return list(o) if isinstance(o, (tuple, list)) else [o]
+
+    def outputs(self, out):
+        """The program's output with every marked integer or bool leaf as a float64 tensor, NaN where
+        marked (floating leaves are NaN there already), for the judge."""
+        def conv(t):
+            if isinstance(t, torch.Tensor) and not (t.is_floating_point() or t.is_complex()) and t in self.taint:
+                return t.to(torch.float64).masked_fill(self.taint[t], math.nan)
+            return t
+        return nx._rebuild(out, conv)
 
 
 _aten = torch.ops.aten
@@ -85,6 +191,10 @@ _PRODUCT_SUMS = {_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten
                  _aten.baddbmm.default, _aten.convolution.default}
 _REDUCTIONS = _SUMS | _PRODS | _VARS | _PRODUCT_SUMS
 _ADDS = {_aten.add.Tensor, _aten.sub.Tensor}
+# ops that map each element to the element of their result at the same place (broadcast), untagged pointwise
+_ELEMENTWISE = {_aten._to_copy.default, _aten.copy_.default, _aten.copy.default, _aten.where.ScalarOther,
+                _aten.where.ScalarSelf, _aten.where.Scalar, _aten.masked_fill.Tensor, _aten.lift_fresh_copy.default,
+                _aten.clone.default}
 
 
 def _finite(t: torch.Tensor) -> torch.Tensor:
@@ -154,14 +264,14 @@ def _order_reach(func, args, kwargs, out, r: BeyondRange) -> torch.Tensor | None
         dims = args[1] if len(args) > 1 else kwargs.get("dim")
         xf = _finite(x)
         if func in _PRODS:
-            logs = xf.abs().log().where(xf != 0, 0.0)
+            inf = ~torch.isfinite(res)  # an infinity (or NaN) of the exact product: 0 · inf = NaN in some orders
             if scan:
-                big, small = logs.clamp(min=0).cumsum(dims), logs.clamp(max=0).cumsum(dims)
-            else:
-                keep = bool(args[2] if len(args) > 2 else kwargs.get("keepdim", False)) and dims is not None
-                dims = list(range(x.dim())) if dims is None else [dims]
-                big, small = logs.clamp(min=0).sum(dims, keep), logs.clamp(max=0).sum(dims, keep)
-            return (big > r.log_max) | ((small < r.log_tiny) & (small + big > r.log_tiny))
+                return _scan_reach(x.to(torch.float64), dims, inf, r)
+            logs = xf.abs().log().where(xf != 0, 0.0)
+            keep = bool(args[2] if len(args) > 2 else kwargs.get("keepdim", False)) and dims is not None
+            dims = list(range(x.dim())) if dims is None else [dims]
+            big, small = logs.clamp(min=0).sum(dims, keep), logs.clamp(max=0).sum(dims, keep)
+            return (big > r.log_max) | ((small < r.log_tiny) & ((small + big > r.log_tiny) | inf))
         if func in _SUMS:
             scale = n if func in (_aten.mean.dim, _aten.mean.default) else 1  # a mean's partial results are sums
             top = torch.maximum(func(xf.clamp(min=0), *args[1:], **kwargs),
@@ -177,6 +287,33 @@ def _order_reach(func, args, kwargs, out, r: BeyondRange) -> torch.Tensor | None
         return torch.maximum(dev2, top) * (1 + n * r.eps) > r.max
     except Exception:  # noqa: BLE001 - an argument form not handled here: no order reach then
         return None
+
+
+def _scan_reach(x: torch.Tensor, dim: int, inf: torch.Tensor, r: BeyondRange) -> torch.Tensor:
+    """A cumprod's partial products beyond the range (bool, x's shape): at element j, a run of consecutive
+    nonzero finite factors up to j whose product passes dt's largest value, or falls below its smallest
+    normal while the product up to j does not (or is infinite: `inf`, or holds a zero before: exactly 0
+    in every order then)."""
+    xl = x.movedim(dim, -1)
+    ok = torch.isfinite(xl) & (xl != 0)
+    logs = xl.abs().log().where(ok, 0.0)
+    hi = torch.full(xl.shape[:-1], -math.inf, dtype=torch.float64, device=x.device)
+    lo = torch.full_like(hi, math.inf)
+    top, bottom = hi.clone(), lo.clone()
+    tops, bottoms = [], []
+    for k in range(xl.shape[-1]):  # Kadane's runs: the largest and smallest sums of logs ending at k
+        lk, okk = logs[..., k], ok[..., k]
+        hi = torch.where(okk, torch.maximum(lk, hi + lk), torch.full_like(hi, -math.inf))
+        lo = torch.where(okk, torch.minimum(lk, lo + lk), torch.full_like(lo, math.inf))
+        top, bottom = torch.maximum(top, hi), torch.minimum(bottom, lo)
+        tops.append(top)
+        bottoms.append(bottom)
+    top, bottom = torch.stack(tops, -1), torch.stack(bottoms, -1)
+    whole = logs.cumsum(-1)
+    zero = (xl == 0).cumsum(-1) > 0
+    over = top > r.log_max
+    under = (bottom < r.log_tiny) & (((whole > r.log_tiny) & ~zero) | inf.movedim(dim, -1))
+    return (over | under).movedim(-1, dim)
 
 
 class KeptPrecision(FloatDtypes):

@@ -31,10 +31,10 @@ class EagerRef(NamedTuple):
     # (Triton's default), and where the fp64 run casts to a coarser dtype, one that keeps the precision
     # (KeptPrecision); made on the first call, by a verdict that fails with S; None: no fp64 run or float op
     fp64mc: Callable[[], list | None] | None = None
-    # on the special sets (inputs near D's range): the fp64 run of the program under Inductor's
-    # decompositions with every intermediate beyond the range of D's accumulation dtype set to NaN
-    # (BeyondRange): NaN where an element depends on a value D cannot hold (a layer_norm's variance of
-    # values near float32's max); made on the first call, by a verdict that still fails; None: none
+    # the fp64 run of the program under Inductor's decompositions with every element that depends on a
+    # value beyond the range of D's accumulation dtype set to NaN (BeyondRange): NaN where an element
+    # depends on a value D cannot hold (a layer_norm's variance of values near float32's max, a uint8
+    # cumprod); made on the first call, by a verdict that still fails; None: none
     fp64_beyond: Callable[[], Any] | None = None
     # where the program sorts (sort, argsort, topk): its fp64 run with ties in index order and with each
     # group of ties rotated by one (TieOrder); an element that differs between them depends on the order of tied keys and
@@ -94,7 +94,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     if low64 is not None:
         alts.append((lambda: plain, KeptPrecision))
     beyond = None
-    if s.name.startswith("special") and low is not None:  # float64 too: its reductions' partial results
+    if low is not None:  # float64 too: its reductions' partial results; any input set (a uint8 sweep's cumprod)
         beyond = _deferred_beyond(forward, plain, nx.acc_dtype(low))
     return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64), fp64p=_deferred(forward, moved),
                     fp64mc=_deferred(forward, noisy + alts) if low is not None else None, fp64_beyond=beyond,
@@ -134,8 +134,10 @@ def _deferred_beyond(forward, plain: tuple, acc: torch.dtype) -> Callable[[], An
                     torch.manual_seed(0)
                     gm = make_fx(forward, decomposition_table=select_decomp_table(), tracing_mode=tracing)(*plain)
                     torch.manual_seed(0)
-                    with BeyondRange(acc):
-                        return to_cpu(gm(*plain))
+                    mode = BeyondRange(acc)
+                    with mode:
+                        out = gm(*plain)
+                    return to_cpu(mode.outputs(out))
             except Exception:  # noqa: BLE001 - no such run then
                 pass
         return None

@@ -489,3 +489,97 @@ def test_a_max_over_casts_read_twice_is_judged_by_the_walk_that_halves():
     half = torch.zeros(1024)
     half[3] = 500.0  # between the two sides of the step
     assert not judge_against(walk_only, half).ok
+
+
+def test_a_mark_beyond_the_range_survives_a_comparison():
+    """conv_depthwise_separable and conv_resnext_grouped_block on CUDA (session 7): relu rewritten as
+    `where(y > 0, y, 0)` after a 1x1 conv whose terms of one sign pass float32's range; compiled's sum
+    overflows in another order (inf - inf: NaN), and NaN > 0 picks the 0 (eager 2.74e36, compiled 0).
+    The run that marks values beyond the range with NaN lost the mark the same way (NaN > 0: 0): the
+    marks are a taint carried beside the values, so the element is marked. A wrong value at an element
+    of a well-scaled row stays a failure."""
+    y = torch.randn(4, 32, generator=torch.Generator().manual_seed(11))
+    y[1, :3] = torch.tensor([2e38, -2e38, 2e38])  # exact sum 2e38 + the rest; 2e38 + 2e38 first overflows
+    prog = lambda t: (lambda s: torch.where(s > 0, s, 0.0))(t.sum(-1))  # noqa: E731
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (y,)))
+    assert 1e38 < float(r.ref[1]) < 3e38
+    got = r.ref.clone()
+    got[1] = 0.0  # NaN in compiled's order, then NaN > 0 is False
+    v = judge_against(r, got)
+    assert v.ok and "beyond the range of float32" in v.detail, v.detail
+    got[2] = got[2] + 1.0
+    assert not judge_against(r, got).ok
+    # a bool output: the comparison itself
+    r = eager_reference(lambda t: t.sum(-1) > 0, lambda *a: {}, InputSet("special-0", (y,)))
+    got = r.ref.clone()
+    got[1] = False
+    v = judge_against(r, got)
+    assert v.ok and "beyond the range" in v.detail, v.detail
+    got[3] = ~got[3]
+    assert not judge_against(r, got).ok
+
+
+def test_an_infinity_from_the_inputs_is_no_overflow():
+    """An input infinity is a true one, as in the fp64 run: an element computed from it (exp(2 · -inf)
+    is 0) stays judged; the run that marks values beyond the range marked every infinity as such
+    before, so any value passed there."""
+    x = torch.randn(4, 32, generator=torch.Generator().manual_seed(12))
+    x[2, 5] = -float("inf")
+    r = eager_reference(lambda t: torch.exp(t * 2), lambda *a: {}, InputSet("special-0", (x,)))
+    assert float(r.ref[2, 5]) == 0.0
+    got = r.ref.clone()
+    got[2, 5] = float("nan")
+    assert not judge_against(r, got).ok
+
+
+def _blocked_cumprod(x, block):  # a scan in blocks, as Triton's: each block's products, then the carry
+    out, carry = [], torch.ones(x.shape[:-1])
+    for s in range(0, x.shape[-1], block):
+        out.append(carry[..., None] * torch.cumprod(x[..., s:s + block], -1))
+        carry = out[-1][..., -1]
+    return torch.cat(out, -1)
+
+
+def test_a_cumprod_whose_later_run_overflows_is_not_judged_on_any_input_set():
+    """reduce_cumprod_discount's uint8 sweep on CUDA (session 7, a random set): 0.99 · x of uint8 rows
+    cumprod'ed; a zero early in a row keeps eager's products 0, while Triton's scan multiplies a block
+    of later factors (up to 252^k) first, which overflows, and 0 · inf is NaN (748 elements). The runs
+    of consecutive factors that overflow are marked on every input set, not only the special ones; a
+    NaN before any run overflows (a scan multiplies neighbours only: factors on both sides of the zero
+    never meet) stays a failure."""
+    x = torch.randint(0, 256, (16, 129), generator=torch.Generator().manual_seed(13)).to(torch.uint8)
+    x[:, 3] = 0
+    prog = lambda t: torch.cumprod(0.99 * t, dim=1)  # noqa: E731
+    r = eager_reference(prog, lambda *a: {}, InputSet("sweep-dtype=uint8-random", (x,)))
+    got = _blocked_cumprod(0.99 * x, 32)
+    assert bool((torch.isnan(got) & (r.ref == 0)).any())
+    v = judge_against(r, got)
+    assert v.ok and "beyond the range of float32" in v.detail, v.detail
+    got[5, 10] = float("nan")  # factors 4..10 multiply to at most 252^7: no overflow yet
+    assert not judge_against(r, got).ok
+
+
+def test_nan_where_fp64_is_infinite_is_judged_by_the_finite_terms_partial_products():
+    """reduce_prod (dynamic sweep) and reduce_cumprod_discount (special) on CUDA (session 7): a row
+    holding -inf, and factors whose partial products underflow below float32's smallest normal in some
+    order (subnormals: flushed, or 5.9e-39 · 5.9e-39): that order's 0 · -inf is NaN, eager's and fp64's
+    -inf. Not judged; a NaN for a row holding -inf whose finite factors stay in range in every order
+    still fails, as does an inf where fp64 is NaN (ledger #14's kind)."""
+    x = torch.rand(4, 16, generator=torch.Generator().manual_seed(14)) + 0.5
+    x[1, :4] = torch.tensor([-float("inf"), 5.9e-39, -5.9e-39, 1.7e38])
+    x[2, 0] = -float("inf")
+    x[3, :2] = torch.tensor([float("inf"), 0.0])
+    r = eager_reference(lambda t: t.prod(-1), lambda *a: {}, InputSet("special-0", (x,)))
+    assert float(r.fp64[1]) == float("inf") and float(r.fp64[2]) == -float("inf")
+    e = r.ref.clone()
+    e[1] = float("inf")  # CUDA eager: the infinity met before the subnormals went to 0
+    r = r._replace(ref=e, ref2=e)
+    got = e.clone()
+    got[1] = float("nan")
+    v = judge_against(r, got)
+    assert v.ok and "0 · inf" in v.detail, v.detail
+    got[2] = float("nan")
+    assert not judge_against(r, got).ok
+    got = e.clone()
+    got[3] = float("inf")  # inf · 0 is NaN in every order
+    assert not judge_against(r, got).ok
