@@ -93,7 +93,8 @@ class BeyondRange(TorchDispatchMode):
         if marked and not aliased and not elementwise and not seeded \
                 and all(t.is_floating_point() for t in marked):
             other = self._unmarked_run(func, args, kwargs)
-        before_inf = [t.isinf() if t.is_floating_point() else None for t in flat] if not aliased or inplace else None
+        # the operands' infinities (an infinity they carry in is no overflow): before an in-place op writes
+        before_inf = [t.isinf() if t.is_floating_point() else None for t in flat] if inplace else None
         out = func(*args, **kwargs)
         if aliased and not inplace:  # a view: the view of its base's mask
             if marked and args and isinstance(args[0], torch.Tensor) and args[0] in self.taint:
@@ -128,12 +129,11 @@ class BeyondRange(TorchDispatchMode):
                     m |= ~nx.equal_nan(o, other[k].to(o.dtype))
                 else:
                     m |= True
-            if o.is_floating_point() and not (aliased and not inplace):
-                fin = torch.isfinite(o)
-                m |= fin & (o.abs() > self.max)
+            if o.is_floating_point():
+                m |= torch.isfinite(o) & (o.abs() > self.max)
                 if bool(o.isinf().any()):  # an infinity of finite operands: float64's own overflow
                     src = torch.zeros_like(m)
-                    for t, inf in zip(flat, before_inf or ()):
+                    for inf in before_inf or [t.isinf() if t.is_floating_point() else None for t in flat]:
                         if inf is not None and bool(inf.any()):
                             try:
                                 src |= inf.expand(o.shape) if elementwise else True
