@@ -15,6 +15,14 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 TEST_MODELS = REPO / "tests" / "models"
 
+# The tests run two processes at a time on two cores (scripts/test.sh: pytest-xdist, one worker per
+# core). An OpenMP thread that waits for work at a barrier spins by default (libgomp), burning the
+# core the other process needs: the whole-library rule check (2-thread samples) took twice the CPU
+# beside a busy process (400 rules: 61 CPU-s spinning, 35 waiting passively; alone, 32). Waiting
+# passively changes no result. Set before torch loads; the command lines and workers the tests
+# start inherit it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 @dataclass
 class CliResult:
