@@ -25,7 +25,7 @@ pytestmark = pytest.mark.xdist_group("artifacts")  # a parallel run: one worker 
 @pytest.fixture(scope="module")
 def run(eqsat, tmp_path_factory):
     out = tmp_path_factory.mktemp("artifacts") / "out"
-    res = eqsat(TEST_MODELS / "relu_mlp.py", "-n", "1", "-r", RULES, "--no-sweep", "--inputs", "given", "--jobs", "2",
+    res = eqsat(TEST_MODELS / "relu_mlp.py", "-n", "1", "-r", RULES, "--no-sweep", "--inputs", "given", "--jobs", "1",
                 "--no-minimize", "-b", RELU_BUG.format("compile_error"), "-b", RELU_BUG.format("accuracy"),
                 "--artifacts-max", "2", "--artifacts-timeout", "300", "--json", "--out", out, timeout=1500)
     assert res.rc == 1, f"rc={res.rc}\n{res.stdout[-3000:]}\n{res.stderr[-5000:]}"

@@ -83,7 +83,7 @@ def bundle(tmp_path_factory) -> Path:
 
 def _execute(bundle: Path, out: Path, batch: int) -> dict:
     from runners.pipeline import ExecOptions, execute_bundle
-    opts = ExecOptions(backends=(FAULT,), jobs=2, timeout=240, minimize=False, collect_env=False,
+    opts = ExecOptions(backends=(FAULT,), jobs=1, timeout=240, minimize=False, collect_env=False,
                        progress=False, batch=batch)
     return execute_bundle(bundle, out, opts)
 

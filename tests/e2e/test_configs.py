@@ -100,7 +100,7 @@ def test_judge_keeps_crashes_and_names_their_config():
 def run(eqsat, tmp_path_factory):
     out = tmp_path_factory.mktemp("configs") / "out"
     res = eqsat(TEST_MODELS / "relu_mlp.py", "-n", "1", "-r", TEST_MODELS / "e2e_rules", "--no-sweep", "--inputs", "given",
-                "--no-artifacts", "--jobs", "2", "--configs", f"{INJECT},no-vectorize", "--json", "--out", out, timeout=900)
+                "--no-artifacts", "--jobs", "1", "--configs", f"{INJECT},no-vectorize", "--json", "--out", out, timeout=900)
     return res, out
 
 

@@ -72,7 +72,7 @@ def test_exec_runs_without_egglog(bundle, no_egglog, tmp_path):
     out = tmp_path / "out"
     code = ("import sys\nfrom runners.cli.main import main\n"
             f"sys.argv = ['eqsat-test', 'exec', {str(bundle)!r}, '-o', {str(out)!r}, '--json', '--no-minimize',"
-            " '-j', '2', '--inputs', 'given', '-b', 'inductor', '--no-sweep', '--no-artifacts']\n"
+            " '-j', '1', '--inputs', 'given', '-b', 'inductor', '--no-sweep', '--no-artifacts']\n"
             "main()\n")
     r = _py(code, no_egglog, timeout=600)
     assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-3000:]}"

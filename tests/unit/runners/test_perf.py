@@ -61,7 +61,7 @@ def test_screen_threshold_floor_and_group_size():
 @pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_bundled_example_reports_spread_without_false_alarm(eqsat, tmp_path):
     res = eqsat(REPO / "examples" / "elementwise.py", "-n", "4", "-r", TEST_MODELS / "e2e_rules", "--no-sweep",
-                "--inputs", "given", "--no-minimize", "--no-artifacts", "--jobs", "2", "--perf", "--json",
+                "--inputs", "given", "--no-minimize", "--no-artifacts", "--jobs", "1", "--perf", "--json",
                 "--out", tmp_path / "out", timeout=900)
     assert res.rc == 0, res.stderr[-3000:]
     rep = res.json
@@ -115,7 +115,7 @@ def test_slow_equivalent_program_is_reported(eqsat, tmp_path):
         "format": "eqsat-bundle/1", "model": "hand-made", "rules": {"count": 0, "fired": {}},
         "graphs": [{"id": "g0", "inputs_file": "g0.inputs.pt", "input_names": ["x"], "is_param": [False],
                     "ops": 1, "op_names": ["Tensor.sum"]}], "variants": variants}))
-    res = eqsat("exec", b, "--no-sweep", "--inputs", "given", "--no-minimize", "--no-artifacts", "--jobs", "2",
+    res = eqsat("exec", b, "--no-sweep", "--inputs", "given", "--no-minimize", "--no-artifacts", "--jobs", "1",
                 "--perf", "--json", "--out", tmp_path / "out", timeout=900)
     assert res.rc == 0, res.stderr[-3000:]  # informational: never exit 1
     slow = [f for f in res.json["findings"] if f["kind"] == "slow-variant"]

@@ -391,7 +391,7 @@ def rules_dir(tmp_path_factory):
 @pytest.mark.parametrize("model", ["elementwise", "mlp", "attention", "conv_block"])
 def test_null_compilers_find_nothing_with_sweeps(eqsat, tmp_path, rules_dir, model):
     """--backend eager / aot_eager with sweeps on: not one wrong-output finding on the examples."""
-    r = eqsat(str(REPO / "examples" / f"{model}.py"), "-n", "2", "-r", str(rules_dir), "-b", "eager",
+    r = eqsat(str(REPO / "examples" / f"{model}.py"), "-n", "2", "-r", str(rules_dir), "--jobs", "1", "-b", "eager",
               "-b", "aot_eager", "--json", "--no-minimize", "--no-artifacts", "--sweep-dynamic", "all",
               "--out", str(tmp_path / "out"), timeout=400)
     assert r.rc in (0, 1), r.stderr[-3000:]
@@ -406,7 +406,7 @@ def test_null_compilers_find_nothing_with_sweeps(eqsat, tmp_path, rules_dir, mod
 def test_default_run_reports_the_sweep_bug(eqsat, tmp_path, rules_dir):
     """tests/models/sweep_int16_abs.py is float32 only; its compiled form is wrong at int16."""
     out = tmp_path / "out"
-    r = eqsat(str(MODELS / "sweep_int16_abs.py"), "-n", "2", "-r", str(rules_dir), "--json", "--no-artifacts",
+    r = eqsat(str(MODELS / "sweep_int16_abs.py"), "-n", "2", "-r", str(rules_dir), "--jobs", "1", "--json", "--no-artifacts",
               "--out", str(out), timeout=600)
     assert r.rc == 1, r.stderr[-3000:]
     found = [f for f in r.json["findings"] if f.get("sweep") and f["kind"] in ("miscompile", "seed-miscompile")]
