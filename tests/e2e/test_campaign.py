@@ -296,8 +296,8 @@ def test_total_seconds_budget_stops_and_resumes(tmp_path):
     tiles = dict(build_view(collect(out), out / "report.html")["summary"])
     assert tiles["jobs finished"].startswith("1 / 3 planned") and "2 left" in tiles["jobs finished"]
     assert tiles["models"].startswith("1 / 3 planned")
-    # a resume without the budget runs the other two only
-    r = campaign(spec, "--json", "--jobs", "1", "--total-seconds", "0")
+    # a resume without the budget runs the other two only (both at once: one worker process each)
+    r = campaign(spec, "--json", "--jobs", "2", "--total-seconds", "0")
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout)["run"]["ran"] == 2
     with Store(out / "campaign.sqlite") as st:
