@@ -1,4 +1,4 @@
-"""End-to-end tests of `eqsat-test campaign`: specs, a campaign over 20+ models with the real pipeline,
+"""End-to-end tests of `eqsat-test campaign`: specs, a campaign over several models with the real pipeline,
 resume after SIGKILL at random moments, jobs that hang or crash, budgets, Ray missing, shipping files."""
 from __future__ import annotations
 
@@ -132,14 +132,16 @@ def test_ray_executor_without_ray_is_a_usage_error(tmp_path, capsys, monkeypatch
 # ---------------------------------------------------------------------------------------------
 
 def test_campaign_over_many_models(tmp_path):
-    models = [rel(MODELS / m, tmp_path) for m in ("relu_chain.py", "add_mul.py", "abs_neg.py", "layernorm.py",
-                                                   "matmul_t.py", "softmax_scale.py", "where_clamp.py", "cat_split.py")]
+    # Twice as many jobs as jobs at once (a queue), every convention of model file (KernelBench,
+    # minifier `args`, a module instance), and a model the wrong rules fire on (unsound-rewrite
+    # notes). Each job is ~10 CPU-s, nearly all process start-up: 8 models cost 40 CPU-s more.
+    models = [rel(MODELS / m, tmp_path) for m in ("relu_chain.py", "abs_neg.py", "layernorm.py", "cat_split.py")]
     spec = write_spec(tmp_path / "many.toml", name="many", models=models,
                       rule_sets=[[rel(RULES, tmp_path)]], backends=["eager"], variants=2, inputs="given",
                       budget={"job_timeout": 600})
     out = tmp_path / "many-out"
     n_models = len(load_spec(spec).models)
-    assert n_models == 8
+    assert n_models == 4
     t0 = time.monotonic()
     r = campaign(spec, "--json", "--jobs", "2")
     wall = time.monotonic() - t0

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, TEST_MODELS
-from runners.records import COMPILER_BUG_KINDS
+from runners.records import COMPILER_BUG_KINDS, Finding, FindingKind
 
 RULES = TEST_MODELS / "e2e_rules"  # a small stable rule set (the built-in library changes often)
 # Sweeps (dtype/size) and the debug artifacts (minifier, bisector) have tests of their own and
@@ -87,6 +87,16 @@ def test_injected_miscompile_is_found_minimized_deduplicated_and_reproduced(eqsa
     assert p.returncode == 1, p.stdout + p.stderr
     assert "VERDICT: MISCOMPILE" in p.stdout
     assert report["stats"]["minimize"]["checks"] <= 12 * (report["variants"] + 1)
+    # results.json's findings read back as `Finding` records and give the same dicts, keys in order
+    # (runners/records.py; the round trip of a real run's findings, once a run of its own in
+    # tests/unit/runners/test_records.py)
+    written = json.loads((out / "results.json").read_text())["report"]["findings"]
+    assert written and any(d["kind"] in COMPILER_BUG_KINDS for d in written)
+    for d in written:
+        rec = Finding.from_dict(d)
+        assert rec.to_dict() == d and list(rec.to_dict()) == list(d)
+        assert FindingKind.parse(rec.kind).value == d["kind"]
+        assert rec.compiler_bug == (d["kind"] in COMPILER_BUG_KINDS)
 
 
 def test_injected_compile_error_is_a_compile_crash(eqsat, tmp_path):

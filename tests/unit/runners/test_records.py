@@ -80,17 +80,9 @@ def test_judged_findings_and_notes_round_trip(tmp_path):
         _round_trips(json.loads(json.dumps(d)))
 
 
-@pytest.mark.slow  # a real run of the command line (injected Inductor bug): about a minute
-def test_real_run_results_json_findings_round_trip(eqsat, tmp_path):
-    out = tmp_path / "out"
-    res = eqsat(TEST_MODELS / "relu_mlp.py", "-n", "2", "--jobs", "1", "-r", TEST_MODELS / "e2e_rules",
-                "--no-sweep", "--no-artifacts", "--no-minimize", "--json",
-                "-b", 'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"', "--out", out, timeout=600)
-    assert res.rc == 1, res.stderr[-3000:]
-    report = json.loads(Path(out / "results.json").read_text())["report"]
-    assert report["findings"] and any(f["kind"] in COMPILER_BUG_KINDS for f in report["findings"])
-    for d in report["findings"]:
-        _round_trips(d)
+# The findings of a real run (the command line, Inductor's injected relu bug) round-trip the same way:
+# checked on the results.json of tests/e2e/test_e2e.py::test_injected_miscompile_is_found_minimized_...
+# (a second run of the same model and bug here cost half a minute of CPU).
 
 
 # ----------------------------------------------------------------------------------------------
