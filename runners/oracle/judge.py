@@ -37,9 +37,14 @@ subnormal spacing). Per element of every leaf:
    against e, yard = 0, typ = the leaf's median |e|, K = max(1024, 8 K(n)).
 7. Two eager runs differ: "nondeterministic", not judged.
 8. An element whose value, in the fp64 run of the program under Inductor's decompositions, depends
-   on an intermediate beyond acc(D)'s range (fp64_beyond: marked NaN, marks carried through
-   comparisons), or on a reduction's partial result beyond it in some order of its terms, is not
-   judged; nor is a NaN c there where f is an infinity (0 · inf, inf - inf in that order).
+   on an intermediate beyond acc(D)'s range (fp64_beyond: marks carried through comparisons), or on
+   a reduction's partial result beyond it in some order of its terms, is not judged; nor is a NaN c
+   there where f is an infinity (0 · inf, inf - inf in that order), nor any c where f is a NaN that
+   depends on a value beyond float64's range (the fp64 run's own overflow, then inf · 0).
+   Rule 3 under other roundings: a NaN/inf c of another kind than f where an fp64 run under another
+   rounding of the intermediates (Monte Carlo, the walk, the alternatives of rule 1) gives that
+   NaN/inf too is not judged (a cancellation to exactly 0, in eager's order and float64's, times an
+   infinity).
 9. (reference.conditioned) Where the program sorts: elements that differ between the tie orders
    of its sorts (index order, each group of ties rotated) take eager's value before judging.
 
@@ -160,8 +165,8 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     dtype the fp64 run rounds its data to (None: float64 throughout); mcs: the fp64 runs under Monte Carlo
     rounding of the intermediates, antithetic pairs (they add to S; a value on the far side of a step
     that one crosses passes), then the alternative runs (flushed subnormals, casts' precision kept: a
-    value within the bound of one passes); fb: the fp64 run of the decomposed program with the elements
-    that depend on values beyond the range of acc(D) set to NaN (rule 8)."""
+    value within the bound of one passes); fb: the marks of the decomposed program's fp64 runs, 1 where
+    an element depends on a value beyond the range of acc(D), 2 beyond float64's too, else 0 (rule 8)."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):  # bitwise eager: passes every rule
         return LeafResult(True)
     abs_err, rel_err = nx.max_errors(e, c)
@@ -193,7 +198,8 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
     fin_e, fin_c, fin_f = torch.isfinite(e), torch.isfinite(c), torch.isfinite(f)
     nan_e, nan_c, nan_f = torch.isnan(e), torch.isnan(c), torch.isnan(f)
     # elements whose exact value depends on an intermediate beyond the range of acc(D): eager's is luck
-    beyond = (fin_f & torch.isnan(fb)) if fb is not None and given else None
+    marked = (fb >= 1) if fb is not None and given else None  # rule 8 (reference._deferred_beyond's codes)
+    beyond = fin_f & marked if marked is not None else None
     f_d = f.to(dt).to(torch.float64)  # f rounded to the dtype: +-inf where it overflows it
     f_over = fin_f & ~torch.isfinite(f_d)
     notes: list[str] = []
@@ -213,6 +219,13 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
             notes.append(f"{what}: compiled finite (or another NaN/inf) where eager is non-finite, {why_not}, at "
                          f"{int(unknown.sum())} elements (beyond sqrt of {str(dt)[6:]}'s range, or special inputs): "
                          f"not judged")
+    if marked is not None:  # rule 8 for a NaN f: the NaN depends on a value beyond float64's range (an
+        # int8 sweep's cumprod overflows float64 before an exact 0 factor: inf · 0; the exact value is 0)
+        nan_b = kind_bad & nan_f & (fb >= 2)
+        kind_bad &= ~nan_b
+        if bool(nan_b.any()):
+            notes.append(f"{what}: compiled differs from a NaN fp64 at {int(nan_b.sum())} elements whose NaN depends on an "
+                         f"intermediate beyond the range of float64 (the fp64 run's own overflow): not judged")
     # rule 2: e non-finite, f finite: both wrong, not judged; unless f overflows the dtype to e's infinity
     e_over = ~fin_e & fin_f
     e_right = e_over & (e == f_d)
@@ -228,14 +241,28 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
         if bool(flip.any()):
             notes.append(f"{what}: compiled NaN where eager is the infinity fp64 is or rounds to, at {int(flip.sum())} "
                          f"elements, inputs near the range of {str(dt)[6:]}: an overflow in another order, not judged")
-    if fb is not None and given:  # rule 8 for an infinite f: a NaN where some order of a reduction's finite
+    if marked is not None:  # rule 8 for an infinite f: a NaN where some order of a reduction's finite
         # terms under- or overflows before the infinity joins them (0 · inf, inf - inf)
-        inf_b = kind_bad & nan_c & torch.isinf(f) & torch.isnan(fb)
+        inf_b = kind_bad & nan_c & torch.isinf(f) & marked
         kind_bad &= ~inf_b
         if bool(inf_b.any()):
             notes.append(f"{what}: compiled NaN where fp64 is infinite at {int(inf_b.sum())} elements whose finite partial "
                          f"results pass the range of {str(nx.acc_dtype(dt))[6:]} in some order (0 · inf, inf - inf): "
                          f"not judged")
+    if mcs and bool(kind_bad.any()):  # rule 3 under other roundings: a NaN/inf c that an fp64 run under
+        # another rounding of the intermediates (Monte Carlo, the partial sums' walk) or an alternative run
+        # gives too: the element's kind depends on the order of its roundings (a cumsum whose +-1e30 terms
+        # cancel to exactly 0 in eager's order, and in float64's, times an infinity: NaN; another order
+        # leaves the small terms: -inf)
+        other = torch.zeros_like(kind_bad)
+        for m in mcs:
+            if m is not None:
+                other |= ~torch.isfinite(m) & ((m == c) | (torch.isnan(m) & nan_c))
+        rounded = kind_bad & ~fin_c & other
+        kind_bad &= ~rounded
+        if bool(rounded.any()):
+            notes.append(f"{what}: compiled NaN/inf of another kind than fp64's at {int(rounded.sum())} elements where an "
+                         f"fp64 run under another rounding of the intermediates gives it: not judged")
     # rule 1: e and f finite: c finite (or the infinity f rounds to); an overflow in another order
     # (NaN/inf) is accepted near the dtype's range or in a neighbourhood that overflows anyway
     fin_ef = fin_e & fin_f
@@ -352,9 +379,9 @@ def _fp64_leaf(f: Any, r: torch.Tensor) -> torch.Tensor | None:
 
 
 def _fp64_beyond_mask(fb: Any, r: torch.Tensor) -> torch.Tensor | None:
-    """Rule 8 for an integer or bool leaf: where the BeyondRange run (a float64 leaf of r's shape) is NaN."""
+    """Rule 8 for an integer or bool leaf: where the BeyondRange runs' marks (a float64 leaf of r's shape) are set."""
     if isinstance(fb, torch.Tensor) and fb.is_floating_point() and tuple(fb.shape) == tuple(r.shape):
-        return torch.isnan(fb).to(r.device)
+        return (fb >= 1).to(r.device)
     return None
 
 
@@ -475,10 +502,10 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     NaN/inf (rule 3's clause for no independent run). fp64_rounded: fp64 runs under Monte Carlo
     rounding of the intermediates to the program's dtype (numerics.py): a compiled integer they
     reach, or a compiled value on the far side of a step they cross, is decided by rounding.
-    fp64_beyond: the fp64 run of the program under Inductor's decompositions with every element that
-    depends on a value beyond the range of acc(D) set to NaN (integer and bool leaves as float64): an
-    element NaN there depends on a value D's arithmetic cannot hold, and eager's finite value is luck;
-    not judged, nor a NaN c there where f is infinite (rule 8).
+    fp64_beyond: the marks of the program's fp64 runs under Inductor's decompositions, a float64 leaf
+    per output leaf: 1 where an element depends on a value beyond the range of acc(D) (D's arithmetic
+    cannot hold it, and eager's finite value is luck: not judged, nor a NaN c where f is infinite), 2
+    where beyond float64's too (a NaN f there is no judge), else 0 (rule 8).
     """
     hint, low64 = nx.parse_dtype(dtype_hint), nx.parse_dtype(fp64_low)
     index_info = dict(index_info or {})

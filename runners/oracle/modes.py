@@ -1,12 +1,28 @@
 """The dispatch modes of the eager and fp64 runs (runners/oracle/reference.py): the dtypes a program computes in, casts that keep their precision, values beyond a dtype's range (a reduction's partial results in any order), Monte Carlo rounding and the partial sums' random walk, the order of a sort's ties."""
 from __future__ import annotations
 
+import contextlib
 import math
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from runners.oracle import numerics as nx
+
+
+@contextlib.contextmanager
+def float64_default():
+    """Every fp64 run is made under this: float64 as torch's default dtype, so that an integer tensor
+    that meets a Python float (`0.99 * x` of an int8 x) or a factory without a dtype (torch.zeros(n))
+    gives float64 where eager gives the default float32. Else that arithmetic stays float32 in the fp64
+    run too, which then shares eager's overflow (reduce_cumprod_discount's int8 sweep, session 7:
+    eager and the fp64 run NaN, the compiled program the exact 0)."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(old)
 
 
 class FloatDtypes(TorchDispatchMode):
@@ -49,7 +65,7 @@ def coarsest(dtypes) -> torch.dtype | None:
 
 
 class BeyondRange(TorchDispatchMode):
-    """An fp64 run that marks with NaN each output element that depends on a value the program's
+    """An fp64 run that marks (and sets to NaN) each output element that depends on a value the program's
     arithmetic (in `dt`) cannot hold: a floating result beyond the range of `dt` that is finite in
     float64, an infinity an op makes of finite operands (float64's own overflow), or a reduction's
     partial result beyond the range in some order of its terms (below). An infinity that comes from an
@@ -174,11 +190,14 @@ class BeyondRange(TorchDispatchMode):
         return list(o) if isinstance(o, (tuple, list)) else [o]
 
     def outputs(self, out):
-        """The program's output with every marked integer or bool leaf as a float64 tensor, NaN where
-        marked (floating leaves are NaN there already), for the judge."""
+        """The marks of the program's output, for the judge: each tensor leaf as a float64 tensor of its
+        shape, 1 where marked and 0 elsewhere (not the values: an fp64 NaN of float64's own overflow is
+        marked, one of an input NaN is not)."""
         def conv(t):
-            if isinstance(t, torch.Tensor) and not (t.is_floating_point() or t.is_complex()) and t in self.taint:
-                return t.to(torch.float64).masked_fill(self.taint[t], math.nan)
+            if isinstance(t, torch.Tensor):
+                m = self.taint.get(t)
+                z = torch.zeros(t.shape, dtype=torch.float64, device=t.device)
+                return z if m is None or m.shape != t.shape else z.masked_fill(m, 1.0)
             return t
         return nx._rebuild(out, conv)
 

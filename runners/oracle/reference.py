@@ -10,7 +10,7 @@ from runners.exec.protocol import to_cpu
 from runners.oracle import numerics as nx
 from runners.oracle.inputs import InputSet, flushed_fp64_inputs, perturbed_fp64_inputs, to_fp64_inputs
 from runners.oracle.judge import Verdict, judge
-from runners.oracle.modes import BeyondRange, FloatDtypes, KeptPrecision, RoundingNoise, TieOrder, coarsest
+from runners.oracle.modes import BeyondRange, FloatDtypes, KeptPrecision, RoundingNoise, TieOrder, coarsest, float64_default
 
 
 class EagerRef(NamedTuple):
@@ -31,10 +31,10 @@ class EagerRef(NamedTuple):
     # (Triton's default), and where the fp64 run casts to a coarser dtype, one that keeps the precision
     # (KeptPrecision); made on the first call, by a verdict that fails with S; None: no fp64 run or float op
     fp64mc: Callable[[], list | None] | None = None
-    # the fp64 run of the program under Inductor's decompositions with every element that depends on a
-    # value beyond the range of D's accumulation dtype set to NaN (BeyondRange): NaN where an element
-    # depends on a value D cannot hold (a layer_norm's variance of values near float32's max, a uint8
-    # cumprod); made on the first call, by a verdict that still fails; None: none
+    # the marks of the fp64 run of the program under Inductor's decompositions (BeyondRange), per output
+    # element: 1 where it depends on a value beyond the range of D's accumulation dtype (a layer_norm's
+    # variance of values near float32's max, a uint8 cumprod), 2 where beyond float64's too (the fp64
+    # run's own overflow), else 0; made on the first call, by a verdict that still fails; None: none
     fp64_beyond: Callable[[], Any] | None = None
     # where the program sorts (sort, argsort, topk): its fp64 run with ties in index order and with each
     # group of ties rotated by one (TieOrder); an element that differs between them depends on the order of tied keys and
@@ -60,7 +60,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     # (KeptPrecision), so that there is an fp64 run all the same
     for mode in (rec64, KeptPrecision()):
         try:
-            with torch.no_grad(), mode:
+            with torch.no_grad(), float64_default(), mode:
                 torch.manual_seed(0)
                 fp64 = forward(*to_fp64_inputs(s.inputs))
             rec64 = mode
@@ -72,7 +72,8 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     if fp64 is not None and cpu_forward is not None and low == torch.float64 and _on_gpu(s.inputs):
         try:
             torch.manual_seed(0)
-            fp64 = cpu_forward(*to_fp64_inputs(s.inputs))
+            with float64_default():
+                fp64 = cpu_forward(*to_fp64_inputs(s.inputs))
         except Exception:  # noqa: BLE001 - the device's fp64 run stays the reference
             pass
     if fp64 is None:
@@ -123,21 +124,28 @@ def _once(make: Callable[[], Any]) -> Callable[[], Any]:
 
 def _deferred_beyond(forward, plain: tuple, acc: torch.dtype) -> Callable[[], Any]:
     """The fp64 run of the program traced with Inductor's decomposition table (make_fx, recursively,
-    as aot_eager_decomp_partition does) under BeyondRange(acc), on the first call; None if it fails."""
+    as aot_eager_decomp_partition does) under BeyondRange(acc) and under BeyondRange(float64), on the
+    first call: per element of each output leaf, 0 (no mark), 1 (depends on a value beyond acc's range)
+    or 2 (beyond float64's too: the fp64 run's own overflow); None if it fails."""
 
     def make() -> Any:
         from torch._inductor.decomposition import select_decomp_table  # only on a failing verdict
         from torch.fx.experimental.proxy_tensor import make_fx
         for tracing in ("real", "fake"):  # fake: a program that mixes dtypes in float64 traces (decomposed, it promotes)
             try:
-                with torch.no_grad():
+                with torch.no_grad(), float64_default():
                     torch.manual_seed(0)
                     gm = make_fx(forward, decomposition_table=select_decomp_table(), tracing_mode=tracing)(*plain)
-                    torch.manual_seed(0)
-                    mode = BeyondRange(acc)
-                    with mode:
-                        out = gm(*plain)
-                    return to_cpu(mode.outputs(out))
+                    marks = []
+                    for dt in dict.fromkeys((acc, torch.float64)):  # beyond acc(D), then beyond float64 too
+                        torch.manual_seed(0)
+                        mode = BeyondRange(dt)
+                        with mode:
+                            out = gm(*plain)
+                        marks.append(to_cpu(mode.outputs(out)))
+                    beyond, own = marks[0], marks[-1]
+                    return torch.utils._pytree.tree_map(
+                        lambda a, b: a + b if isinstance(a, torch.Tensor) else a, beyond, own)
             except Exception:  # noqa: BLE001 - no such run then
                 pass
         return None
@@ -152,7 +160,7 @@ def _deferred_ties(forward, plain: tuple) -> Callable[[], tuple | None]:
     def make() -> tuple | None:
         runs = []
         try:
-            with torch.no_grad():
+            with torch.no_grad(), float64_default():
                 first = TieOrder(0)
                 torch.manual_seed(0)
                 with first:
@@ -200,7 +208,7 @@ def _deferred(forward, runs_of: list) -> Callable[[], list | None]:
 
     def make() -> list | None:
         runs: list = []
-        with torch.no_grad():
+        with torch.no_grad(), float64_default():
             for inputs, mode in runs_of:
                 xs = inputs()
                 if xs is None:

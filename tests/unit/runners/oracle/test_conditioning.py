@@ -208,7 +208,7 @@ def test_nan_where_the_variance_is_beyond_float32_is_no_miscompile():
     x = torch.randn(4, 64, generator=g)
     x[1, 3] = x[1, 7] = x[1, 11] = -1.7014e38
     r = eager_reference(_layer_norm, lambda *a: {}, InputSet("special-0", (x,)))
-    assert r.fp64_beyond is not None and bool(torch.isnan(r.fp64_beyond()[1]).all())
+    assert r.fp64_beyond is not None and bool((r.fp64_beyond()[1] >= 1).all())
     got = r.ref.clone()
     got[1] = float("nan")  # compiled's overflow inside var_mean, in the row whose variance overflows
     v = judge_against(r, got)
@@ -363,8 +363,10 @@ def test_a_float64_leaf_has_no_independent_judge_of_overflow(monkeypatch):
     """The float64 sweeps on CUDA (session 6): on special rows near 1.8e308, eager NaN (inf - inf in
     its order) and compiled -inf (another order). The fp64 run of a float64 program, the CPU's on a
     GPU, has float64's range, so it cannot say whose NaN/inf is right there: a note, not a candidate.
-    Off the special sets a NaN/inf of another kind stays a failure. (Limit: a special row holding an
-    infinity itself, whose NaN no order avoids, is not judged either at float64.)"""
+    Off the special sets the NaN is float64's own overflow (rule 8: not judged either), and a NaN/inf of
+    another kind where the NaN is the inputs' own (inf - inf of input infinities) stays a failure.
+    (Limit: a special row holding an infinity itself, whose NaN no order avoids, is not judged either
+    at float64.)"""
     import runners.oracle.reference as ref_mod
     monkeypatch.setattr(ref_mod, "_on_gpu", lambda inputs: True)  # the fp64 run is the CPU's
     x = torch.randn(8, 32, dtype=torch.float64, generator=torch.Generator().manual_seed(7))
@@ -378,6 +380,12 @@ def test_a_float64_leaf_has_no_independent_judge_of_overflow(monkeypatch):
     v = judge_against(r, got)
     assert v.ok and "no wider than float64" in v.detail, v.detail
     r = eager_reference(prog, lambda *a: {}, InputSet("random-0", (x,)), cpu_forward=cpu)
+    v = judge_against(r, got)
+    assert v.ok and "NaN depends on an intermediate beyond the range of float64" in v.detail, v.detail
+    y = x.clone()
+    y[2, :4] = torch.tensor([float("inf"), 1.0, -float("inf"), 1.0], dtype=torch.float64)
+    r = eager_reference(prog, lambda *a: {}, InputSet("random-0", (y,)), cpu_forward=cpu)
+    assert bool(torch.isnan(r.fp64[2]))
     assert not judge_against(r, got).ok
 
 
@@ -562,11 +570,12 @@ def test_a_cumprod_whose_later_run_overflows_is_not_judged_on_any_input_set():
 def test_nan_where_fp64_is_infinite_is_judged_by_the_finite_terms_partial_products():
     """reduce_prod (dynamic sweep) and reduce_cumprod_discount (special) on CUDA (session 7): a row
     holding -inf, and factors whose partial products underflow below float32's smallest normal in some
-    order (subnormals: flushed, or 5.9e-39 · 5.9e-39): that order's 0 · -inf is NaN, eager's and fp64's
-    -inf. Not judged; a NaN for a row holding -inf whose finite factors stay in range in every order
-    still fails, as does an inf where fp64 is NaN (ledger #14's kind)."""
+    order (1e-20 · -1e-20): that order's 0 · -inf is NaN, eager's and fp64's -inf. Not judged; a NaN for
+    a row holding -inf whose finite factors stay in range in every order still fails, as does an inf
+    where fp64 is NaN (ledger #14's kind). Subnormal factors (5.9e-39, Triton flushes them to 0) give
+    the NaN in the fp64 run with subnormals flushed: not judged either (rule 3 under other roundings)."""
     x = torch.rand(4, 16, generator=torch.Generator().manual_seed(14)) + 0.5
-    x[1, :4] = torch.tensor([-float("inf"), 5.9e-39, -5.9e-39, 1.7e38])
+    x[1, :4] = torch.tensor([-float("inf"), 1e-20, -1e-20, 1.7e38])
     x[2, 0] = -float("inf")
     x[3, :2] = torch.tensor([float("inf"), 0.0])
     r = eager_reference(lambda t: t.prod(-1), lambda *a: {}, InputSet("special-0", (x,)))
@@ -582,4 +591,73 @@ def test_nan_where_fp64_is_infinite_is_judged_by_the_finite_terms_partial_produc
     assert not judge_against(r, got).ok
     got = e.clone()
     got[3] = float("inf")  # inf · 0 is NaN in every order
+    assert not judge_against(r, got).ok
+
+    x[1, 1:3] = torch.tensor([5.9e-39, -5.9e-39])  # subnormals
+    r = eager_reference(lambda t: t.prod(-1), lambda *a: {}, InputSet("special-0", (x,)))
+    r = r._replace(ref=e, ref2=e)
+    got = e.clone()
+    got[1] = float("nan")
+    v = judge_against(r, got)
+    assert v.ok and "another rounding" in v.detail, v.detail
+    got[2] = float("nan")
+    assert not judge_against(r, got).ok
+
+
+def test_the_fp64_run_promotes_integers_to_float64():
+    """reduce_cumprod_discount's int8 sweep on CUDA (session 7): `0.99 * x` of an int8 x is float32
+    eagerly, and was float32 in the fp64 run too (only floating inputs were widened), so the fp64 run
+    shared eager's overflow: the row's partial products overflow float32 (CUDA's scan accumulates in
+    float32) before an exact 0 factor, eager and fp64 NaN (inf · 0), and the compiled exact 0 failed.
+    Here (0.99 x)^30 · z, z = 0: the fp64 run computes with float64 as the default dtype, finite there,
+    so eager's NaN is an overflow (rule 2) and 0 passes."""
+    x = torch.full((2, 8), 100, dtype=torch.int8)
+    z = torch.zeros(2, 8, dtype=torch.int8)
+    r = eager_reference(lambda t, z: (0.99 * t) ** 30 * z, lambda *a: {}, InputSet("random-0", (x, z)))
+    assert r.fp64.dtype == torch.float64 and bool(torch.isnan(r.ref).all())
+    assert bool((r.fp64 == 0).all())
+    v = judge_against(r, torch.zeros(2, 8))
+    assert v.ok, v.detail
+    assert torch.get_default_dtype() == torch.float32  # restored
+
+
+def test_a_nan_of_the_fp64_runs_own_overflow_is_no_judge():
+    """The same sweep's rows overflow float64 too when the exact 0 comes late (100^160): eager and fp64
+    NaN, the exact value (and another order's) 0. The decomposed program's run under BeyondRange(float64)
+    marks the NaN as float64's own overflow: not judged (rule 8). A NaN of an input NaN still is."""
+    x = torch.full((2, 200), 100, dtype=torch.int8)
+    x[:, 180] = 0
+    r = eager_reference(lambda t: torch.cumprod(0.99 * t, 1), lambda *a: {}, InputSet("random-0", (x,)))
+    assert bool(torch.isnan(r.fp64[:, 180:]).all())
+    got = r.ref.clone()
+    got[:, 180:] = 0.0
+    v = judge_against(r, got)
+    assert v.ok and "own overflow" in v.detail, v.detail
+    y = torch.rand(2, 200, generator=torch.Generator().manual_seed(3)) + 0.5
+    y[:, 180] = float("nan")
+    r = eager_reference(lambda t: torch.cumprod(0.99 * t, 1), lambda *a: {}, InputSet("special-0", (y,)))
+    got = r.ref.clone()
+    got[:, 180:] = 0.0
+    assert not judge_against(r, got).ok
+
+
+def test_a_nan_or_inf_that_another_rounding_gives_is_not_judged():
+    """reduce_cumprod_discount's size-65 special set on CUDA (session 7): an infinite discount times a
+    reverse cumsum whose +-1e30 terms cancel to exactly 0 in eager's order and in float64's (the small
+    terms absorbed): eager and fp64 NaN; an order that keeps the small terms gives an infinity. The
+    walk runs (the partial sums moved by their roundings) give the infinities as well: not judged. An
+    infinity of the wrong sign where every run agrees with fp64 still fails."""
+    d = torch.tensor([float("inf"), float("inf"), 2.0])
+    x = torch.tensor([[1e30, 0.5, 0.25, -1e30], [1e30, 0.5, 0.25, -1e30], [1.0, 0.5, 0.25, 2.0]])
+    prog = lambda d, x: d * x.sum(-1)  # noqa: E731
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (d, x)))
+    assert bool(torch.isnan(r.ref[:2]).all()) and bool(torch.isnan(r.fp64[:2]).all())
+    runs = r.fp64mc()
+    kinds = {float(m[k]) for m in runs if m is not None for k in (0, 1) if not bool(torch.isfinite(m[k]))}
+    assert kinds & {float("inf"), -float("inf")}, kinds
+    got = r.ref.clone()
+    got[0] = next(iter(kinds & {float("inf"), -float("inf")}))  # another order's infinity
+    v = judge_against(r, got)
+    assert v.ok and "another rounding" in v.detail, v.detail
+    got[2] = -float("inf")  # 2 · 3.75: finite in every order
     assert not judge_against(r, got).ok
