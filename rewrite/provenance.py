@@ -20,6 +20,9 @@ the saturated e-graph, so that each of their nodes is an e-node (`Credit.walk`).
   `x.t().t()` there, so choosing `x` credits `x.t().t() -> x` as well; and from what the rule
   that built the new e-node built as its argument (`(a + b).t() -> a.t() + b.t()` builds
   `y.t().t()` for b = `y.t()`: choosing `y` there credits `x.t().t() -> x`).
+- A new e-node the variant uses as an argument of a seed e-node came into the seed's e-class by a
+  merge: a bare-variable rule that matched it is credited (`relu(x) -> relu(x.to(float64).to(float32))`,
+  renamed to `x.double().float()`, which `x.double().float() -> x` merges with x).
 What is not recorded is which e-node a rule matched when its rhs builds calls, so under a new
 e-node a merge of seed e-classes can go uncredited (e.g. `relu(relu(x)) -> relu(x)` for a
 variant `x.t().t().relu()` made from the second relu): the credit is a lower bound there.
@@ -224,8 +227,8 @@ class Credit:
             if parent in seed_keys:  # quick pass: the seed's own arguments need no look
                 for slot, j in list(enumerate(n.args)) + list(n.kwargs):
                     child = w.get(j)
-                    if child is not None and child in seed_keys and child not in seed_edges.get(
-                            (parent, slot), ()):
+                    if child is not None and child not in seed_edges.get((parent, slot), ()) and (
+                            child in seed_keys or child in self.calls):
                         todo.append((parent, slot, child))
             else:
                 for slot, j in list(enumerate(n.args)) + list(n.kwargs):
@@ -247,7 +250,14 @@ class Credit:
             # e-node; a bare-variable rule that matched the replaced one, or the chosen one (an
             # unrolled cycle: x.t().t() -> x, then x.t().t().t().t()); the rule that rebuilt the
             # replaced one (relu(relu(x)) -> relu(x), then relu(relu(relu(x))))
-            for names in ([made.get(child)],
+            # A new e-node chosen under a seed e-node (the rule that built it is credited above) came
+            # into the seed's e-class by a merge: a bare-variable rule that matched it is the record
+            # (`relu(x) -> relu(x.to(float64).to(float32))`, renamed to `x.double().float()`, which
+            # `x.double().float() -> x` merges with x: the float32-only rule is credited, not only the
+            # renamings; where the e-node was in that class already, this credits one rule too many)
+            new_child = child not in seed_keys
+            for names in ([] if new_child else [made.get(child)],
+                          list(matched.get(child, ())) if new_child else [],
                           [m for d in gone for m in matched.get(d, ())],
                           list(matched.get(child, ())),
                           [made.get(d) for d in gone]):

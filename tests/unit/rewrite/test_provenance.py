@@ -133,3 +133,23 @@ def test_generate_records_rules_and_their_classes_non_exact_first(tmp_path):
     both = [v for v in variants if set(v["rules"]) == {"relu_method", "cos_as_sin_shift"}]
     assert both and all(v["rules"][0] == "cos_as_sin_shift" for v in both)
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["variants"] == m["variants"]
+
+
+@rule(family="stress", numerics="exact")
+def relu_operand_round_trip(x: Tensor(dtype="float32")):
+    return torch.relu(x), torch.relu(x.to(torch.float64).to(torch.float32))
+
+
+def test_a_new_operand_merged_into_the_seeds_class_credits_the_merge():
+    """Session 6's new user: a variant `relu(x.double().float())` was credited to the renaming rules
+    alone (`x.to(float64)` -> `x.double()`), so its dtypes were theirs (every dtype) and the float16
+    sweep ran a float32-only round trip (an unsound-rewrite note). The renamed round trip is in x's
+    e-class through `x.double().float() -> x` (float32 only): that merge is credited now."""
+    from rules.dtype_logic import double_is_to_float64, float32_via_float64_round_trip, float_is_to_float32
+    rules = [relu_operand_round_trip, double_is_to_float64, float_is_to_float32, float32_via_float64_round_trip]
+    _, variants = _variants(OneRelu(), (torch.randn(3, 4),), rules, n=40)
+    float32_only = {"relu_operand_round_trip", "float32_via_float64_round_trip"}
+    renamed = [(p, r) for p, r in variants if "Tensor.double" in _ops(p) and "Tensor.to" not in _ops(p)]
+    assert renamed, [_ops(p) for p, _ in variants]
+    for p, credited in variants:
+        assert set(credited) & float32_only, (_ops(p), credited)
