@@ -57,25 +57,22 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     fp64, rec64 = None, FloatDtypes(widen=True)
     # a program that casts to a coarser dtype inside may mix dtypes in float64 (batch_norm of float64
     # data with a weight cast to float32 raises): then the casts round once and keep the precision
-    # (KeptPrecision), so that there is an fp64 run all the same
-    for mode in (rec64, KeptPrecision()):
+    # (KeptPrecision), so that there is an fp64 run all the same. A float64 program on a GPU has its
+    # fp64 run on the CPU (another libm), the device's only if that fails
+    low = coarsest(rec.seen)
+    cpu_first = cpu_forward is not None and low == torch.float64 and _on_gpu(s.inputs)
+    for fwd, mode in [(f, m) for f in ([cpu_forward, forward] if cpu_first else [forward])
+                      for m in (FloatDtypes(widen=True), KeptPrecision())]:
         try:
             with torch.no_grad(), float64_default(), mode:
                 torch.manual_seed(0)
-                fp64 = forward(*to_fp64_inputs(s.inputs))
+                fp64 = fwd(*to_fp64_inputs(s.inputs))
             rec64 = mode
             break
         except Exception:  # noqa: BLE001 - no fp64 reference then (judge's rule 6)
             fp64 = None
     name = lambda d: str(d).removeprefix("torch.") if d else None  # noqa: E731
-    low, low64 = coarsest(rec.seen), coarsest(rec64.narrowed)
-    if fp64 is not None and cpu_forward is not None and low == torch.float64 and _on_gpu(s.inputs):
-        try:
-            torch.manual_seed(0)
-            with float64_default():
-                fp64 = cpu_forward(*to_fp64_inputs(s.inputs))
-        except Exception:  # noqa: BLE001 - the device's fp64 run stays the reference
-            pass
+    low64 = coarsest(rec64.narrowed)
     if fp64 is None:
         return EagerRef(s, ref, ref2, None, idx, name(low))
     # one float64 copy of the inputs, made now (the compiled run comes between, and a miscompile may

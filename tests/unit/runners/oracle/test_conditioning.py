@@ -661,3 +661,23 @@ def test_a_nan_or_inf_that_another_rounding_gives_is_not_judged():
     assert v.ok and "another rounding" in v.detail, v.detail
     got[2] = -float("inf")  # 2 · 3.75: finite in every order
     assert not judge_against(r, got).ok
+
+
+def test_a_float64_program_on_a_gpu_has_one_fp64_run_the_cpus(monkeypatch):
+    """A float64 program on a GPU: its fp64 run is the CPU's (rule 6's independent libm), made once; the
+    device's own float64 run was made first and thrown away until session 8. Where the CPU run fails,
+    the device's is the reference."""
+    import runners.oracle.reference as ref_mod
+    monkeypatch.setattr(ref_mod, "_on_gpu", lambda inputs: True)
+    x = torch.randn(16, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    calls = []
+    prog = lambda t: (calls.append(1), t.sin())[1]  # noqa: E731
+    cpu = lambda t: t.sin() * (1 + 2 ** -52)  # noqa: E731 - another libm
+    r = eager_reference(prog, lambda *a: {}, InputSet("random-0", (x,)), cpu_forward=cpu)
+    assert len(calls) == 2 and torch.equal(r.fp64, x.sin() * (1 + 2 ** -52))  # eager twice, no device fp64 run
+
+    def broken(t):
+        raise RuntimeError("no CPU kernel")
+    calls.clear()
+    r = eager_reference(prog, lambda *a: {}, InputSet("random-0", (x,)), cpu_forward=broken)
+    assert len(calls) == 3 and torch.equal(r.fp64, x.sin())
