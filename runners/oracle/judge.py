@@ -40,7 +40,8 @@ subnormal spacing). Per element of every leaf:
    on an intermediate beyond acc(D)'s range (fp64_beyond: marks carried through comparisons), or on
    a reduction's partial result beyond it in some order of its terms, is not judged; nor is a NaN c
    there where f is an infinity (0 · inf, inf - inf in that order), nor any c where f is a NaN that
-   depends on a value beyond float64's range (the fp64 run's own overflow, then inf · 0).
+   depends on a value beyond float64's range (the fp64 run's own overflow, then inf · 0), nor any c
+   at an element that depends on a conversion of NaN/inf to an integer (undefined in C++).
    Rule 3 under other roundings: a NaN/inf c of another kind than f where an fp64 run under another
    rounding of the intermediates (Monte Carlo, the walk, the alternatives of rule 1) gives that
    NaN/inf too is not judged (a cancellation to exactly 0, in eager's order and float64's, times an
@@ -220,12 +221,14 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: t
                          f"{int(unknown.sum())} elements (beyond sqrt of {str(dt)[6:]}'s range, or special inputs): "
                          f"not judged")
     if marked is not None:  # rule 8 for a NaN f: the NaN depends on a value beyond float64's range (an
-        # int8 sweep's cumprod overflows float64 before an exact 0 factor: inf · 0; the exact value is 0)
+        # int8 sweep's cumprod overflows float64 before an exact 0 factor: inf · 0; the exact value is 0),
+        # or on a conversion of NaN/inf to an integer, which C++ leaves undefined (a NaN grid coordinate)
         nan_b = kind_bad & nan_f & (fb >= 2)
         kind_bad &= ~nan_b
         if bool(nan_b.any()):
             notes.append(f"{what}: compiled differs from a NaN fp64 at {int(nan_b.sum())} elements whose NaN depends on an "
-                         f"intermediate beyond the range of float64 (the fp64 run's own overflow): not judged")
+                         f"intermediate beyond the range of float64 (the fp64 run's own overflow) or on a conversion of NaN/inf "
+                         f"to an integer (undefined): not judged")
     # rule 2: e non-finite, f finite: both wrong, not judged; unless f overflows the dtype to e's infinity
     e_over = ~fin_e & fin_f
     e_right = e_over & (e == f_d)
@@ -505,7 +508,8 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     fp64_beyond: the marks of the program's fp64 runs under Inductor's decompositions, a float64 leaf
     per output leaf: 1 where an element depends on a value beyond the range of acc(D) (D's arithmetic
     cannot hold it, and eager's finite value is luck: not judged, nor a NaN c where f is infinite), 2
-    where beyond float64's too (a NaN f there is no judge), else 0 (rule 8).
+    where beyond float64's too or on a conversion of NaN/inf to an integer (a NaN f there is no
+    judge), else 0 (rule 8).
     """
     hint, low64 = nx.parse_dtype(dtype_hint), nx.parse_dtype(fp64_low)
     index_info = dict(index_info or {})

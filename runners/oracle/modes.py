@@ -77,7 +77,12 @@ class BeyondRange(TorchDispatchMode):
     CUDA, session 7). Pointwise ops (and casts, copies) mark the elements their marked operands reach,
     broadcast; any other op with a marked floating operand marks the elements of its results that
     change when the marked values are 1 instead of NaN; one with a marked integer or bool operand (an
-    index) marks all its results. A floating result is NaN wherever it is marked. Views take the view
+    index) marks the elements of its results that change when the marked integers are 0 instead of 1
+    (all of them where that run fails). A floating result is NaN wherever it is marked. A conversion of
+    floats to integers marks the elements whose float is NaN, infinite or beyond the integer's range:
+    C++ leaves that conversion undefined (Inductor's grid_sampler_2d decomposition floors a NaN grid
+    coordinate into an int64 index and masks it to 0, eager's kernel gives NaN, and the two eager
+    kernels, CPU and CUDA, disagree on such grids themselves: pytorch/pytorch#24823). Views take the view
     of their base's mask; in-place ops update their first argument's.
 
     A reduction's partial results count in any order of its terms (no order is specified, and Triton's
@@ -105,10 +110,15 @@ class BeyondRange(TorchDispatchMode):
         inplace = aliased and any(r.alias_info is not None and r.alias_info.is_write for r in schema.returns)
         elementwise = torch.Tag.pointwise in func.tags or func in _ELEMENTWISE
         seeded = torch.Tag.nondeterministic_seeded in func.tags
-        other = None  # the results with the marked values 1 instead of NaN (an op that is not pointwise)
-        if marked and not aliased and not elementwise and not seeded \
-                and all(t.is_floating_point() for t in marked):
+        # an op that is not pointwise: its results with the marked floating values 1 instead of NaN, and
+        # (marked integers or bools, an index) with the marked integer values 0, then 1: what changes
+        # between them depends on the marks
+        other, other1 = None, None
+        if marked and not aliased and not elementwise and not seeded:
             other = self._unmarked_run(func, args, kwargs)
+            if not all(t.is_floating_point() for t in marked):
+                other1 = self._unmarked_run(func, args, kwargs, fill=1) if other is not None else None
+                other = other if other1 is not None else None
         # the operands' infinities (an infinity they carry in is no overflow): before an in-place op writes
         before_inf = [t.isinf() if t.is_floating_point() else None for t in flat] if inplace else None
         out = func(*args, **kwargs)
@@ -142,9 +152,16 @@ class BeyondRange(TorchDispatchMode):
                         except Exception:  # noqa: BLE001 - shapes that do not broadcast: all of it
                             m |= True
                 elif other is not None and isinstance(other[k], torch.Tensor) and other[k].shape == o.shape:
-                    m |= ~nx.equal_nan(o, other[k].to(o.dtype))
+                    if other1 is None or any(t.is_floating_point() for t in marked):
+                        m |= ~nx.equal_nan(o, other[k].to(o.dtype))
+                    if other1 is not None:
+                        m |= ~nx.equal_nan(other[k], other1[k])
                 else:
                     m |= True
+            if func in _CASTS and not (o.is_floating_point() or o.is_complex()) and o.dtype != torch.bool \
+                    and isinstance(args[0], torch.Tensor) and args[0].is_floating_point() and args[0].shape == o.shape:
+                x, info = args[0], torch.iinfo(o.dtype)  # a float to integer conversion C++ leaves undefined
+                m |= ~torch.isfinite(x) | (x < info.min) | (x > info.max)
             if o.is_floating_point():
                 m |= torch.isfinite(o) & (o.abs() > self.max)
                 if bool(o.isinf().any()):  # an infinity of finite operands: float64's own overflow
@@ -172,16 +189,17 @@ class BeyondRange(TorchDispatchMode):
             return out
         return type(out)(new) if isinstance(out, (tuple, list)) else new[0]
 
-    def _unmarked_run(self, func, args, kwargs):
-        """func's results with every marked floating value 1 instead of NaN (mutated arguments cloned),
-        a list like the results; None if it fails."""
+    def _unmarked_run(self, func, args, kwargs, fill: int = 0):
+        """func's results with every marked floating value 1 instead of NaN and every marked integer or
+        bool value `fill` (mutated arguments cloned), a list like the results; None if it fails (an index
+        out of range)."""
         writes = {i for i, a in enumerate(func._schema.arguments) if a.alias_info is not None and a.alias_info.is_write}
 
         def swap(t):
             if isinstance(t, torch.Tensor) and t in self.taint:
-                return t.masked_fill(self.taint[t], 1.0)
+                return t.masked_fill(self.taint[t], 1.0 if t.is_floating_point() else fill)
             return t
-        a2 = [swap(a) for a in args]
+        a2 = [torch.utils._pytree.tree_map(swap, a) for a in args]  # lists too (cat, index's indices)
         a2 = [b.clone() if i in writes and b is a else b for i, (a, b) in enumerate(zip(args, a2))]
         try:
             o = func(*a2, **torch.utils._pytree.tree_map(swap, kwargs))
@@ -210,6 +228,7 @@ _PRODUCT_SUMS = {_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten
                  _aten.baddbmm.default, _aten.convolution.default}
 _REDUCTIONS = _SUMS | _PRODS | _VARS | _PRODUCT_SUMS
 _ADDS = {_aten.add.Tensor, _aten.sub.Tensor}
+_CASTS = {_aten._to_copy.default, torch.ops.prims.convert_element_type.default}
 # ops that map each element to the element of their result at the same place (broadcast), untagged pointwise
 _ELEMENTWISE = {_aten._to_copy.default, _aten.copy_.default, _aten.copy.default, _aten.where.ScalarOther,
                 _aten.where.ScalarSelf, _aten.where.Scalar, _aten.masked_fill.Tensor, _aten.lift_fresh_copy.default,

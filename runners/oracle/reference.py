@@ -123,7 +123,8 @@ def _deferred_beyond(forward, plain: tuple, acc: torch.dtype) -> Callable[[], An
     """The fp64 run of the program traced with Inductor's decomposition table (make_fx, recursively,
     as aot_eager_decomp_partition does) under BeyondRange(acc) and under BeyondRange(float64), on the
     first call: per element of each output leaf, 0 (no mark), 1 (depends on a value beyond acc's range)
-    or 2 (beyond float64's too: the fp64 run's own overflow); None if it fails."""
+    or 2 (beyond float64's too: the fp64 run's own overflow; or on a conversion of NaN/inf to an integer,
+    which both runs mark); None if it fails."""
 
     def make() -> Any:
         from torch._inductor.decomposition import select_decomp_table  # only on a failing verdict

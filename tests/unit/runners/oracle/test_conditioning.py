@@ -681,3 +681,24 @@ def test_a_float64_program_on_a_gpu_has_one_fp64_run_the_cpus(monkeypatch):
     calls.clear()
     r = eager_reference(prog, lambda *a: {}, InputSet("random-0", (x,)), cpu_forward=broken)
     assert len(calls) == 3 and torch.equal(r.fp64, x.sin())
+
+
+def test_a_nan_grid_coordinate_converted_to_an_index_is_not_judged():
+    """index_grid_sample_stn's special set (session 8, CPU): a NaN in the image makes the predicted affine
+    theta NaN for that sample, so its whole sampling grid is NaN; eager's grid_sample gives NaN, the compiled
+    decomposition floors the coordinates into int64 indices (NaN to an integer: undefined in C++) and masks
+    them to 0. Those elements are not judged; the other sample's stay judged (a planted error fails)."""
+    import torch.nn.functional as F
+    x = torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(0))
+    theta = torch.tensor([[1.0, 0.1, 0.0], [0.0, 1.0, 0.1]]).repeat(2, 1, 1)
+    theta[1, 0, 0] = float("nan")
+    prog = lambda x, t: F.grid_sample(x, F.affine_grid(t, list(x.shape), align_corners=False),  # noqa: E731
+                                      align_corners=False)
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (x, theta)))
+    assert bool(torch.isnan(r.ref[1]).all()) and not bool(torch.isnan(r.ref[0]).any())
+    got = r.ref.clone()
+    got[1] = 0.0  # the decomposition's masked indices
+    v = judge_against(r, got)
+    assert v.ok and "conversion of NaN/inf to an integer" in v.detail, v.detail
+    got[0, 0, 2, 2] += 1.0
+    assert not judge_against(r, got).ok
