@@ -19,14 +19,15 @@ from runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
 from runners.checks.unsound import unsound_verdict
 from runners.exec.batch import auto_batch_size, batch_group, run_batched
 from runners.exec.pool import PoolOptions, run_tasks
+from runners.exec.protocol import past
 from runners.findings.artifacts import collect_all
 from runners.findings.confirm import confirm_all
 from runners.findings.minimize import minimize_findings
 from runners.findings.rootcause import dedupe, fold_into_seeds
 from runners.findings.triage import annotate
 from runners.findings.write import collect_env, signature, versions, write_finding
-from runners.records import (COMPILER_BUG_KINDS, CRASH_STATUSES, FindingKind, ResultStatus, Task, exit_code_of,
-                              new_finding)
+from runners.records import (COMPILER_BUG_KINDS, CRASH_STATUSES, MINIMIZE_SECONDS, FindingKind, ResultStatus, Task,
+                              exit_code_of, new_finding)
 
 
 @dataclass
@@ -42,6 +43,7 @@ class ExecOptions:
     progress: bool = True
     minimize: bool = True  # shrink each compiler-bug finding while it still fails (runners/findings/minimize.py)
     minimize_checks: int = 12  # subprocess checks per finding
+    minimize_seconds: float = MINIMIZE_SECONDS  # wall budget of all findings' minimization in a run
     minimize_max_findings: int = 16  # findings beyond this many keep their full program only
     configs: dict = field(default_factory=dict)  # runners/checks/configs.py: {backend spec: config name}, siblings of backends[0]
     config_overrides: dict = field(default_factory=dict)  # {config name: Inductor overrides}
@@ -311,11 +313,13 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
         written = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
     confirmed = [f for f in written if f.get("confirmed") is not False]
     min_stats = {"seconds": 0.0, "checks": 0}
-    if opts.minimize and confirmed and not _late(deadline):
+    if opts.minimize and confirmed and not past(deadline):
         t1 = time.perf_counter()
         # sweep findings keep their full program: minimize.py re-runs candidates on the model's own inputs
         todo = [f for f in confirmed if not f.get("sweep")]
-        minimize_findings(todo, bundle, manifest, tasks, opts, scratch / "minimize", log=log)
+        until = time.monotonic() + opts.minimize_seconds
+        minimize_findings(todo, bundle, manifest, tasks, opts, scratch / "minimize", log=log,
+                          deadline=min(until, deadline) if deadline is not None else until)
         for f in todo:
             if f.get("minimized_file"):  # the finding's repro.py now runs the minimized program
                 f["signature"] = signature(f)
@@ -324,16 +328,13 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
                      "checks": sum(f.get("min_checks") or 0 for f in confirmed)}
     perf_stats = _perf(manifest, results, bundle, opts, notes, out, log) if opts.perf else None
     art_stats = None
-    if opts.artifacts is not None and getattr(opts.artifacts, "enabled", False) and confirmed and not _late(deadline):
+    if opts.artifacts is not None and getattr(opts.artifacts, "enabled", False) and confirmed and not past(deadline):
         art_stats = collect_all(confirmed, out, opts.artifacts, log=log)
     stream.close()
     stats.update({"wall_seconds_total": round(time.perf_counter() - t_start, 3), "confirm": confirm_stats,
                   "minimize": min_stats, "perf": perf_stats, "artifacts": art_stats})
     return write_results(out, manifest, results + sweep_results, written, notes, stats)
 
-
-def _late(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() > deadline
 
 
 def _run_tasks(tasks, manifest, opts, deadline, stream, log) -> tuple[list[dict], dict | None, float]:

@@ -167,6 +167,10 @@ class ResultStatus(_ValueEnum):
 
 CRASH_STATUSES = (ResultStatus.COMPILE_CRASH, ResultStatus.RUN_CRASH, ResultStatus.PROCESS_CRASH)
 
+# The wall budget of a run's minimization (runners/findings/minimize.py): no check starts after it, and
+# the smallest failing programs so far stand (`--minimize-seconds`; ExecOptions.minimize_seconds).
+MINIMIZE_SECONDS = 120.0
+
 
 @dataclass
 class Result(_Record):

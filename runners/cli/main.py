@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from runners.records import COMPILER_BUG_KINDS, ExitCode, FindingKind
+from runners.records import COMPILER_BUG_KINDS, MINIMIZE_SECONDS, ExitCode, FindingKind
 
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
 # stay fast and `exec` never imports egglog (the generation side) on a host without it.
@@ -102,6 +102,9 @@ def exec_options(f):
         click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout; everything else on stderr."),
         click.option("--no-minimize", "no_minimize", is_flag=True, help="Report findings without shrinking them first."),
         click.option("--minimize-checks", default=12, show_default=True, help="Subprocess checks per finding when minimizing."),
+        click.option("--minimize-seconds", type=float, default=MINIMIZE_SECONDS, show_default=True,
+                     help="Wall budget of the run's minimization; checks stop there and the smallest failing programs "
+                          "so far stand."),
         click.option("--configs", "configs_spec", default=None, help="Also compile under these Inductor configurations and report config-mismatch: "
                      "'default', 'all', names (no-loop-ordering, no-epilogue-fusion, no-vectorize, ...) or KEY=VALUE, comma-separated."),
         click.option("--perf", is_flag=True, help="Time compiled variants (warm, median) and report slow-variant notes (confirmed A/B)."),
@@ -180,6 +183,7 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
                                                              "sweep_dynamic", "no_sweep") if k in diag})
     batch = diag.pop("batch", None) or _DEFAULT_BATCH
     time_budget, no_confirm = diag.pop("time_budget", None), diag.pop("no_confirm", False)
+    minimize_seconds = diag.pop("minimize_seconds", MINIMIZE_SECONDS)
     backends = tuple(backends) or ("inductor",)
     for b in backends:
         _check_backend(b)
@@ -202,6 +206,9 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
                        minimize=not no_minimize and minimize_checks > 0, minimize_checks=minimize_checks)
     eo.sweep = sweep
     eo.batch = int(batch)
+    if minimize_seconds <= 0:
+        raise click.UsageError(f"--minimize-seconds: a positive number of seconds, not {minimize_seconds:g}")
+    eo.minimize_seconds = minimize_seconds
     return _diagnostics(eo, **diag)
 
 

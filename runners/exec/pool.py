@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from runners import REPO_ROOT
-from runners.exec.protocol import PARENT_ENV, RESULT_TAG
+from runners.exec.protocol import PARENT_ENV, RESULT_TAG, past
 from runners.records import Result, ResultStatus, TaskKind
 
 STARTUP_TIMEOUT = 180.0
@@ -31,7 +31,7 @@ class PoolOptions:
     deadline: float | None = None  # time.monotonic() after which no new task starts (--time-budget)
 
     def out_of_time(self) -> bool:
-        return self.deadline is not None and time.monotonic() > self.deadline
+        return past(self.deadline)
 
 
 class _Worker:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import time
 import traceback
 from typing import Any, Callable, TextIO
 
@@ -166,3 +167,8 @@ def load_tensors(path) -> Any:
     """Read back what an eqsat-test worker saved (tensors in lists/tuples/dicts) without running pickled code."""
     import torch
     return torch.load(path, weights_only=True, map_location="cpu")
+
+
+def past(deadline: float | None) -> bool:
+    """Whether a deadline (time.monotonic()) has passed; None: no deadline."""
+    return deadline is not None and time.monotonic() > deadline

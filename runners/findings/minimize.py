@@ -35,6 +35,7 @@ import torch
 from lowering.bundle import StoredProgram, program_file_name, read_program
 from lowering.program import Program
 from runners.exec.pool import PoolOptions, _Worker
+from runners.exec.protocol import past
 from runners.findings.shrink import (bypass, bypass_choices, cut_at, cut_points, keep_outputs, label,
                                      meta_of, output_items, value_meta, with_meta)
 from runners.oracle.judge import NONDETERMINISTIC
@@ -157,11 +158,12 @@ def _kind_of_set(name: str | None) -> str | None:
 
 def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool, work: Path, *,
              max_checks: int = 12, log: Callable[[str], None] = lambda s: None,
-             program_file: Path | None = None) -> MinResult:
+             program_file: Path | None = None, deadline: float | None = None) -> MinResult:
     """The smallest program derived from `variant_file`'s stored program that still fails like `finding`.
 
     task_base: the worker task fields to keep (backend, device, seed, input_kinds, is_param).
-    program_file: the stored program (default: `<stem>.program.json` beside `variant_file`)."""
+    program_file: the stored program (default: `<stem>.program.json` beside `variant_file`).
+    deadline (time.monotonic()): no check starts after it; the smallest failing program so far stands."""
     src = variant_file.read_text()
     sp = load_program(variant_file, program_file)
     prog = sp.program
@@ -203,7 +205,8 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
                 continue
             k = hashlib.sha256((key_base + "\n" + c.key()).encode()).hexdigest()[:16]
             rendered.append((c, text, k))
-            if k in pool.cache or any(t["_key"] == k for t in todo) or result.checks + len(todo) >= max_checks:
+            if k in pool.cache or any(t["_key"] == k for t in todo) or result.checks + len(todo) >= max_checks \
+                    or past(deadline):
                 continue
             f = work / f"cand_{k}.py"
             f.write_text(text)
@@ -230,7 +233,7 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
         return None
 
     def budget() -> int:
-        return max_checks - result.checks
+        return 0 if past(deadline) else max_checks - result.checks
 
     width = max(1, len(pool.workers))
     # 1. keep only the failing output
@@ -308,9 +311,10 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
 
 
 def minimize_findings(findings: list[dict], bundle: Path, manifest: dict, tasks: list[dict], opts, work: Path,
-                      log: Callable[[str], None] = lambda s: None) -> None:
+                      log: Callable[[str], None] = lambda s: None, deadline: float | None = None) -> None:
     """Minimize each finding in place: adds `min_ops`, `min_checks`, `minimized_file` (when a
     smaller program still fails), and points `failing_inputs` at the minimized failing input set.
+    deadline (time.monotonic()): no check starts after it (a finding not reached keeps its program).
 
     opts: ExecOptions (jobs, timeout, env, minimize_checks, minimize_max_findings)."""
     by_task = {(t["variant"], t["backend"], t["device"]): t for t in tasks}
@@ -327,13 +331,16 @@ def minimize_findings(findings: list[dict], bundle: Path, manifest: dict, tasks:
             if k >= cap:
                 f["min_skipped"] = f"more than {cap} findings"
                 continue
+            if past(deadline):
+                f["min_skipped"] = "the minimization's time budget was spent"
+                continue
             t = by_task[(f["variant"], f["backend"], f["device"])]
             base = {kk: t[kk] for kk in ("backend", "device", "seed", "input_kinds", "is_param")}
             safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{f['variant']}__{f['backend']}__{f['device']}")
             try:
                 res = minimize(bundle / v["file"], f, base, pool, work / safe,
                                max_checks=getattr(opts, "minimize_checks", 12), log=log,
-                               program_file=bundle / v["program"] if v.get("program") else None)
+                               program_file=bundle / v["program"] if v.get("program") else None, deadline=deadline)
             except NotMinimizable as e:
                 f["min_skipped"] = str(e)
                 log(f"not minimized {f['variant']}: {e}")

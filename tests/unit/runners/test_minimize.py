@@ -240,6 +240,26 @@ def test_minimize_respects_the_budget_and_kind(tmp_path):
     assert res3.checks == 0 and res3.file is None
 
 
+def test_minimize_stops_at_its_deadline(tmp_path):
+    """act_ssm_zoh_discretize's cpu job (session 8): 12 checks of a float64 sweep took 297 s, and the job
+    passed the campaign's 560 s. No check starts after the deadline; the smallest failing program so far
+    stands (here: the first check's)."""
+    import time
+    f = _emit(chain, CHAIN_INPUTS, tmp_path)
+    finding = {"kind": "miscompile", "variant": "g0_v001", "leaf": "[0]", "input_set": "given"}
+    late = FakePool(lambda fwd: True)
+    res = M.minimize(f, finding, BASE, late, tmp_path / "w0", max_checks=12, deadline=time.monotonic() - 1)
+    assert res.checks == 0 and late.checks == 0 and res.file is None
+
+    class SlowPool(FakePool):
+        def run(self, tasks):
+            time.sleep(0.3)
+            return super().run(tasks)
+    slow = SlowPool(lambda fwd: "torch.relu(" in fwd, jobs=1)
+    res = M.minimize(f, finding, BASE, slow, tmp_path / "w1", max_checks=12, deadline=time.monotonic() + 0.2)
+    assert slow.checks == 1 and res.checks == 1
+
+
 def test_minimize_keeps_the_failure_kind(tmp_path):
     """A compile crash is not 'the same way' as a miscompile (and vice versa)."""
     f = _emit(chain, CHAIN_INPUTS, tmp_path)
