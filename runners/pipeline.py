@@ -336,7 +336,6 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     return write_results(out, manifest, results + sweep_results, written, notes, stats)
 
 
-
 def _run_tasks(tasks, manifest, opts, deadline, stream, log) -> tuple[list[dict], dict | None, float]:
     bar = Progress(len(tasks), opts.progress)
     counts = {"suspicious": 0}

@@ -27,6 +27,7 @@ import click
 
 from runners.campaign.jobs import JobProcess, finalize_run, job_env, kill_marked, make_jobs, ray_job, warm_rule_cache
 from runners.campaign.spec import RUNS_DIR, TMP_DIR, Spec
+from runners.exec.protocol import past
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
 # records it pulls in import it); the store and report load them only when they need them.
@@ -267,7 +268,7 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
 
     try:
         while pending or running:
-            if deadline is not None and time.monotonic() > deadline and pending:
+            if past(deadline) and pending:
                 stats.budget_spent = True  # no job starts after the budget; the running ones finish
                 pending_left, pending = pending, []
             while free and pending:
@@ -357,7 +358,7 @@ def run_ray(jobs: list[dict], store, out: Path, address: str | None, n_cpus: int
             refs[ref] = job
         store.mark_running(list(refs.values()), host="ray")
         while refs:
-            if deadline is not None and time.monotonic() > deadline:
+            if past(deadline):
                 stats.budget_spent = True
                 break
             ready, _ = ray.wait(list(refs), num_returns=1, timeout=0.5)

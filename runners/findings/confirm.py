@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from runners import REPO_ROOT
+from runners.exec.protocol import past
 from runners.records import FindingKind
 
 # kinds a repro.py can re-check by itself (device-mismatch and config-mismatch need two runs)
@@ -82,7 +83,7 @@ def confirm_all(written: list[dict], out: Path, *, timeout: float, jobs: int = 1
     t0 = time.perf_counter()
 
     def one(f: dict) -> None:
-        if deadline is not None and time.monotonic() > deadline:
+        if past(deadline):
             stats["skipped"] += 1
             f["confirmed"] = None
             return

@@ -110,15 +110,17 @@ class BeyondRange(TorchDispatchMode):
         inplace = aliased and any(r.alias_info is not None and r.alias_info.is_write for r in schema.returns)
         elementwise = torch.Tag.pointwise in func.tags or func in _ELEMENTWISE
         seeded = torch.Tag.nondeterministic_seeded in func.tags
-        # an op that is not pointwise: its results with the marked floating values 1 instead of NaN, and
-        # (marked integers or bools, an index) with the marked integer values 0, then 1: what changes
-        # between them depends on the marks
-        other, other1 = None, None
+        # an op that is not pointwise: its results with the marked floating values 1 instead of NaN
+        # (`other`), and where it has marked integers or bools (an index) with those 0 (`other`), then 1
+        # (`other1`): what changes between them depends on the marks
+        float_marks = any(t.is_floating_point() for t in marked)
+        other = other1 = None
         if marked and not aliased and not elementwise and not seeded:
             other = self._unmarked_run(func, args, kwargs)
-            if not all(t.is_floating_point() for t in marked):
-                other1 = self._unmarked_run(func, args, kwargs, fill=1) if other is not None else None
-                other = other if other1 is not None else None
+            if other is not None and not all(t.is_floating_point() for t in marked):
+                other1 = self._unmarked_run(func, args, kwargs, fill=1)
+                if other1 is None:  # marked indices that cannot be 1: all results marked (below)
+                    other = None
         # the operands' infinities (an infinity they carry in is no overflow): before an in-place op writes
         before_inf = [t.isinf() if t.is_floating_point() else None for t in flat] if inplace else None
         out = func(*args, **kwargs)
@@ -152,7 +154,7 @@ class BeyondRange(TorchDispatchMode):
                         except Exception:  # noqa: BLE001 - shapes that do not broadcast: all of it
                             m |= True
                 elif other is not None and isinstance(other[k], torch.Tensor) and other[k].shape == o.shape:
-                    if other1 is None or any(t.is_floating_point() for t in marked):
+                    if other1 is None or float_marks:
                         m |= ~nx.equal_nan(o, other[k].to(o.dtype))
                     if other1 is not None:
                         m |= ~nx.equal_nan(other[k], other1[k])
