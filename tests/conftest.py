@@ -1,12 +1,17 @@
-"""Shared test fixtures: run the real `eqsat-test` command line in a subprocess."""
+"""Shared test fixtures: run the real `eqsat-test` command line (and scripts it writes) in a process of its own, forked from a warm interpreter (tests/warm.py)."""
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
 import re
+import select
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,15 +46,86 @@ def eqsat_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "runners.cli"]
 
 
+def repo_env() -> dict:
+    """This environment with the repository first on PYTHONPATH: what the tests' command lines run with."""
+    path = [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+
+
+class WarmServer:
+    """A client of tests/warm.py: runs a command line or a script in a process forked from an interpreter that
+    has imported torch and eqsat-test already (a real process, the same code, 4-5 CPU-s of imports fewer each).
+    EQSAT_TEST_COLD=1 runs each in a fresh interpreter instead."""
+
+    def __init__(self, scratch: Path):
+        self.scratch, self.proc, self.n = scratch, None, 0
+
+    def _start(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "warm.py")], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env=repo_env(), cwd=self.scratch, bufsize=1)
+        assert "ready" in self._read(120), "tests/warm.py did not start"
+
+    def _read(self, timeout: float | None) -> dict:
+        if not select.select([self.proc.stdout], [], [], timeout)[0]:
+            raise TimeoutError
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"tests/warm.py ended (status {self.proc.wait()})")
+        return json.loads(line)
+
+    def run(self, argv: list, *, cli: bool, cwd: Path, timeout: float = 600,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+        """`eqsat-test *argv` (cli) or `python *argv`, as subprocess.run(..., capture_output=True, text=True)."""
+        argv = list(map(str, argv))
+        if os.environ.get("EQSAT_TEST_COLD"):
+            cmd = [*eqsat_command(), *argv] if cli else [sys.executable, *argv]
+            return subprocess.run(cmd, cwd=cwd, env={**repo_env(), **(env or {})}, capture_output=True, text=True,
+                                  timeout=timeout)
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        self.n += 1
+        out, err = self.scratch / f"{self.n}.out", self.scratch / f"{self.n}.err"
+        argv0 = eqsat_command()[0] if cli else argv[0]
+        req = {"argv": [argv0, *(argv if cli else argv[1:])], "cli": cli, "cwd": str(cwd), "out": str(out),
+               "err": str(err), "env": env or {}}
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        pid = self._read(60)["pid"]
+        try:
+            rc = self._read(timeout)["rc"]
+        except TimeoutError:
+            os.killpg(pid, signal.SIGKILL)
+            self._read(60)
+            raise subprocess.TimeoutExpired(argv, timeout)
+        return subprocess.CompletedProcess(argv, rc, out.read_text(errors="replace"), err.read_text(errors="replace"))
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+@functools.lru_cache(maxsize=None)
+def warm_server() -> WarmServer:
+    """This test process's one WarmServer (started at its first command; for helpers that are no fixtures)."""
+    server = WarmServer(Path(tempfile.mkdtemp(prefix="eqsat-warm-")))
+    atexit.register(server.close)
+    return server
+
+
 @pytest.fixture(scope="session")
-def eqsat(tmp_path_factory):
-    """eqsat(*args, timeout=...) -> CliResult, run from a scratch folder with the repo importable."""
+def warm() -> WarmServer:
+    return warm_server()
+
+
+@pytest.fixture(scope="session")
+def eqsat(tmp_path_factory, warm):
+    """eqsat(*args, timeout=...) -> CliResult: the command line, run from a scratch folder (through `warm`)."""
     cwd = tmp_path_factory.mktemp("cli")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
 
     def run(*args: str, timeout: float = 400) -> CliResult:
-        p = subprocess.run([*eqsat_command(), *map(str, args)], cwd=cwd, env=env, capture_output=True,
-                           text=True, timeout=timeout)
+        p = warm.run(args, cli=True, cwd=cwd, timeout=timeout)
         return CliResult(p.returncode, p.stdout, p.stderr)
 
     return run

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from conftest import warm_server
 from lowering.capture import capture
 from lowering.lift import lift_fx
 from lowering.lower import to_fx
@@ -125,9 +124,8 @@ def test_budgets_stop_ac_blowup(user_rules):
 @pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_user_rule_folder_fires_in_a_run(tmp_path):
     out = tmp_path / "bundle"
-    r = subprocess.run([sys.executable, "-m", "runners.cli", "generate", str(EXAMPLES / "elementwise.py"),
-                        "--rules", str(USER_RULES), "-n", "6", "-o", str(out), "--json"],
-                       capture_output=True, text=True, timeout=300)
+    r = warm_server().run(["generate", EXAMPLES / "elementwise.py", "--rules", USER_RULES, "-n", "6", "-o", out,
+                                      "--json"], cli=True, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr
     manifest = json.loads(r.stdout)
     assert manifest["rules"]["fired"].get("user_add_spelling", 0) > 0

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from codegen_templates import render
-from conftest import REPO
+from conftest import REPO, warm_server
 
 RELU_BUG = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"'
 pytestmark = pytest.mark.xdist_group("structured")  # a parallel run: one worker makes `structured_run` once
@@ -110,7 +108,7 @@ def test_wrong_leaf_is_named_by_its_path(structured_run):
     assert all(s["detail"].startswith("match: 9 leaves agree") for s in ok_sets), ok_sets[0]
     # the repro and the regression test compare the structure leaf by leaf and fail
     d = tmp / "out" / "findings" / f["id"]
-    r = subprocess.run([sys.executable, "repro.py"], cwd=d, capture_output=True, text=True, timeout=300)
+    r = warm_server().run(["repro.py"], cli=False, cwd=d, timeout=300)
     assert r.returncode == 1 and "output['h']" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import repo_env, warm_server
 from runners.campaign.jobs import make_jobs, processes_with_env, ray_job
 from runners.campaign.spec import load_spec
 from runners.campaign.store import Store
@@ -26,15 +27,9 @@ INJECTED_BUG = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"'  # Inducto
 CHEAP_RUN = ["--no-sweep", "--no-minimize", "--no-artifacts"]
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    return env
-
-
-def campaign(*args, timeout=900, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "runners.cli", "campaign", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, env=env or _env(), cwd="/")
+def campaign(*args, timeout=900) -> subprocess.CompletedProcess:
+    """`eqsat-test campaign *args` from / (through tests/conftest.py's warm_server: a process of its own)."""
+    return warm_server().run(["campaign", *args], cli=True, cwd=Path("/"), timeout=timeout)
 
 
 def campaign_here(capsys, *args) -> tuple[int, str, str]:
@@ -200,8 +195,7 @@ def test_campaign_over_many_models(tmp_path):
     assert len(snapshot(out)["jobs"]) == n_models + 1
 
     # Per-rule statistics read campaign folders too.
-    r = subprocess.run([sys.executable, "-m", "runners.cli", "rules", "stats", str(out), "--json"],
-                       capture_output=True, text=True, env=_env())
+    r = warm_server().run(["rules", "stats", out, "--json"], cli=True, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert any(row["rule"] == "test_wrong_relu_is_abs" and row["unsound"] for row in json.loads(r.stdout))
 
@@ -230,7 +224,7 @@ def test_sigkill_and_resume_equals_uninterrupted(tmp_path):
     for attempt in range(8):
         p = subprocess.Popen([sys.executable, "-m", "runners.cli", "campaign", str(spec), "--json", "--jobs", "2",
                               "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             env=_env(), cwd="/")
+                             env=repo_env(), cwd="/")
         if attempt < 3:
             time.sleep(rng.uniform(0.5, max(1.0, uninterrupted * 0.8)))
             if p.poll() is None:
@@ -374,7 +368,7 @@ def test_kill_9_takes_the_jobs_processes_along_and_dry_run_says_interrupted(tmp_
     out = tmp_path / "kill-out"
     marker = f"EQSAT_CAMPAIGN={campaign_id_of(out)}"
     p = subprocess.Popen([sys.executable, "-m", "runners.cli", "campaign", str(spec), "--json"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd="/")
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=repo_env(), cwd="/")
 
     def fake_workers() -> list[int]:
         found = []

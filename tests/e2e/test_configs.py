@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import TEST_MODELS
+from conftest import TEST_MODELS, warm_server
 from runners.checks.configs import (CONFIGS, DEFAULT_SET, ConfigError, backend_spec, config_exists, config_judge,
                              configured_backends, parse)
 from runners.exec.protocol import compile_options
@@ -119,7 +117,7 @@ def test_two_configurations_disagree_and_the_flipping_config_is_named(run):
     # the repro compiles under the flipping configuration and still fails
     d = Path(bugs[0]["repro"]).parent
     assert "_inductor_config.cpp.inject_relu_bug_TESTING_ONLY = \"accuracy\"" in (d / "repro.py").read_text()
-    p = subprocess.run([sys.executable, "repro.py"], cwd=d, capture_output=True, text=True, timeout=300)
+    p = warm_server().run(["repro.py"], cli=False, cwd=d, timeout=300)
     assert p.returncode == 1 and "VERDICT: MISCOMPILE" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]
     meta = json.loads((d / "meta.json").read_text())
     assert meta["config_overrides"] == {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}

@@ -1,6 +1,6 @@
-"""End-to-end: the real `eqsat-test` command (subprocess, --json, real torch.compile on CPU).
+"""End-to-end: the real `eqsat-test` command (a process of its own, --json, real torch.compile on CPU).
 
-(a) null compilers (eager, aot_eager) report nothing; (b) Inductor's injected relu bug is found,
+(a) null compilers (eager, aot_eager) report nothing, sweeps included; (b) Inductor's injected relu bug is found,
 minimized, deduplicated and reproduced, and its compile-error flavour is a compile-crash;
 (c) hard but correct programs (big reductions, fp16/bf16, NaN/inf, ties, dropout) raise no false
 alarm; (d) bad input gets exit code 4 and one line. Kept cheap: few variants, one worker process
@@ -10,13 +10,11 @@ core is busy with another test).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, TEST_MODELS
+from conftest import REPO, TEST_MODELS, warm_server
 from runners.records import COMPILER_BUG_KINDS, Finding, FindingKind
 
 RULES = TEST_MODELS / "e2e_rules"  # a small stable rule set (the built-in library changes often)
@@ -40,11 +38,16 @@ def _explain(res) -> str:
 
 @pytest.mark.parametrize("model", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_null_compilers_find_nothing_on_examples(eqsat, tmp_path, model):
-    res = eqsat(model, *CHEAP, "-b", "eager", "-b", "aot_eager", "--out", tmp_path / "out")
+    """--backend eager / aot_eager, the dtype and size sweeps on (dynamic shapes for every variant): not one
+    compiler-bug finding on the examples."""
+    res = eqsat(model, "-n", "2", "--jobs", "1", "--inputs", "given,random,special", "--timeout", "240", "-r", RULES,
+                "--sweep-dynamic", "all", "--no-minimize", "--no-artifacts", "--json", "-b", "eager", "-b", "aot_eager",
+                "--out", tmp_path / "out")
     assert res.rc == 0, _explain(res)
     report = res.json
     assert report["executed"] == 2 * (report["variants"] + 1)
     assert _bugs(report) == []
+    assert report["stats"]["sweep"]["judged"] > 0 and report["stats"]["sweep"]["tasks"] == report["executed"]
 
 
 @pytest.mark.parametrize("name", HARD)
@@ -83,7 +86,7 @@ def test_injected_miscompile_is_found_minimized_deduplicated_and_reproduced(eqsa
     minimized = (folder / "minimized.py").read_text()
     body = minimized.split("def forward", 1)[1].split("\ndef ", 1)[0]
     assert body.count(" = ") <= 2
-    p = subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True, timeout=300)
+    p = warm_server().run(["repro.py"], cli=False, cwd=folder, timeout=300)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "VERDICT: MISCOMPILE" in p.stdout
     assert report["stats"]["minimize"]["checks"] <= 12 * (report["variants"] + 1)

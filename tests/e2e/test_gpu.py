@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from conftest import repo_env
 from codegen_templates import render
 from runners.checks.devices import (
     DEVICE_MISMATCH,
@@ -41,16 +42,10 @@ needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CU
 # helpers
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    return env
-
-
 def eqsat(*args: str, timeout: float = 560) -> subprocess.CompletedProcess:
     """The real command line (`python -m runners.cli` is what the `eqsat-test` script runs)."""
     return subprocess.run([sys.executable, "-m", "runners.cli", *args], capture_output=True, text=True,
-                          env=_env(), timeout=timeout, cwd=REPO)
+                          env=repo_env(), timeout=timeout, cwd=REPO)
 
 
 def generate_bundle(example: str, dest: Path, variants: int = GEN_VARIANTS) -> Path:

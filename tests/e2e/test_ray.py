@@ -3,13 +3,13 @@ Skipped when Ray is not installed (`pip install 'eqsat-test[ray]'`)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import repo_env
 ray = pytest.importorskip("ray")
 
 from runners.campaign.run import run_campaign  # noqa: E402
@@ -20,12 +20,6 @@ pytestmark = [pytest.mark.ray, pytest.mark.slow]  # a local Ray cluster: minutes
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "tests" / "models" / "campaign"
-
-
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    return env
 
 
 def _spec(tmp_path: Path, models: list[str]) -> Path:
@@ -51,7 +45,7 @@ def _snapshot(out: Path) -> dict:
 def test_local_pool_and_local_ray_cluster_agree(tmp_path):
     spec = _spec(tmp_path, ["relu_chain.py", "abs_neg.py"])
     r = subprocess.run([sys.executable, "-m", "runners.cli", "campaign", str(spec), "--json", "--jobs", "2",
-                        "--out", str(tmp_path / "local")], capture_output=True, text=True, env=_env(), timeout=900)
+                        "--out", str(tmp_path / "local")], capture_output=True, text=True, env=repo_env(), timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     local = _snapshot(tmp_path / "local")
 
@@ -79,7 +73,7 @@ def test_cli_ray_executor_starts_a_local_cluster(tmp_path):
     spec = _spec(tmp_path, ["relu_chain.py"])
     r = subprocess.run([sys.executable, "-m", "runners.cli", "campaign", str(spec), "--json", "--executor", "ray",
                         "--address", "local", "--jobs", "1", "--out", str(tmp_path / "out")],
-                       capture_output=True, text=True, env=_env(), timeout=900)
+                       capture_output=True, text=True, env=repo_env(), timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     s = json.loads(r.stdout)
     assert s["jobs"] == {"total": 1, "done": 1}

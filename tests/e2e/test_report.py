@@ -6,11 +6,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import warm_server
 from runners.findings.write import signature
 from runners.campaign.report import build_view, collect, write_report
 from runners.campaign.store import Store
@@ -25,12 +25,6 @@ def forward(x):
     return torch.relu(x) * 2.0
 print("verdict: MISMATCH")
 '''
-
-
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    return env
 
 
 def make_campaign(out: Path) -> dict:
@@ -132,13 +126,11 @@ def test_campaign_report_content(tmp_path):
 
 def test_report_cli_on_a_run_folder_and_errors(tmp_path):
     run = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "runners.cli", "run", str(MODELS / "relu_chain.py"), "-n", "2",
-                        "-b", "eager", "-r", str(MODELS / "rules"), "--jobs", "1", "--inputs", "given",
-                        "--no-sweep", "--no-minimize", "--no-artifacts",
-                        "--out", str(run), "--json"], capture_output=True, text=True, env=_env(), timeout=600)
+    r = warm_server().run(["run", MODELS / "relu_chain.py", "-n", "2", "-b", "eager", "-r", MODELS / "rules",
+                           "--jobs", "1", "--inputs", "given", "--no-sweep", "--no-minimize", "--no-artifacts",
+                           "--out", run, "--json"], cli=True, cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    r = subprocess.run([sys.executable, "-m", "runners.cli", "report", str(run)], capture_output=True, text=True,
-                       env=_env(), timeout=120)
+    r = warm_server().run(["report", run], cli=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(run / "report.html")
     html = (run / "report.html").read_text()
@@ -146,8 +138,7 @@ def test_report_cli_on_a_run_folder_and_errors(tmp_path):
     assert "relu_chain.py" in html
     empty = tmp_path / "empty"
     empty.mkdir()
-    r = subprocess.run([sys.executable, "-m", "runners.cli", "report", str(empty)], capture_output=True, text=True,
-                       env=_env(), timeout=120)
+    r = warm_server().run(["report", empty], cli=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 4 and "neither a campaign folder" in r.stderr
 
 

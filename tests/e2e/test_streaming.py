@@ -7,20 +7,16 @@ import signal
 import subprocess
 import time
 
-from conftest import REPO, TEST_MODELS, eqsat_command
+from conftest import TEST_MODELS, eqsat_command, repo_env
 
 CHEAP = ["-n", "4", "--jobs", "1", "--no-sweep", "--no-artifacts", "--no-minimize", "--inputs", "given",
          "-r", str(TEST_MODELS / "e2e_rules")]
 
 
-def _env() -> dict:
-    return dict(os.environ, PYTHONPATH=str(REPO))
-
-
 def test_sigkill_after_the_first_verdicts_keeps_them(tmp_path):
     out = tmp_path / "out"
     p = subprocess.Popen([*eqsat_command(), str(TEST_MODELS / "relu_mlp.py"), *CHEAP, "--out", str(out)],
-                         env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                         env=repo_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     stream = out / "verdicts.jsonl"
     deadline = time.monotonic() + 600
     try:

@@ -1,10 +1,7 @@
 """Every repro in the bug ledger (docs/bugs/*.py) runs on the installed torch: it exits 1 while its bug reproduces, 0 once fixed, 77 where it needs a device this machine lacks; anything else is a broken repro."""
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,10 +18,10 @@ def test_every_repro_is_in_the_ledger_and_every_entry_has_its_repro():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("repro", REPROS, ids=[p.stem for p in REPROS])
-def test_ledger_repro_runs(repro):
+def test_ledger_repro_runs(repro, warm, tmp_path):
+    """`python repro.py` (tests/conftest.py's `warm`: a process of its own, the imports paid once)."""
     import torch
-    p = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+    p = warm.run([str(repro)], cli=False, cwd=tmp_path, timeout=600, env={"OMP_NUM_THREADS": "1"})
     if p.returncode == 77:
         pytest.skip(f"{repro.name}: {p.stdout.strip()}")
     assert p.returncode in (0, 1), p.stderr[-3000:]

@@ -10,14 +10,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-from conftest import REPO, TEST_MODELS
+from conftest import REPO, TEST_MODELS, warm_server
 from codegen_templates import render
 from runners.checks.perf import MIN_ABS_S, THRESHOLD, screen, spread, time_call
 
@@ -128,5 +126,5 @@ def test_slow_equivalent_program_is_reported(eqsat, tmp_path):
     assert "sort" in (d / "variant.py").read_text() and "x.sum(1)" in (d / "baseline.py").read_text()
     meta = json.loads((d / "meta.json").read_text())
     assert meta["ratio"] == f["ratio"] and meta["kind"] == "slow-variant"
-    r = subprocess.run([sys.executable, "perf_repro.py"], cwd=d, capture_output=True, text=True, timeout=600)
+    r = warm_server().run(["perf_repro.py"], cli=False, cwd=d, timeout=600)
     assert r.returncode == 1 and "compiled ratio variant/baseline" in r.stdout, r.stdout + r.stderr[-2000:]
