@@ -149,6 +149,7 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
     notes: list[dict] = []
     variants = {v["id"]: v for v in manifest["variants"]}
     seeds = {v["graph"]: v["id"] for v in manifest["variants"] if v["seed"]}
+    by_task = {(r["variant"], r["backend"], r["device"]): r for r in results}
     for r in results:
         v = variants[r["variant"]]
         base = {"variant": v["id"], "graph": v["graph"], "backend": r["backend"], "device": r["device"],
@@ -170,6 +171,15 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
             notes.append(new_finding(FindingKind.INTERNAL_ERROR, base, detail=r["error"]["message"],
                                      error=r["error"]))
             continue
+        # An input set the program refuses is set aside (the worker); a variant that refuses one its seed runs on
+        # does not compute what its seed computes.
+        seed_r = None if v["seed"] else by_task.get((seeds[v["graph"]], r["backend"], r["device"]))
+        if r.get("set_aside") and seed_r is not None and seed_r["status"] == ResultStatus.OK:
+            extra = {k: m for k, m in r["set_aside"].items() if k not in (seed_r.get("set_aside") or {})}
+            if extra:
+                name, message = next(iter(extra.items()))
+                notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=name, detail=
+                             f"variant raises in eager mode on an input set its seed runs on: {message}"))
         for s in r["input_sets"]:
             if s["kind"] == "nondeterministic":
                 notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s["name"], detail=s["detail"]))
@@ -193,7 +203,6 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
     # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/checks/devices.py).
     if len({r["device"] for r in results}) > 1:
         findings += cross_device_findings(manifest, results, scratch, findings, notes)
-    by_task = {(r["variant"], r["backend"], r["device"]): r for r in results}
     for f in findings:  # where Inductor left its code; read only when the finding is written
         r = by_task.get((f["variant"], f["backend"], f["device"]), {})
         for k in ("kernel_files", "kernel_source_file"):
@@ -392,6 +401,7 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict
     """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object)."""
     executed = sum(1 for r in raw if r["status"] != ResultStatus.INTERNAL_ERROR
                    and not str(r.get("task", "")).endswith("#sweep"))
+    seeds = {v["id"] for v in manifest["variants"] if v["seed"]}
     report = {
         "model": manifest["model"], "torch_version": versions()["torch"],
         "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
@@ -399,6 +409,9 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict
         "findings": [_public(f) for f in written] + [_public(n) for n in notes],
         "stats": {**stats, "compiler_bugs": len(written), "notes": len(notes),
                   "internal_errors": sum(1 for n in notes if n["kind"] == "internal-error"),
+                  # input sets the seed program itself raises on (not judged): name -> the error's first line
+                  "set_aside": {k: m for r in raw if r.get("variant") in seeds
+                                for k, m in (r.get("set_aside") or {}).items()},
                   "triage": {c: sum(1 for f in written if f.get("triage") == c) for c in
                              sorted({f.get("triage") for f in written if f.get("triage")})}},
     }

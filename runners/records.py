@@ -176,8 +176,9 @@ MINIMIZE_SECONDS = 120.0
 class Result(_Record):
     """A worker task's result, as sent on the worker protocol and kept in results.json's "raw".
 
-    `error` and `input_set` (the input set a failure happened on) are left out of the dict while
-    None; `extra` holds the rest, after the fields: kernel files, dynamo stats, perf, compute
+    `error`, `input_set` (the input set a failure happened on) and `set_aside` (input sets the program
+    itself raises on in eager mode, not judged: name -> the error's first line) are left out of the dict
+    while None; `extra` holds the rest, after the fields: kernel files, dynamo stats, perf, compute
     dtype, the sweep summary, the pool's "elapsed" and "phase", a batch's "batch" ..."""
 
     task: str | None
@@ -189,9 +190,10 @@ class Result(_Record):
     timings: dict = field(default_factory=dict)
     error: dict | None = None
     input_set: str | None = None
+    set_aside: dict | None = None
     extra: dict = field(default_factory=dict)
 
-    _OMIT_IF_NONE = ("error", "input_set")
+    _OMIT_IF_NONE = ("error", "input_set", "set_aside")
 
     def __post_init__(self) -> None:
         self.status = ResultStatus.parse(self.status)

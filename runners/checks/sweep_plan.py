@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from runners.exec.protocol import first_line
 from runners.oracle.inputs import input_sets
 
 __all__ = ["SweepConfig", "Plan", "Point", "analyse", "plan_points", "parse_dtypes", "parse_sizes",
@@ -178,11 +179,6 @@ def _forward_source(mod) -> str:
         return ""
 
 
-def _first_line(e: BaseException) -> str:
-    msg = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {msg[0][:200] if msg else ''}"
-
-
 def _eagererror_info(mod, inputs: tuple) -> str | None:
     """None when the program runs eagerly on `inputs`, else the error's first line."""
     try:
@@ -191,7 +187,7 @@ def _eagererror_info(mod, inputs: tuple) -> str | None:
             mod.forward(*inputs)
         return None
     except Exception as e:
-        return _first_line(e)
+        return first_line(e)
 
 
 def _resized(t: torch.Tensor, shape: list[int]) -> torch.Tensor:

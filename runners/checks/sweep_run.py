@@ -11,11 +11,12 @@ from typing import Any
 
 import torch
 
-from runners.exec.protocol import call_compiled, compile_options, error_info, load_module, on_cpu, phase, to_cpu
+from runners.exec.protocol import (call_compiled, compile_options, cpu_error, error_info, first_line, load_module, on_cpu,
+                                    phase, to_cpu)
 from runners.oracle.inputs import InputSet
 from runners.oracle.judge import Verdict, judge
 
-from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, Plan, Point, SweepConfig, _first_line, analyse, plan_points, point_inputs
+from runners.checks.sweep_plan import DTYPES, LOW_PRECISION, Plan, Point, SweepConfig, analyse, plan_points, point_inputs
 from runners.oracle.lenient import lenient_judge
 from runners.oracle.reference import conditioned, eager_reference
 from runners.records import FindingKind, Result, ResultStatus
@@ -24,11 +25,6 @@ def _batched(fn):
     def batched(*groups):
         return [fn(*g) for g in groups]
     return batched
-
-
-def _has_integers(inputs: tuple) -> bool:
-    return any(isinstance(x, torch.Tensor) and not (x.is_floating_point() or x.is_complex() or x.dtype == torch.bool)
-               for x in inputs)
 
 
 def _to_fp32(inputs: tuple) -> tuple:
@@ -110,16 +106,15 @@ class _Sweeper:
                   for k, v in point_vals.items()}
         job = _Job(point, inputs)
         for set_name, vals in inputs.items():
-            # an index out of range at this point is a device-side assert on CUDA, which ends the
-            # process's CUDA context: such a point is tried on the CPU first
-            err = self._cpu_error(point_vals[set_name]) if self.device.type == "cuda" and _has_integers(vals) else None
+            # a value the program refuses is a device-side assert on CUDA (protocol.cpu_error): the CPU first
+            err = cpu_error(self.mod, point_vals[set_name]) if self.device.type == "cuda" else None
             if err is not None:
                 job.bad[set_name] = err
                 continue
             try:
                 job.eager[set_name] = self._eager(set_name, vals, self._lenient(point))
             except Exception as e:
-                job.bad[set_name] = _first_line(e)
+                job.bad[set_name] = first_line(e)
         if "random" in job.bad:
             return None
         if self.save_eager is not None:
@@ -127,15 +122,6 @@ class _Sweeper:
             for set_name, e in job.eager.items():
                 torch.save(to_cpu(e["ref"]), self.save_eager / f"{job.name(set_name)}.pt")
         return job
-
-    def _cpu_error(self, inputs: tuple) -> str | None:
-        """What the program raises run eagerly on the CPU (its own constants there too), or None."""
-        try:
-            torch.manual_seed(0)
-            on_cpu(self.mod)(*inputs)
-        except Exception as e:
-            return _first_line(e)
-        return None
 
     # -- compiled --------------------------------------------------------------------------
     def _compile(self, fn, dynamic: bool):

@@ -59,6 +59,25 @@ def on_cpu(mod) -> Callable[..., Any]:
     return run
 
 
+def cpu_error(mod, inputs) -> str | None:
+    """What the program raises run eagerly on the CPU (its own constants there too), or None. On a GPU, a
+    value the program refuses (an index out of range, a binary cross-entropy target outside [0, 1]) is a
+    device-side assert that ends the process's CUDA context: inputs that may hold one are tried here first."""
+    import torch
+    try:
+        torch.manual_seed(0)
+        on_cpu(mod)(*inputs)
+    except Exception as e:  # noqa: BLE001 - whatever the program raises
+        return first_line(e)
+    return None
+
+
+def first_line(e: BaseException) -> str:
+    """An exception in one line: its type and its message's first line."""
+    msg = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {msg[0][:200] if msg else ''}"
+
+
 def error_info(e: BaseException) -> dict:
     """An exception as JSON: type, module, first message line, traceback, stack and cause chain (for triage)."""
     tb = traceback.format_exception(type(e), e, e.__traceback__)

@@ -20,8 +20,8 @@ from runners.checks.sweep_run import run_sweep_task
 from runners.exec.batch import run_batch_task
 from runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
 from runners.records import Result, ResultStatus, TaskKind, as_dict
-from runners.exec.protocol import (PARENT_ENV, call_compiled, compile_options, error_info, load_module, on_cpu,
-                                   open_channel, phase, send, to_cpu, to_device)
+from runners.exec.protocol import (PARENT_ENV, call_compiled, compile_options, cpu_error, error_info, first_line,
+                                   load_module, on_cpu, open_channel, phase, send, to_cpu, to_device)
 from runners.oracle.inputs import InputSet, input_sets
 from runners.oracle.reference import eager_reference, judge_against
 
@@ -73,20 +73,30 @@ def run_task(task: dict) -> Result | dict:
     sets = input_sets(base, is_param=is_param, seed=task.get("seed", 0),
                       kinds=tuple(task.get("input_kinds", ("given", "random", "special"))))
     digests = {s.name: inputs_digest(s.inputs) for s in sets} if save_outputs else {}
+    host_sets = sets
     if device.type != "cpu":
         sets = [InputSet(s.name, tuple(to_device(list(s.inputs), device))) for s in sets]
     res.timings["load"] = time.perf_counter() - t0
 
-    # Eager reference, twice (nondeterminism), and fp64.
+    # Eager reference, twice (nondeterminism), and fp64. An input set other than the given one that the
+    # program itself refuses (random class indices past the classes, a cross-entropy target outside
+    # [0, 1]) is set aside, not judged; on a GPU it is tried on the CPU first (protocol.cpu_error).
     phase("eager")
     t0 = time.perf_counter()
     refs = []
-    for s in sets:
+    for s, on_host in zip(sets, host_sets):
         try:
-            r = eager_reference(mod.forward, mod.index_sources, s, cpu_forward=on_cpu(mod))
+            refused = cpu_error(mod, on_host.inputs) if device.type == "cuda" and s.name != "given" else None
+            if refused is None:
+                r = eager_reference(mod.forward, mod.index_sources, s, cpu_forward=on_cpu(mod))
         except Exception as e:
-            res.status, res.error, res.input_set = ResultStatus.EAGER_ERROR, error_info(e), s.name
-            return res
+            if s.name == "given":
+                res.status, res.error, res.input_set = ResultStatus.EAGER_ERROR, error_info(e), s.name
+                return res
+            refused = first_line(e)
+        if refused is not None:
+            res.set_aside = {**(res.set_aside or {}), s.name: refused}
+            continue
         refs.append(r)
         ref, fp64, idx = r.ref, r.fp64, r.idx
         if r.compute_dtype:
@@ -100,6 +110,10 @@ def run_task(task: dict) -> Result | dict:
                     torch.save(to_cpu(fp64), out.with_suffix(".fp64.pt"))
                 if idx:
                     torch.save(to_cpu(idx), out.with_suffix(".idx.pt"))
+    if not refs:  # (no given set among the kinds asked for, and the program refuses every other)
+        res.status, res.input_set = ResultStatus.EAGER_ERROR, sets[0].name
+        res.error = error_info(RuntimeError(f"the program raises on every input set: {res.set_aside}"))
+        return res
     res.timings["eager"] = time.perf_counter() - t0
 
     backend, opts = compile_options(task["backend"])

@@ -1,0 +1,102 @@
+"""Input sets the program itself refuses (random class indices past the classes, a cross-entropy target outside [0, 1]) are set aside and not judged: the worker keeps judging the others, and the pipeline blames a rule only when a variant refuses a set its seed runs on."""
+from __future__ import annotations
+
+import pytest
+
+from runners.exec.worker import run_task
+from runners.pipeline import judge_results
+from runners.records import FindingKind, ResultStatus, as_dict
+
+# the given targets are classes 0..4 and the ignored 255: "random" draws targets in [0, 255], past the classes
+NLL = """import torch
+import torch.nn.functional as F
+DEVICE = torch.device("cpu")
+def forward(logits, target):
+    return (F.nll_loss(F.log_softmax(logits, dim=1), target, ignore_index=255),)
+def index_sources(logits, target):
+    return {}
+def get_inputs(device=None):
+    g = torch.Generator().manual_seed(0)
+    target = torch.randint(0, 5, (4, 6), generator=g)
+    target[0, 0] = 255
+    return [torch.randn(4, 5, 6, generator=g), target]
+"""
+
+
+@pytest.fixture
+def nll(tmp_path):
+    path = tmp_path / "nll.py"
+    path.write_text(NLL)
+    return {"id": "t", "variant": "v", "file": str(path), "backend": "aot_eager", "device": "cpu",
+            "is_param": [False, False]}
+
+
+def test_the_sets_the_program_refuses_are_set_aside_and_the_given_set_is_judged(nll):
+    r = as_dict(run_task(nll))
+    assert r["status"] == ResultStatus.OK, r
+    assert [s["name"] for s in r["input_sets"]] == ["given"] and r["input_sets"][0]["ok"]
+    assert set(r["set_aside"]) == {"random-0", "special-0"}
+    assert all(m.startswith("IndexError: Target") for m in r["set_aside"].values()), r["set_aside"]
+
+
+def test_refusing_the_given_set_or_every_set_is_an_eager_error(nll, tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(NLL.replace("target[0, 0] = 255", "target[0, 0] = 99"))
+    r = as_dict(run_task({**nll, "file": str(bad)}))
+    assert r["status"] == ResultStatus.EAGER_ERROR and r["input_set"] == "given"
+    r = as_dict(run_task({**nll, "input_kinds": ["random", "special"]}))
+    assert r["status"] == ResultStatus.EAGER_ERROR and "every input set" in r["error"]["message"]
+    assert set(r["set_aside"]) == {"random-0", "special-0"}
+
+
+def _manifest() -> dict:
+    return {"model": "m.py", "graphs": [{"id": "g0", "op_names": ["torch.nn.functional.nll_loss"]}],
+            "rules": {"numerics": {}},
+            "variants": [{"id": "g0_seed", "graph": "g0", "seed": True, "rules": [], "mode": "seed"},
+                         {"id": "g0_v001", "graph": "g0", "seed": False, "rules": ["r1"], "mode": "uniform"}]}
+
+
+def _result(variant: str, aside: dict) -> dict:
+    return {"task": variant, "variant": variant, "backend": "inductor", "device": "cpu", "status": "ok",
+            "input_sets": [{"name": "given", "ok": True, "kind": "ok"}], "set_aside": aside}
+
+
+def test_a_variant_that_refuses_a_set_its_seed_runs_on_is_an_unsound_rewrite(tmp_path):
+    why = {"random-0": "IndexError: Target 228 is out of bounds."}
+    # the seed refuses it too: the input set's fault, no rule's
+    findings, notes = judge_results(_manifest(), [_result("g0_seed", why), _result("g0_v001", why)], tmp_path)
+    assert findings == [] and notes == []
+    # the variant refuses one more
+    more = {**why, "special-0": "RuntimeError: all elements of target should be between 0 and 1"}
+    findings, notes = judge_results(_manifest(), [_result("g0_seed", why), _result("g0_v001", more)], tmp_path)
+    assert findings == [] and len(notes) == 1
+    assert notes[0]["kind"] == FindingKind.UNSOUND_REWRITE and notes[0]["input_set"] == "special-0"
+    assert notes[0]["rules"] == ["r1"] and "its seed runs on" in notes[0]["detail"]
+
+
+BCE = """import torch
+import torch.nn.functional as F
+DEVICE = torch.device("cpu")
+def forward(logits, mask):
+    return (F.binary_cross_entropy(torch.sigmoid(logits), mask),)
+def index_sources(logits, mask):
+    return {}
+def get_inputs(device=None):
+    g = torch.Generator().manual_seed(0)
+    return [torch.randn(4, 64, generator=g), (torch.rand(4, 64, generator=g) > 0.5).float()]
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_a_refused_set_is_no_device_side_assert(tmp_path):
+    """A fresh 0/1 mask is no probability: on CUDA, binary_cross_entropy's device-side assert would end the
+    process's CUDA context (every later task an internal error); it is refused on the CPU first."""
+    path = tmp_path / "bce.py"
+    path.write_text(BCE)
+    task = {"id": "t", "variant": "v", "file": str(path), "backend": "inductor", "device": "cuda",
+            "is_param": [False, False]}
+    for _ in range(2):  # the second task runs in the same process: its CUDA context is alive
+        r = as_dict(run_task(task))
+        assert r["status"] == ResultStatus.OK, r
+        assert [s["name"] for s in r["input_sets"]] == ["given"] and set(r["set_aside"]) == {"random-0", "special-0"}
