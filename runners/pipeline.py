@@ -317,7 +317,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
 
     confirm_stats = None
     if opts.confirm and written:
-        confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, log=log)
+        confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, deadline=deadline, log=log)
         notes += [f for f in written if f["kind"] not in COMPILER_BUG_KINDS]
         written = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
     confirmed = [f for f in written if f.get("confirmed") is not False]

@@ -99,14 +99,24 @@ def warm_rule_cache(jobs: list[dict], timeout: float = 1800.0) -> None:
                    f"{time.monotonic() - t0:.0f} s ({how})", err=True)
 
 
+def job_budget(job: dict) -> float:
+    """The job's run stops starting tasks, confirmations and minimizing this long after its start (its
+    --time-budget): what is running then (at most a variant timeout) and the writing end within the job
+    timeout, so that a job slowed by load reports its verdicts instead of being killed with them."""
+    return max(float(job["timeout"]) - float(job["variant_timeout"]) - JOB_MARGIN, float(job["timeout"]) / 2)
+
+
+JOB_MARGIN = 30.0  # seconds of a job's timeout kept for start-up and writing the results
+
+
 def job_command(job: dict, run_dir: Path, model: str | None = None, rule_args: list[str] | None = None,
                 jobs: int = 1) -> list[str]:
     """`eqsat-test run` for one job; `jobs`: its worker processes (variants compiled and run at once)."""
     cmd = [sys.executable, "-m", "runners.cli", "run", model or job["model"],
            "--variants", str(job["variants"]), "--seed", str(job["seed"]),
            "--backend", job["backend"], "--device", job["device"], "--jobs", str(max(1, int(jobs))),
-           "--timeout", str(job["variant_timeout"]), "--inputs", job["inputs"],
-           "--json", "--out", str(run_dir)]
+           "--timeout", str(job["variant_timeout"]), "--time-budget", f"{job_budget(job):g}",
+           "--inputs", job["inputs"], "--json", "--out", str(run_dir)]
     for r in (job["rule_args"] if rule_args is None else rule_args):
         cmd += ["--rules", r]
     return cmd + list(job["run_args"])

@@ -1,0 +1,23 @@
+"""A campaign job's command (runners/campaign/jobs.py): its run has a time budget that ends inside the job's timeout."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from runners.campaign.jobs import JOB_MARGIN, job_budget, job_command
+
+
+def _job(timeout: float, variant_timeout: float, run_args=()) -> dict:
+    return {"model": "m.py", "variants": 8, "seed": 0, "backend": "inductor", "device": "cpu", "inputs": "given",
+            "timeout": timeout, "variant_timeout": variant_timeout, "rule_args": [], "run_args": list(run_args)}
+
+
+def test_a_jobs_run_stops_starting_work_a_variant_timeout_before_its_kill():
+    # the corpus campaigns: 600 s a job, 120 s a variant -> no task, confirmation or minimizing starts after 450 s
+    assert job_budget(_job(600, 120)) == 600 - 120 - JOB_MARGIN == 450
+    cmd = job_command(_job(600, 120), Path("/tmp/run"))
+    assert cmd[cmd.index("--time-budget") + 1] == "450"
+    # a timeout hardly longer than a variant's: half of it
+    assert job_budget(_job(25, 120)) == 12.5
+    # the spec's own run_args come last: a --time-budget there wins (click keeps an option's last value)
+    cmd = job_command(_job(600, 120, ["--time-budget", "100"]), Path("/tmp/run"))
+    assert cmd[-2:] == ["--time-budget", "100"]
