@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from runners.exec.protocol import first_line
+from runners.exec.protocol import cpu_error, first_line
 from runners.oracle.inputs import input_sets
 
 __all__ = ["SweepConfig", "Plan", "Point", "analyse", "plan_points", "parse_dtypes", "parse_sizes",
@@ -180,7 +180,12 @@ def _forward_source(mod) -> str:
 
 
 def _eagererror_info(mod, inputs: tuple) -> str | None:
-    """None when the program runs eagerly on `inputs`, else the error's first line."""
+    """None when the program runs eagerly on `inputs`, else the error's first line. Inputs on a GPU are tried
+    on the CPU first: a value the program refuses would be a device-side assert there (protocol.cpu_error)."""
+    if any(isinstance(x, torch.Tensor) and x.device.type == "cuda" for x in torch.utils._pytree.tree_leaves(inputs)):
+        why = cpu_error(mod, inputs)
+        if why is not None:
+            return why
     try:
         with torch.no_grad():
             torch.manual_seed(0)

@@ -236,7 +236,24 @@ def main() -> None:
         except Exception as e:  # our own bug, reported, not fatal for the worker
             res = Result(task=task.get("id"), variant=task.get("variant"), backend=task.get("backend"),
                          device=task.get("device", "cpu"), status=ResultStatus.INTERNAL_ERROR, error=error_info(e))
-        send(as_dict(res))
+        msg = as_dict(res)
+        lost = cuda_context_error() if task.get("device") == "cuda" else None
+        if lost is not None:  # the pool ends this worker: the next task gets a fresh process (runners/exec/pool.py)
+            msg["cuda_context_lost"] = lost
+        send(msg)
+
+
+def cuda_context_error() -> str | None:
+    """None while this process's CUDA context works. A device-side assert (an index out of range in a kernel,
+    reported late: kernels run asynchronously) leaves every later CUDA call failing: its first line then."""
+    if not torch.cuda.is_initialized():
+        return None
+    try:
+        torch.cuda.synchronize()
+        torch.empty(1, device="cuda").add_(1).item()
+    except Exception as e:  # noqa: BLE001 - whatever the broken context raises
+        return first_line(e)
+    return None
 
 
 if __name__ == "__main__":

@@ -100,3 +100,24 @@ def test_on_a_gpu_a_refused_set_is_no_device_side_assert(tmp_path):
         r = as_dict(run_task(task))
         assert r["status"] == ResultStatus.OK, r
         assert [s["name"] for s in r["input_sets"]] == ["given"] and set(r["set_aside"]) == {"random-0", "special-0"}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_worker_whose_cuda_context_an_assert_ended_is_replaced(tmp_path):
+    """A device-side assert that no check saw coming (here: the given indices themselves out of range) ends the
+    worker's CUDA context: its result says so and the pool starts the next task in a fresh process."""
+    from runners.exec.pool import PoolOptions, _Worker
+    bad, good = tmp_path / "bad.py", tmp_path / "bce.py"
+    bad.write_text(NLL.replace("target[0, 0] = 255", "target[0, 0] = 99"))
+    good.write_text(BCE)
+    w = _Worker(0, PoolOptions(timeout=300), lambda s: None)
+    try:
+        r = w.run({"id": "t1", "variant": "v", "file": str(bad), "backend": "inductor", "device": "cuda",
+                   "is_param": [False, False], "input_kinds": ["given"]})
+        assert r["cuda_context_lost"] and w.proc is None, r
+        r = w.run({"id": "t2", "variant": "v", "file": str(good), "backend": "inductor", "device": "cuda",
+                   "is_param": [False, False]})
+        assert r["status"] == ResultStatus.OK and "cuda_context_lost" not in r, r
+    finally:
+        w.kill()
