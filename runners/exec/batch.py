@@ -29,7 +29,8 @@ from typing import Callable
 import torch
 
 from runners.exec.pool import run_slots, worker
-from runners.exec.protocol import call_compiled, compile_options, error_info, load_module, on_cpu, to_cpu, to_device
+from runners.exec.protocol import (call_compiled, compile_options, cpu_error, error_info, load_module, on_cpu, to_cpu,
+                                   to_device)
 from runners.oracle.inputs import InputSet, input_sets
 from runners.oracle.judge import MATCH
 from runners.oracle.reference import eager_reference, judge_against
@@ -52,12 +53,18 @@ def _eager(sub: dict, device) -> tuple:
     base = to_device(mod.get_inputs(), torch.device("cpu"))
     sets = input_sets(base, is_param=sub.get("is_param"), seed=sub.get("seed", 0),
                       kinds=tuple(sub.get("input_kinds", ("given", "random", "special"))))
+    host_sets = sets
     if device.type != "cpu":
         sets = [InputSet(s.name, tuple(to_device(list(s.inputs), device))) for s in sets]
     t_load = time.perf_counter() - t0
     t0 = time.perf_counter()
     refs = []
-    for s in sets:
+    for s, on_host in zip(sets, host_sets):
+        # a set the program refuses goes to the single task, which sets it aside; on a GPU it is found on the
+        # CPU, before it can be a device-side assert that ends this worker's CUDA context (protocol.cpu_error)
+        refused = cpu_error(mod, on_host.inputs) if device.type == "cuda" and s.name != "given" else None
+        if refused is not None:
+            raise RuntimeError(f"input set {s.name} refused: {refused}")
         r = eager_reference(mod.forward, mod.index_sources, s, cpu_forward=on_cpu(mod))
         refs.append(r)
         ref = r.ref

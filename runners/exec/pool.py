@@ -143,9 +143,9 @@ class _Worker:
                                 f"{why} during {phase or 'startup'}", "traceback": tail[-6000:]},
                                 time.perf_counter() - t0)
         msg["elapsed"] = time.perf_counter() - t0
-        if msg.get("device") == "cuda" and (msg.get("status") not in (ResultStatus.OK, ResultStatus.EAGER_ERROR)
-                                            or msg.get("cuda_context_lost")):
-            self.kill()  # a device-side assert poisons the CUDA context: next task, fresh process
+        if msg.get("cuda_context_lost") or (msg.get("device") == "cuda" and msg.get("status") not in (
+                ResultStatus.OK, ResultStatus.EAGER_ERROR)):
+            self.kill()  # a device-side assert poisons the CUDA context: next task, fresh process (a batch's too)
         return msg
 
     @staticmethod

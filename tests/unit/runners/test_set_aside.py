@@ -121,3 +121,42 @@ def test_a_worker_whose_cuda_context_an_assert_ended_is_replaced(tmp_path):
         assert r["status"] == ResultStatus.OK and "cuda_context_lost" not in r, r
     finally:
         w.kill()
+
+
+LOST_WORKER = """import json, sys
+TAG = "@@EQSAT-RESULT@@ "
+print(TAG + json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    task = json.loads(line)
+    print(TAG + json.dumps({"batch_results": [None], "batch": {}, "cuda_context_lost": "AcceleratorError: x"}),
+          flush=True)
+"""
+
+
+def test_the_pool_replaces_a_worker_that_lost_its_cuda_context(monkeypatch):
+    """Whatever the message (a batch's has no device of its own), one that says the CUDA context is gone ends
+    its worker: the next task starts in a fresh process."""
+    import sys
+    import runners.exec.pool as P
+    real = P.subprocess.Popen
+    monkeypatch.setattr(P.subprocess, "Popen", lambda args, **kw: real([sys.executable, "-c", LOST_WORKER], **kw))
+    w = P._Worker(0, P.PoolOptions(timeout=30), lambda s: None)
+    try:
+        r = w.run({"id": "b", "kind": "batch"})
+        assert r["cuda_context_lost"] and w.proc is None
+    finally:
+        w.kill()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_batch_sends_variants_with_refused_sets_to_their_single_tasks_without_an_assert(tmp_path):
+    from runners.exec.batch import BATCH_KEY, run_batch_task
+    from runners.exec.worker import cuda_context_error
+    path = tmp_path / "bce.py"
+    path.write_text(BCE)
+    sub = {"variant": "v", "file": str(path), "backend": "inductor", "device": "cuda", "is_param": [False, False]}
+    msg = run_batch_task({"id": "b", "kind": "batch", "backend": "inductor", "device": "cuda",
+                          BATCH_KEY: [{**sub, "id": "t1"}, {**sub, "id": "t2", "variant": "v2"}]})
+    assert msg["batch_results"] == [None, None] and len(msg["batch"]["eager_errors"]) == 2, msg
+    assert cuda_context_error() is None
