@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import json
 import os
@@ -12,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,19 +60,27 @@ class WarmServer:
     EQSAT_TEST_COLD=1 runs each in a fresh interpreter instead."""
 
     def __init__(self, scratch: Path):
-        self.scratch, self.proc, self.n = scratch, None, 0
+        self.scratch, self.proc, self.n, self.pending = scratch, None, 0, b""
 
     def _start(self) -> None:
         self.proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "warm.py")], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, env=repo_env(), cwd=self.scratch, bufsize=1)
+                                     stdout=subprocess.PIPE, env=repo_env(), cwd=self.scratch)
+        self.pending = b""
         assert "ready" in self._read(120), "tests/warm.py did not start"
 
-    def _read(self, timeout: float | None) -> dict:
-        if not select.select([self.proc.stdout], [], [], timeout)[0]:
-            raise TimeoutError
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"tests/warm.py ended (status {self.proc.wait()})")
+    def _read(self, timeout: float) -> dict:
+        """The server's next JSON line. Read from the pipe's descriptor into our own buffer: the pid and the exit
+        status of a quick command can come in one read, and a buffered reader would hide the second from select."""
+        end = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.pending:
+            if not select.select([fd], [], [], max(0.0, end - time.monotonic()))[0]:
+                raise TimeoutError
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise RuntimeError(f"tests/warm.py ended (status {self.proc.wait()})")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
         return json.loads(line)
 
     def run(self, argv: list, *, cli: bool, cwd: Path, timeout: float = 600,
@@ -88,13 +98,14 @@ class WarmServer:
         argv0 = eqsat_command()[0] if cli else argv[0]
         req = {"argv": [argv0, *(argv if cli else argv[1:])], "cli": cli, "cwd": str(cwd), "out": str(out),
                "err": str(err), "env": env or {}}
-        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.write(json.dumps(req).encode() + b"\n")
         self.proc.stdin.flush()
         pid = self._read(60)["pid"]
         try:
             rc = self._read(timeout)["rc"]
         except TimeoutError:
-            os.killpg(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # (it may end by itself meanwhile)
+                os.killpg(pid, signal.SIGKILL)
             self._read(60)
             raise subprocess.TimeoutExpired(argv, timeout)
         return subprocess.CompletedProcess(argv, rc, out.read_text(errors="replace"), err.read_text(errors="replace"))
