@@ -27,7 +27,7 @@ from benchmarks.throughput import fresh_cache  # noqa: E402
 CHILD = r'''
 import importlib.util, sys, time
 import torch
-from runners.exec.worker import warm_up
+from eqsat_test.runners.exec.worker import warm_up
 
 mode, files = sys.argv[1], sys.argv[2:]
 mods = []
@@ -74,7 +74,7 @@ def main(argv=None) -> None:
     ap.add_argument("-n", "--variants", type=int, default=8)
     ap.add_argument("--compile-threads", type=int, default=1, help="as in eqsat-test's workers when --jobs > 1")
     args = ap.parse_args(argv)
-    from rewrite.generate import GenerateOptions, generate
+    from eqsat_test.rewrite.generate import GenerateOptions, generate
 
     scratch = Path(tempfile.mkdtemp(prefix="eqsat-batch-"))
     print(f"machine: {machine()}; load average at start {os.getloadavg()[0]:.1f}")

@@ -17,8 +17,8 @@ if str(REPO) not in sys.path:  # `python benchmarks/x.py` as well as `python -m 
 def compiled_rules(specs=(), log=print):
     """Compile the rules named by `specs` (default: the built-in library). A rule that fails to
     compile is skipped and counted, so a library under edit still benchmarks."""
-    from rewrite.compile_rules import compile_rules
-    from rewrite.ruledsl import load_rules
+    from eqsat_test.rewrite.compile_rules import compile_rules
+    from eqsat_test.rewrite.ruledsl import load_rules
     rules = load_rules(list(specs) or None)
     try:
         compiled, errors = compile_rules(rules)

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 def one(model: str, extra: list[str]) -> dict:
     out = Path(tempfile.mkdtemp(prefix="eqsat-default-"))
     t0 = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "runners.cli", model, "--out", str(out), *extra],
+    p = subprocess.run([sys.executable, "-m", "eqsat_test.runners.cli", model, "--out", str(out), *extra],
                        cwd=REPO, capture_output=True, text=True)
     wall = time.monotonic() - t0
     lines = [json.loads(x) for x in (out / "verdicts.jsonl").read_text().splitlines()] if (out / "verdicts.jsonl").is_file() else []

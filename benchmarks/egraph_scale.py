@@ -25,10 +25,10 @@ TARGETS = {1000: 3.0, 5000: 20.0}
 
 def run_size(n_ops: int, compiled, variants: int, seed: int, budget) -> dict:
     from benchmarks.graphs import random_graph
-    from lowering.lift import lift_fx
-    from rewrite.extract import extract_variants, read_egraph
-    from rewrite.generate import rules_applied
-    from rewrite.saturate import saturate
+    from eqsat_test.lowering.lift import lift_fx
+    from eqsat_test.rewrite.extract import extract_variants, read_egraph
+    from eqsat_test.rewrite.generate import rules_applied
+    from eqsat_test.rewrite.saturate import saturate
 
     gm, _ = random_graph(n_ops, seed=seed)
     t = Timer()
@@ -57,7 +57,7 @@ def main(argv=None) -> None:
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args(argv)
 
-    from rewrite.generate import GenerateOptions
+    from eqsat_test.rewrite.generate import GenerateOptions
     budget = GenerateOptions().budget
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
     _, compiled, _ = compiled_rules(args.rules)

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def run(bundles: list[Path], devices: tuple, args, out: Path, cache: Path) -> dict:
-    from runners.pipeline import ExecOptions, execute_bundle
+    from eqsat_test.runners.pipeline import ExecOptions, execute_bundle
     fields = {f.name for f in dataclasses.fields(ExecOptions)}
     kw = dict(backends=tuple(args.backend), devices=devices, jobs=args.jobs, timeout=args.timeout,
               input_kinds=tuple(args.inputs.split(",")), progress=False, collect_env=False,

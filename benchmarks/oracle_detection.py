@@ -37,7 +37,7 @@ from benchmarks.common import REPO, machine, table  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from runners.oracle.inputs import input_sets  # noqa: E402
+from eqsat_test.runners.oracle.inputs import input_sets  # noqa: E402
 
 
 def _load(path: Path, name: str):
@@ -122,8 +122,8 @@ def calibration_programs() -> dict:
 
 
 def calibrate(seeds: int, dtype: torch.dtype) -> None:
-    from runners.oracle import judge as J
-    from runners.oracle import numerics as nx
+    from eqsat_test.runners.oracle import judge as J
+    from eqsat_test.runners.oracle import numerics as nx
     rows, t_start = [], time.perf_counter()
     for name, (fwd, make) in calibration_programs().items():
         torch._dynamo.reset()
@@ -150,7 +150,7 @@ def calibrate(seeds: int, dtype: torch.dtype) -> None:
 
 def run(seeds: int, dtype: torch.dtype, judge_file: str | None, verbose: bool = False) -> None:
     fb = _load(REPO / "examples" / "backends" / "faulty_backends.py", "faulty_backends")
-    from runners.oracle.reference import eager_reference, judge_against
+    from eqsat_test.runners.oracle.reference import eager_reference, judge_against
     if judge_file:
         other = _load(Path(judge_file), "other_judge").judge_input_set
         verdict = lambda r, got: other(r.set, r.ref, got, r.fp64, r.ref2, r.idx)  # noqa: E731
@@ -198,7 +198,7 @@ def run(seeds: int, dtype: torch.dtype, judge_file: str | None, verbose: bool = 
             rate = f"detected {st['flagged_fired']}/{st['fired']} = {100 * st['flagged_fired'] / max(st['fired'], 1):.1f}%"
         rows.append([bname, st["runs"], st["fired"] if bname != "inductor" else "-", st["flagged"], rate])
     print(f"machine: {machine()}; {len(progs)} programs x {seeds} seeds x 2 input sets (random, special), "
-          f"{str(dtype)[6:]}; judge: {judge_file or 'runners/oracle/judge.py'}; "
+          f"{str(dtype)[6:]}; judge: {judge_file or 'eqsat_test/runners/oracle/judge.py'}; "
           f"{time.perf_counter() - t_start:.0f}s")
     print(table(rows, ["backend", "runs", "fired", "flagged", "rate"]))
     for bname, texts in examples.items():

@@ -37,7 +37,7 @@ def model_files(args: list[str]) -> list[Path]:
 
 
 def rule_ops(compiled) -> set[str]:
-    from rewrite.compile_rules import pattern_ops
+    from eqsat_test.rewrite.compile_rules import pattern_ops
     out: set[str] = set()
     for cr in compiled:
         out |= pattern_ops(cr.lhs) | pattern_ops(cr.rhs)
@@ -56,7 +56,7 @@ def main(argv=None) -> int:
 
     import torch
     torch.set_num_threads(1)
-    from rewrite.coverage import coverage
+    from eqsat_test.rewrite.coverage import coverage
 
     files = model_files(a.models)
     print(f"rule reach: {len(files)} model files, {a.variants} variants asked per graph ({machine()})")
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
 
 
 def _no_budget():
-    from rewrite.saturate import Budget
+    from eqsat_test.rewrite.saturate import Budget
     return Budget(iterations=0)
 
 

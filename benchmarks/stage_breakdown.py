@@ -29,8 +29,8 @@ OURS = ("lift", "saturate", "extract", "render")
 
 
 def breakdown(model: Path, n: int, rules: list[str], out: Path, jobs: int, batch: int) -> dict:
-    from rewrite.generate import GenerateOptions, generate
-    from runners.pipeline import ExecOptions, execute_bundle
+    from eqsat_test.rewrite.generate import GenerateOptions, generate
+    from eqsat_test.runners.pipeline import ExecOptions, execute_bundle
 
     m = generate(model, out / "bundle", GenerateOptions(variants=n, rules=tuple(rules)))
     nv = sum(1 for v in m["variants"] if not v["seed"])

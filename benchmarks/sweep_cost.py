@@ -32,7 +32,7 @@ def _cpu_children() -> float:
 
 
 def run_once(bundle: Path, out: Path, sweep: dict | None, jobs: int, cache: Path) -> dict:
-    from runners.pipeline import ExecOptions, execute_bundle
+    from eqsat_test.runners.pipeline import ExecOptions, execute_bundle
 
     opts = ExecOptions(jobs=jobs, minimize=False, collect_env=False, progress=False, sweep=sweep,
                        env={"TORCHINDUCTOR_CACHE_DIR": str(cache)})
@@ -61,8 +61,8 @@ def main() -> None:
     args = ap.parse_args()
     models = args.models or sorted((REPO / "examples").glob("*.py"))
 
-    from rewrite.generate import GenerateOptions, generate
-    from runners.checks.sweep_plan import SweepConfig
+    from eqsat_test.rewrite.generate import GenerateOptions, generate
+    from eqsat_test.runners.checks.sweep_plan import SweepConfig
 
     sweep = SweepConfig(seconds=150.0).to_dict()  # what the CLI passes at its default --timeout 300
     print(f"sweeps: default SweepConfig (seed: every point; variants: {sweep['points']} points; dynamic: "

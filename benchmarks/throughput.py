@@ -35,7 +35,7 @@ from benchmarks.common import MODELS, REPO, machine, table  # noqa: E402
 
 # small: the bundled MLP example (~8 ops); medium, large: benchmarks/models/
 MODEL_FILES = {"small": REPO / "examples" / "mlp.py", "medium": "medium_block.py", "large": "large_stack.py"}
-EQSAT = [sys.executable, "-m", "runners.cli"]
+EQSAT = [sys.executable, "-m", "eqsat_test.runners.cli"]
 
 
 def _env(cache: Path) -> dict:

@@ -45,7 +45,7 @@ class CliResult:
 def eqsat_command() -> list[str]:
     """The installed `eqsat-test` script beside this Python, else `python -m runners.cli`."""
     script = Path(sys.executable).parent / "eqsat-test"
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "runners.cli"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "eqsat_test.runners.cli"]
 
 
 def repo_env() -> dict:

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from runners.oracle.inputs import InputSet, input_sets, special_values, to_fp64_inputs
+from eqsat_test.runners.oracle.inputs import InputSet, input_sets, special_values, to_fp64_inputs
 
 
 def base_inputs():

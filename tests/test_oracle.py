@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from runners.oracle.judge import (
+from eqsat_test.runners.oracle.judge import (
     MATCH,
     MISMATCH,
     NONDETERMINISTIC,

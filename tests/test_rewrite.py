@@ -8,15 +8,15 @@ import pytest
 import torch
 
 from conftest import warm_server
-from lowering.capture import capture
-from lowering.lift import lift_fx
-from lowering.lower import to_fx
-from rewrite.compile_rules import compile_rule, compile_rules
-from rewrite.extract import extract_variants, read_egraph
-from rewrite.generate import _node_keys
-from lowering.program import CALL
-from rewrite.ruledsl import FLOATING, RuleError, Scalar, Tensor, load_rules, rule
-from rewrite.saturate import Budget, saturate
+from eqsat_test.lowering.capture import capture
+from eqsat_test.lowering.lift import lift_fx
+from eqsat_test.lowering.lower import to_fx
+from eqsat_test.rewrite.compile_rules import compile_rule, compile_rules
+from eqsat_test.rewrite.extract import extract_variants, read_egraph
+from eqsat_test.rewrite.generate import _node_keys
+from eqsat_test.lowering.program import CALL
+from eqsat_test.rewrite.ruledsl import FLOATING, RuleError, Scalar, Tensor, load_rules, rule
+from eqsat_test.rewrite.saturate import Budget, saturate
 
 USER_RULES = Path(__file__).parent / "user_rules"
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -65,7 +65,7 @@ def test_bare_variable_side_and_bad_rules():
 
 
 def _elementwise():
-    from lowering.load import load_model
+    from eqsat_test.lowering.load import load_model
     m = load_model(EXAMPLES / "elementwise.py")
     return capture(m.module, m.inputs)[0]
 

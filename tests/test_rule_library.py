@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from rewrite.rulecheck import check_rules, summary
-from rewrite.ruledsl import BUILTIN_RULES_DIR, FAMILIES, load_rules, rule_files
+from eqsat_test.rewrite.rulecheck import check_rules, summary
+from eqsat_test.rewrite.ruledsl import BUILTIN_RULES_DIR, FAMILIES, load_rules, rule_files
 
 MIN_RULES, MIN_FAMILIES, MIN_OPS = 120, 8, 60
 
@@ -69,7 +69,7 @@ def test_every_rule_traces_fullgraph_compiles_and_covers_enough_ops(rules):
     least MIN_OPS distinct call targets. Through the compile cache that runs use: it is keyed by
     each rule's source and the torch version, and a rule that fails is never cached, so a cached
     rule is one that compiled; on a fresh machine this test fills the cache for the others."""
-    from rewrite.compile_rules import compile_rules
+    from eqsat_test.rewrite.compile_rules import compile_rules
 
     t0 = time.perf_counter()
     compiled, errors = compile_rules(rules)

@@ -6,9 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from rewrite.ruleauthor import new_rule
-from rewrite.rulecheck import CheckResult, check_rule, check_rules, find_example, lint_rule
-from rewrite.ruledsl import (
+from eqsat_test.rewrite.ruleauthor import new_rule
+from eqsat_test.rewrite.rulecheck import CheckResult, check_rule, check_rules, find_example, lint_rule
+from eqsat_test.rewrite.ruledsl import (
     FLOATING, INTEGRAL, NUMERIC, RuleError, Scalar, Tensor, load_rule_file, rule,
 )
 
@@ -241,7 +241,7 @@ def test_samples_cover_every_dtype():
     def spy(x: Tensor(dtype=NUMERIC)):
         return x.clone(), x
 
-    from rewrite import rulecheck
+    from eqsat_test.rewrite import rulecheck
 
     for o in rulecheck._outcomes(spy, 0, 40):
         seen.add((o.inputs["x"].dtype, o.sample.special))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from codegen_templates import render
+from eqsat_test.codegen_templates import render
 from conftest import REPO, warm_server
 
 RELU_BUG = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"'

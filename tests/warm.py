@@ -33,7 +33,7 @@ def _child(req: dict) -> int:
     sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))  # as the interpreter sets it for a script
     try:
         if req.get("cli"):
-            from runners.cli.main import main
+            from eqsat_test.runners.cli.main import main
             main(sys.argv[1:])
         else:  # a script starts with torch imported, nothing of eqsat-test (as in a fresh interpreter)
             for name in [m for m in sys.modules if m.split(".")[0] in PROJECT]:
@@ -54,8 +54,8 @@ def serve() -> None:
     import torch  # noqa: F401  (the imports this server exists to pay once)
     import torch._dynamo  # noqa: F401
     import torch._inductor.compile_fx  # noqa: F401
-    import runners.cli.main  # noqa: F401
-    import runners.pipeline  # noqa: F401
+    import eqsat_test.runners.cli.main  # noqa: F401
+    import eqsat_test.runners.pipeline  # noqa: F401
     reply = sys.stdout
     print(json.dumps({"ready": os.getpid()}), file=reply, flush=True)
     for line in sys.stdin:

@@ -150,7 +150,7 @@ def forward(x, w):
 def test_small_inputs_are_inlined_exactly_and_cuda_findings_run_on_cuda(tmp_path):
     import torch
 
-    from runners.findings.artifacts import INLINE_MAX_NUMEL, test_repro_source
+    from eqsat_test.runners.findings.artifacts import INLINE_MAX_NUMEL, test_repro_source
     x = torch.tensor([[-0.0, float("nan"), float("inf"), 1e-40], [1.5, -2.25, 3.0, 0.1]])
     torch.save([x, torch.ones(4, 2)], tmp_path / "inputs.pt")
     f = {"kind": "miscompile", "variant": "g0_v001", "rules": ["r1"], "backend": 'inductor+cpp.simdlen=1',
@@ -190,7 +190,7 @@ def _run_rendered_test(src: str, compile_fn):
 def test_test_repro_states_the_verdict_of_its_own_program_and_judges_like_repro_py(tmp_path):
     import torch
 
-    from runners.findings.artifacts import test_repro_source
+    from eqsat_test.runners.findings.artifacts import test_repro_source
     torch.save([torch.randn(2, 3), torch.randn(3, 2)], tmp_path / "inputs.pt")
     base = {"kind": "miscompile", "variant": "g0_v003", "rules": ["r1"], "backend": "inductor", "device": "cpu",
             "detail": "[0] float32[2, 2]: FULL VARIANT VERDICT", "min_ops": ["torch.relu"]}
@@ -216,8 +216,8 @@ def test_test_repro_states_the_verdict_of_its_own_program_and_judges_like_repro_
 
 
 def test_meta_next_step_names_only_files_that_exist(tmp_path):
-    from runners.findings.artifacts import _record, repro_verdict, write_test_repro
-    from runners.findings.triage import triage
+    from eqsat_test.runners.findings.artifacts import _record, repro_verdict, write_test_repro
+    from eqsat_test.runners.findings.triage import triage
     d = tmp_path / "001-seed-miscompile-g0_seed"
     d.mkdir()
     import torch

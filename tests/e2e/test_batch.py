@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.exec.batch import make_batches
+from eqsat_test.runners.exec.batch import make_batches
 
 MODEL = '''
 import torch
@@ -34,7 +34,7 @@ def get_inputs():
 
 RULES = '''
 import torch
-from rewrite.ruledsl import FLOATING, Tensor, rule
+from eqsat_test.rewrite.ruledsl import FLOATING, Tensor, rule
 
 
 @rule(family="activation", numerics="exact", bidirectional=True)
@@ -72,7 +72,7 @@ def test_make_batches_groups_by_key_and_keeps_singles():
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
-    from rewrite.generate import GenerateOptions, generate
+    from eqsat_test.rewrite.generate import GenerateOptions, generate
     d = tmp_path_factory.mktemp("batch")
     (d / "model.py").write_text(textwrap.dedent(MODEL))
     (d / "rules.py").write_text(textwrap.dedent(RULES))
@@ -82,7 +82,7 @@ def bundle(tmp_path_factory) -> Path:
 
 
 def _execute(bundle: Path, out: Path, batch: int) -> dict:
-    from runners.pipeline import ExecOptions, execute_bundle
+    from eqsat_test.runners.pipeline import ExecOptions, execute_bundle
     opts = ExecOptions(backends=(FAULT,), jobs=1, timeout=240, minimize=False, collect_env=False,
                        progress=False, batch=batch)
     return execute_bundle(bundle, out, opts)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import repo_env, warm_server
-from runners.campaign.jobs import make_jobs, processes_with_env, ray_job
-from runners.campaign.spec import load_spec
-from runners.campaign.store import Store
+from eqsat_test.runners.campaign.jobs import make_jobs, processes_with_env, ray_job
+from eqsat_test.runners.campaign.spec import load_spec
+from eqsat_test.runners.campaign.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "tests" / "models" / "campaign"
@@ -34,7 +34,7 @@ def campaign(*args, timeout=900) -> subprocess.CompletedProcess:
 
 def campaign_here(capsys, *args) -> tuple[int, str, str]:
     """`eqsat-test campaign ...` in this process (cheap: for commands that run no job)."""
-    from runners.cli.main import main
+    from eqsat_test.runners.cli.main import main
     capsys.readouterr()
     with pytest.raises(SystemExit) as e:
         main(["campaign", *map(str, args)])
@@ -67,7 +67,7 @@ def snapshot(out: Path) -> dict:
 
 
 def leftovers(out: Path) -> list[int]:
-    from runners.campaign.run import campaign_id_of
+    from eqsat_test.runners.campaign.run import campaign_id_of
     return processes_with_env(f"EQSAT_CAMPAIGN={campaign_id_of(out)}")
 
 
@@ -222,7 +222,7 @@ def test_sigkill_and_resume_equals_uninterrupted(tmp_path):
     rng = random.Random(seed)
     kills = 0
     for attempt in range(8):
-        p = subprocess.Popen([sys.executable, "-m", "runners.cli", "campaign", str(spec), "--json", "--jobs", "2",
+        p = subprocess.Popen([sys.executable, "-m", "eqsat_test.runners.cli", "campaign", str(spec), "--json", "--jobs", "2",
                               "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              env=repo_env(), cwd="/")
         if attempt < 3:
@@ -286,9 +286,9 @@ def test_total_seconds_budget_stops_and_resumes(tmp_path):
     with Store(out / "campaign.sqlite") as st:
         assert sorted(j["status"] for j in st.jobs()) == ["done"]  # the two never started have no row
         assert len(st.plan()) == 3
-    from runners.campaign.run import _text_summary
+    from eqsat_test.runners.campaign.run import _text_summary
     assert "planned: 3 jobs over 3 models; 1 finished, 2 left" in _text_summary(s)
-    from runners.campaign.report import build_view, collect
+    from eqsat_test.runners.campaign.report import build_view, collect
     tiles = dict(build_view(collect(out), out / "report.html")["summary"])
     assert tiles["jobs finished"].startswith("1 / 3 planned") and "2 left" in tiles["jobs finished"]
     assert tiles["models"].startswith("1 / 3 planned")
@@ -334,7 +334,7 @@ def _overlap(intervals: list[tuple[float, float]]) -> int:
 
 @pytest.mark.slow  # ~20 s idle, more on a loaded machine: 2N jobs, each a Python start and a 4 s import
 def test_a_campaign_on_n_cores_runs_n_jobs_at_once(tmp_path):
-    from runners.campaign.run import cpu_cores
+    from eqsat_test.runners.campaign.run import cpu_cores
     cores = cpu_cores()
     n = min(cores, 4)
     models = []
@@ -358,7 +358,7 @@ def test_a_campaign_on_n_cores_runs_n_jobs_at_once(tmp_path):
 
 @pytest.mark.slow  # three campaign processes and two jobs: ~30 s idle
 def test_kill_9_takes_the_jobs_processes_along_and_dry_run_says_interrupted(tmp_path, capsys):
-    from runners.campaign.run import campaign_id_of
+    from eqsat_test.runners.campaign.run import campaign_id_of
     flag = tmp_path / "hang.flag"
     flag.write_text("")
     model = tmp_path / "hangs.py"
@@ -367,7 +367,7 @@ def test_kill_9_takes_the_jobs_processes_along_and_dry_run_says_interrupted(tmp_
                       inputs="given", budget={"job_timeout": 300})
     out = tmp_path / "kill-out"
     marker = f"EQSAT_CAMPAIGN={campaign_id_of(out)}"
-    p = subprocess.Popen([sys.executable, "-m", "runners.cli", "campaign", str(spec), "--json"],
+    p = subprocess.Popen([sys.executable, "-m", "eqsat_test.runners.cli", "campaign", str(spec), "--json"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=repo_env(), cwd="/")
 
     def fake_workers() -> list[int]:
@@ -411,7 +411,7 @@ def test_kill_9_takes_the_jobs_processes_along_and_dry_run_says_interrupted(tmp_
 
 
 def test_default_campaign_folder_is_the_spec_name_with_out(tmp_path):
-    from runners.campaign.run import _resolve_out
+    from eqsat_test.runners.campaign.run import _resolve_out
     assert _resolve_out(REPO / "examples" / "campaign.toml", None) == REPO / "examples" / "campaign-out"
     assert "eqsat-test report examples/campaign-out" in (REPO / "examples" / "campaign.toml").read_text()
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, TEST_MODELS, warm_server
-from runners.records import COMPILER_BUG_KINDS, Finding, FindingKind
+from eqsat_test.runners.records import COMPILER_BUG_KINDS, Finding, FindingKind
 
 RULES = TEST_MODELS / "e2e_rules"  # a small stable rule set (the built-in library changes often)
 # Sweeps (dtype/size) and the debug artifacts (minifier, bisector) have tests of their own and

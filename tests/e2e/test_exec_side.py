@@ -12,10 +12,10 @@ import torch
 
 REPO = Path(__file__).resolve().parents[2]
 # every module of runners/ (the execution side), the CLI first
-EXEC_MODULES = ("runners.cli.main",) + tuple(sorted(
-    ".".join(p.relative_to(REPO).with_suffix("").parts) for p in (REPO / "runners").rglob("*.py")
-    if p.stem not in ("__init__", "__main__") and p.relative_to(REPO).parts[:2] != ("runners", "cli")))
-GENERATION_MODULES = ("egglog", "rewrite.terms", "rewrite.saturate", "rewrite.extract", "rewrite.generate")
+EXEC_MODULES = ("eqsat_test.runners.cli.main",) + tuple(sorted(
+    ".".join(p.relative_to(REPO).with_suffix("").parts) for p in (REPO / "eqsat_test" / "runners").rglob("*.py")
+    if p.stem not in ("__init__", "__main__") and p.relative_to(REPO).parts[:3] != ("eqsat_test", "runners", "cli")))
+GENERATION_MODULES = ("egglog", "eqsat_test.rewrite.terms", "eqsat_test.rewrite.saturate", "eqsat_test.rewrite.extract", "eqsat_test.rewrite.generate")
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def bundle(tmp_path_factory) -> Path:
     model = REPO / "examples" / "elementwise.py"
     env = dict(os.environ, PYTHONPATH=str(REPO))
     for rules in ([], ["-r", "spelling", "-r", "algebra", "-r", "activation"]):  # the library, or a safe part
-        r = subprocess.run([sys.executable, "-m", "runners.cli", "generate", str(model), "-n", "2", *rules,
+        r = subprocess.run([sys.executable, "-m", "eqsat_test.runners.cli", "generate", str(model), "-n", "2", *rules,
                             "-o", str(out)], capture_output=True, text=True, env=env, timeout=600, cwd=REPO)
         if r.returncode == 0:
             return out
@@ -93,7 +93,7 @@ def test_device_cuda_without_a_gpu_is_a_usage_error(command, tmp_path):
         (target / "manifest.json").write_text(json.dumps({"format": "eqsat-bundle/1"}))
     else:
         target = REPO / "examples" / "elementwise.py"
-    r = subprocess.run([sys.executable, "-m", "runners.cli", command, str(target), "--device", "cuda",
+    r = subprocess.run([sys.executable, "-m", "eqsat_test.runners.cli", command, str(target), "--device", "cuda",
                         "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=300, cwd=REPO,
                        env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert r.returncode == 4, (r.returncode, r.stderr[-2000:])

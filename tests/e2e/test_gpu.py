@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from conftest import repo_env
-from codegen_templates import render
-from runners.checks.devices import (
+from eqsat_test.codegen_templates import render
+from eqsat_test.runners.checks.devices import (
     DEVICE_MISMATCH,
     cross_device_findings,
     inputs_digest,
@@ -25,7 +25,7 @@ from runners.checks.devices import (
     kernel_source,
     to_device,
 )
-from runners.records import COMPILER_BUG_KINDS
+from eqsat_test.runners.records import COMPILER_BUG_KINDS
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLES = Path(os.environ.get("EQSAT_GPU_BUNDLES", REPO / "gpu_bundles"))
@@ -44,7 +44,7 @@ needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CU
 
 def eqsat(*args: str, timeout: float = 560) -> subprocess.CompletedProcess:
     """The real command line (`python -m runners.cli` is what the `eqsat-test` script runs)."""
-    return subprocess.run([sys.executable, "-m", "runners.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "eqsat_test.runners.cli", *args], capture_output=True, text=True,
                           env=repo_env(), timeout=timeout, cwd=REPO)
 
 
@@ -277,7 +277,7 @@ def test_ints_and_nan_positions_are_exact():
 
 
 def test_input_sets_are_made_on_the_cpu_and_moved():
-    from runners.oracle.inputs import input_sets
+    from eqsat_test.runners.oracle.inputs import input_sets
     base = [torch.randn(5, 7), torch.tensor([0, 3, 2]), torch.randn(3).t()]
     a = input_sets(base, seed=3)
     b = input_sets(to_device(base, "cpu"), seed=3)

@@ -12,9 +12,9 @@ import pytest
 from conftest import repo_env
 ray = pytest.importorskip("ray")
 
-from runners.campaign.run import run_campaign  # noqa: E402
-from runners.campaign.spec import load_spec  # noqa: E402
-from runners.campaign.store import Store  # noqa: E402
+from eqsat_test.runners.campaign.run import run_campaign  # noqa: E402
+from eqsat_test.runners.campaign.spec import load_spec  # noqa: E402
+from eqsat_test.runners.campaign.store import Store  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]  # a local Ray cluster: minutes on a small machine
 
@@ -44,7 +44,7 @@ def _snapshot(out: Path) -> dict:
 
 def test_local_pool_and_local_ray_cluster_agree(tmp_path):
     spec = _spec(tmp_path, ["relu_chain.py", "abs_neg.py"])
-    r = subprocess.run([sys.executable, "-m", "runners.cli", "campaign", str(spec), "--json", "--jobs", "2",
+    r = subprocess.run([sys.executable, "-m", "eqsat_test.runners.cli", "campaign", str(spec), "--json", "--jobs", "2",
                         "--out", str(tmp_path / "local")], capture_output=True, text=True, env=repo_env(), timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     local = _snapshot(tmp_path / "local")
@@ -71,7 +71,7 @@ def test_local_pool_and_local_ray_cluster_agree(tmp_path):
 
 def test_cli_ray_executor_starts_a_local_cluster(tmp_path):
     spec = _spec(tmp_path, ["relu_chain.py"])
-    r = subprocess.run([sys.executable, "-m", "runners.cli", "campaign", str(spec), "--json", "--executor", "ray",
+    r = subprocess.run([sys.executable, "-m", "eqsat_test.runners.cli", "campaign", str(spec), "--json", "--executor", "ray",
                         "--address", "local", "--jobs", "1", "--out", str(tmp_path / "out")],
                        capture_output=True, text=True, env=repo_env(), timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]

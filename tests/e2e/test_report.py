@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import warm_server
-from runners.findings.write import signature
-from runners.campaign.report import build_view, collect, write_report
-from runners.campaign.store import Store
+from eqsat_test.runners.findings.write import signature
+from eqsat_test.runners.campaign.report import build_view, collect, write_report
+from eqsat_test.runners.campaign.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "tests" / "models" / "campaign"
@@ -165,7 +165,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
 
 
 def test_bar_labels_are_shortened_smartly_and_whole_in_the_tooltip():
-    from runners.campaign.report import LABEL_CHARS, hbar_chart, short_label
+    from eqsat_test.runners.campaign.report import LABEL_CHARS, hbar_chart, short_label
     assert short_label("torch.relu") == "torch.relu"
     assert short_label("torch.nn.functional.scaled_dot_product_attention") == "F.scaled_dot_product_attention"
     assert short_label("torch.nn.functional.binary_cross_entropy_with_logits") == "F.binary_cross_entropy_with_log…"

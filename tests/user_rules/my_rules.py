@@ -1,7 +1,7 @@
 """A user's own rule folder, outside the package (used by the tests)."""
 import torch
 
-from rewrite.ruledsl import FLOATING, Scalar, Tensor, rule
+from eqsat_test.rewrite.ruledsl import FLOATING, Scalar, Tensor, rule
 
 
 @rule(family="layout", numerics="exact")

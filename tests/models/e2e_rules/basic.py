@@ -1,7 +1,7 @@
 """A small, stable rule set for the end-to-end tests (the built-in library changes often)."""
 import torch
 
-from rewrite.ruledsl import ANY_DTYPE, FLOATING, Scalar, Tensor, rule
+from eqsat_test.rewrite.ruledsl import ANY_DTYPE, FLOATING, Scalar, Tensor, rule
 
 
 @rule(family="algebra", numerics="exact", same_shape=False, tags=("ac",))

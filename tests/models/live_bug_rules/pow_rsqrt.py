@@ -1,7 +1,7 @@
 """The one rewrite that exposes tests/models/live_bug_pow_rsqrt.py's Inductor CPU bug (eager: bitwise exact)."""
 import torch
 
-from rewrite.ruledsl import FLOATING, Tensor, rule
+from eqsat_test.rewrite.ruledsl import FLOATING, Tensor, rule
 
 
 @rule(family="spelling", numerics="exact", bidirectional=True)

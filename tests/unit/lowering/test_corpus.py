@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from lowering.load import load_model
+from eqsat_test.lowering.load import load_model
 
 REPO = Path(__file__).resolve().parents[3]
 CORPUS = REPO / "benchmarks" / "corpus"

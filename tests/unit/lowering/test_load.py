@@ -6,7 +6,7 @@ import textwrap
 import pytest
 import torch
 
-from lowering.load import BadInput, load_model
+from eqsat_test.lowering.load import BadInput, load_model
 
 
 def _write(tmp_path, text: str, name: str = "m.py"):

@@ -6,11 +6,11 @@ import random
 import pytest
 import torch
 
-from lowering.capture import capture
-from lowering.emit import emit_module
-from lowering.lift import lift_fx
-from lowering.lower import to_fx
-from lowering.program import CALL
+from eqsat_test.lowering.capture import capture
+from eqsat_test.lowering.emit import emit_module
+from eqsat_test.lowering.lift import lift_fx
+from eqsat_test.lowering.lower import to_fx
+from eqsat_test.lowering.program import CALL
 
 UNARY = [
     lambda x: x.relu(), lambda x: torch.tanh(x), lambda x: -x, lambda x: x * 2.0, lambda x: x + 1,

@@ -12,8 +12,8 @@ import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 
-from lowering.load import BadInput, load_model
-from lowering.sizes import Source, _options, find_literals, plan_sizes
+from eqsat_test.lowering.load import BadInput, load_model
+from eqsat_test.lowering.sizes import Source, _options, find_literals, plan_sizes
 
 REPO = Path(__file__).resolve().parents[3]
 HUGE = REPO / "tests" / "models" / "huge_softmax.py"
@@ -156,7 +156,7 @@ def test_derived_sizes_follow_and_parameters_are_bounded_too(tmp_path):
 def test_outputs_are_bounded_too_through_sizes_that_feed_them_alone(tmp_path):
     # features: the output is 24x the input (within the bound at the inputs' test size, far over
     # in all); one-hot: the classes literal sets the output's width and no input's shape
-    from lowering.sizes import OUTPUT_FACTOR
+    from eqsat_test.lowering.sizes import OUTPUT_FACTOR
     feats = _write(tmp_path, """
         import torch
         batch_size, seq_len, num_freqs = 256, 2048, 8

@@ -5,15 +5,15 @@ import textwrap
 import pytest
 import torch
 
-import rewrite.compile_rules as cr
+import eqsat_test.rewrite.compile_rules as cr
 from conftest import REPO
-from rewrite.ruledsl import FLOATING, Tensor, load_rules, rule
+from eqsat_test.rewrite.ruledsl import FLOATING, Tensor, load_rules, rule
 
 RULE_FILE = '''
 """Rules for the parallel compile test."""
 import torch
 
-from rewrite.ruledsl import FLOATING, Scalar, Tensor, rule
+from eqsat_test.rewrite.ruledsl import FLOATING, Scalar, Tensor, rule
 
 
 @rule(family="reduction", numerics="approximate")

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from rewrite.coverage import coverage, load_compiled
-from rewrite.extract import stratified_choice
+from eqsat_test.rewrite.coverage import coverage, load_compiled
+from eqsat_test.rewrite.extract import stratified_choice
 
 REPO = Path(__file__).resolve().parents[3]
 
 RULES = '''"""Two small rule families for the coverage test."""
 import torch
 
-from rewrite.ruledsl import FLOATING, Tensor, rule
+from eqsat_test.rewrite.ruledsl import FLOATING, Tensor, rule
 
 
 @rule(family="layout", numerics="exact", bidirectional=True)

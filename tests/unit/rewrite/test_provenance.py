@@ -4,14 +4,14 @@ import textwrap
 
 import torch
 
-from lowering.capture import capture
-from lowering.lift import lift_fx
-from rewrite.compile_rules import compile_rules
-from rewrite.extract import extract_variants, read_egraph
-from rewrite.generate import GenerateOptions, generate
-from rewrite.provenance import FreezeOnce, read_credit
-from rewrite.ruledsl import FLOATING, Tensor, rule
-from rewrite.saturate import saturate
+from eqsat_test.lowering.capture import capture
+from eqsat_test.lowering.lift import lift_fx
+from eqsat_test.rewrite.compile_rules import compile_rules
+from eqsat_test.rewrite.extract import extract_variants, read_egraph
+from eqsat_test.rewrite.generate import GenerateOptions, generate
+from eqsat_test.rewrite.provenance import FreezeOnce, read_credit
+from eqsat_test.rewrite.ruledsl import FLOATING, Tensor, rule
+from eqsat_test.rewrite.saturate import saturate
 
 
 @rule(family="spelling", numerics="exact")
@@ -107,7 +107,7 @@ def test_generate_records_rules_and_their_classes_non_exact_first(tmp_path):
     (rules_dir / "few.py").write_text(textwrap.dedent('''
         """A few rules for the provenance test."""
         import torch
-        from rewrite.ruledsl import FLOATING, Tensor, rule
+        from eqsat_test.rewrite.ruledsl import FLOATING, Tensor, rule
 
         @rule(family="spelling", numerics="exact")
         def relu_method(x: Tensor(dtype=FLOATING)):
@@ -145,7 +145,7 @@ def test_a_new_operand_merged_into_the_seeds_class_credits_the_merge():
     alone (`x.to(float64)` -> `x.double()`), so its dtypes were theirs (every dtype) and the float16
     sweep ran a float32-only round trip (an unsound-rewrite note). The renamed round trip is in x's
     e-class through `x.double().float() -> x` (float32 only): that merge is credited now."""
-    from rules.dtype_logic import double_is_to_float64, float32_via_float64_round_trip, float_is_to_float32
+    from eqsat_test.rules.dtype_logic import double_is_to_float64, float32_via_float64_round_trip, float_is_to_float32
     rules = [relu_operand_round_trip, double_is_to_float64, float_is_to_float32, float32_via_float64_round_trip]
     _, variants = _variants(OneRelu(), (torch.randn(3, 4),), rules, n=40)
     float32_only = {"relu_operand_round_trip", "float32_via_float64_round_trip"}

@@ -3,9 +3,9 @@ import random
 
 import torch
 
-from rewrite import rulecheck
-from rewrite.rulecheck import APPROX_TOL, LARGE_NUMEL, LARGE_THREADS, check_rule
-from rewrite.ruledsl import FLOATING, SIGNED_INT, Tensor, rule
+from eqsat_test.rewrite import rulecheck
+from eqsat_test.rewrite.rulecheck import APPROX_TOL, LARGE_NUMEL, LARGE_THREADS, check_rule
+from eqsat_test.rewrite.ruledsl import FLOATING, SIGNED_INT, Tensor, rule
 
 # ---- one deliberately wrong rule per numerics class ------------------------------------------
 

@@ -17,16 +17,16 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from benchmarks.graphs import random_graph, run_graph  # noqa: E402
-from lowering.lift import lift_fx  # noqa: E402
-from lowering.lower import to_fx  # noqa: E402
-from rewrite.extract import ENode, _heights, extract_variants, read_egraph  # noqa: E402
-from rewrite.terms import add_program, new_egraph, parse_call_fn, program_calls, program_text, run_text  # noqa: E402
+from eqsat_test.lowering.lift import lift_fx  # noqa: E402
+from eqsat_test.lowering.lower import to_fx  # noqa: E402
+from eqsat_test.rewrite.extract import ENode, _heights, extract_variants, read_egraph  # noqa: E402
+from eqsat_test.rewrite.terms import add_program, new_egraph, parse_call_fn, program_calls, program_text, run_text  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def library():
-    from rewrite.compile_rules import compile_rules
-    from rewrite.ruledsl import load_rules
+    from eqsat_test.rewrite.compile_rules import compile_rules
+    from eqsat_test.rewrite.ruledsl import load_rules
     compiled, _ = compile_rules(load_rules(None))
     return compiled
 
@@ -46,8 +46,8 @@ def test_random_graph_has_the_requested_ops_all_reachable():
 
 @pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_1000_op_graph_gives_32_distinct_variants_that_compute_the_same(library):
-    from rewrite.generate import rules_applied
-    from rewrite.saturate import Budget, saturate
+    from eqsat_test.rewrite.generate import rules_applied
+    from eqsat_test.rewrite.saturate import Budget, saturate
 
     gm, inputs = random_graph(1000, seed=0)
     lifted = lift_fx(gm)

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import torch
 
-from lowering.capture import capture
-from lowering.lift import lift_fx
-from rewrite.compile_rules import compile_rule
-from rewrite.extract import read_egraph
-from rewrite.ruledsl import FLOATING, Tensor, rule
-from rewrite.saturate import saturate
+from eqsat_test.lowering.capture import capture
+from eqsat_test.lowering.lift import lift_fx
+from eqsat_test.rewrite.compile_rules import compile_rule
+from eqsat_test.rewrite.extract import read_egraph
+from eqsat_test.rewrite.ruledsl import FLOATING, Tensor, rule
+from eqsat_test.rewrite.saturate import saturate
 
 
 def _program(fn, *inputs):

@@ -8,13 +8,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lowering.capture import capture
-from lowering.lift import lift_fx
-from lowering.program import UID_KW
-from lowering.targets import is_random
-from rewrite.compile_rules import compile_rule, compile_rules, pattern_ops
-from rewrite.rulecheck import check_rule, find_example
-from rewrite.ruledsl import BUILTIN_RULES_DIR, FLOATING, RuleError, Tensor, load_rule_file, make_rule
+from eqsat_test.lowering.capture import capture
+from eqsat_test.lowering.lift import lift_fx
+from eqsat_test.lowering.program import UID_KW
+from eqsat_test.lowering.targets import is_random
+from eqsat_test.rewrite.compile_rules import compile_rule, compile_rules, pattern_ops
+from eqsat_test.rewrite.rulecheck import check_rule, find_example
+from eqsat_test.rewrite.ruledsl import BUILTIN_RULES_DIR, FLOATING, RuleError, Tensor, load_rule_file, make_rule
 
 F_ = "torch.nn.functional."
 
@@ -198,7 +198,7 @@ def get_inputs():
 @pytest.mark.slow
 def test_variants_of_an_attention_block_run_eagerly(tmp_path):
     """`(att @ v).transpose(1, 2).contiguous().view(b, t, c)`: no variant views the transpose."""
-    from rewrite.generate import GenerateOptions, generate
+    from eqsat_test.rewrite.generate import GenerateOptions, generate
 
     model = tmp_path / "gpt2_like.py"
     model.write_text(GPT2_LIKE)

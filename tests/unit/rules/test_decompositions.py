@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from rewrite.ruledsl import BUILTIN_RULES_DIR, load_rule_file
+from eqsat_test.rewrite.ruledsl import BUILTIN_RULES_DIR, load_rule_file
 
 # composite ops (as the rules spell them) that must have a decomposition
 COMPOSITES = {
@@ -85,7 +85,7 @@ def get_inputs():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_single_composite_models_give_16_variants(name, tmp_path):
-    from rewrite.coverage import coverage
+    from eqsat_test.rewrite.coverage import coverage
 
     f = tmp_path / f"{name}.py"
     f.write_text(MODELS[name])

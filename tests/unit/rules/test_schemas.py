@@ -6,14 +6,14 @@ from collections import Counter
 import pytest
 import torch
 
-from lowering.capture import capture
-from lowering.lift import lift_fx
-from rewrite.compile_rules import compile_rules
-from rewrite.extract import extract_variants, read_egraph
-from rewrite.optables import BINARY, LAYOUT, REDUCTIONS, UNARY
-from rewrite.rulecheck import check_rule
-from rewrite.ruledsl import BUILTIN_RULES_DIR, NUMERICS, load_rule_file
-from rewrite.saturate import saturate
+from eqsat_test.lowering.capture import capture
+from eqsat_test.lowering.lift import lift_fx
+from eqsat_test.rewrite.compile_rules import compile_rules
+from eqsat_test.rewrite.extract import extract_variants, read_egraph
+from eqsat_test.rewrite.optables import BINARY, LAYOUT, REDUCTIONS, UNARY
+from eqsat_test.rewrite.rulecheck import check_rule
+from eqsat_test.rewrite.ruledsl import BUILTIN_RULES_DIR, NUMERICS, load_rule_file
+from eqsat_test.rewrite.saturate import saturate
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +80,8 @@ def test_a_generated_rule_moves_the_layout_op(schema_rules, name, fn, inputs, mo
 def test_rules_check_catches_a_wrong_generated_rule_of_each_class():
     """A schema built from the same tables but wrong (the layout op differs between the sides)
     fails `rules check` whichever numerics class it claims."""
-    from rewrite.optables import LAYOUT, UNARY
-    from rewrite.ruledsl import FLOATING, Tensor, make_rule
+    from eqsat_test.rewrite.optables import LAYOUT, UNARY
+    from eqsat_test.rewrite.ruledsl import FLOATING, Tensor, make_rule
 
     lay = {l.name: l for l in LAYOUT}
     ops = {u.name: u for u in UNARY}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from runners.findings.confirm import outcome
+from eqsat_test.runners.findings.confirm import outcome
 
 
 def _r(rc=1, verdict="MISCOMPILE", timed_out=False, eager=0.01, seconds=3.0):
@@ -38,7 +38,7 @@ def test_a_timeout_is_a_compiler_bug_only_when_compile_hangs_while_eager_is_fast
 def test_no_confirmation_starts_after_the_deadline(tmp_path):
     """A run's --time-budget holds for confirming too: past it, a candidate stays unconfirmed (None), unrun."""
     import time
-    from runners.findings.confirm import confirm_all
+    from eqsat_test.runners.findings.confirm import confirm_all
     folder = tmp_path / "findings" / "001-miscompile-g0_v001"
     folder.mkdir(parents=True)
     (folder / "repro.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\nraise SystemExit(1)\n")
@@ -53,8 +53,8 @@ def test_a_runs_time_budget_reaches_its_confirmation(tmp_path, monkeypatch):
     """execute_bundle hands its deadline (--time-budget) to confirm_all: a run slowed by load stops confirming
     at its budget and reports its verdicts (a campaign job's budget ends inside its timeout: jobs.job_budget)."""
     import time
-    import runners.pipeline as P
-    from rewrite.generate import GenerateOptions, generate
+    import eqsat_test.runners.pipeline as P
+    from eqsat_test.rewrite.generate import GenerateOptions, generate
     from conftest import TEST_MODELS
     generate(TEST_MODELS / "relu_mlp.py", tmp_path / "bundle",
              GenerateOptions(variants=1, rules=(str(TEST_MODELS / "e2e_rules"),)))

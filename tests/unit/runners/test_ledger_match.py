@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from runners.campaign.report import build_view, collect, render_html
-from runners.findings.ledger import ledger_matches, load_ledger
+from eqsat_test.runners.campaign.report import build_view, collect, render_html
+from eqsat_test.runners.findings.ledger import ledger_matches, load_ledger
 
 
 def _ids(f: dict, entries) -> list[int]:

@@ -10,18 +10,18 @@ import pytest
 import torch
 import torch.fx
 
-import runners.findings.minimize as M
-import runners.findings.shrink as S
+import eqsat_test.runners.findings.minimize as M
+import eqsat_test.runners.findings.shrink as S
 from conftest import TEST_MODELS
-from lowering.bundle import (PROGRAM_FORMAT, StoredProgram, program_file_name, program_from_json, program_to_json,
+from eqsat_test.lowering.bundle import (PROGRAM_FORMAT, StoredProgram, program_file_name, program_from_json, program_to_json,
                              read_program, write_program)
-from lowering.capture import capture
-from lowering.lift import lift_fx
-from lowering.program import CALL, INPUT, Program, TensorMeta
-from runners.exec.pool import PoolOptions
-from runners.exec.protocol import load_module
-from runners.findings.write import signature
-from runners.findings.rootcause import dedupe
+from eqsat_test.lowering.capture import capture
+from eqsat_test.lowering.lift import lift_fx
+from eqsat_test.lowering.program import CALL, INPUT, Program, TensorMeta
+from eqsat_test.runners.exec.pool import PoolOptions
+from eqsat_test.runners.exec.protocol import load_module
+from eqsat_test.runners.findings.write import signature
+from eqsat_test.runners.findings.rootcause import dedupe
 
 
 def _stored(fn, inputs, *, dynamo=False) -> StoredProgram:
@@ -344,7 +344,7 @@ def test_real_check_in_a_worker(tmp_path):
 def test_generated_bundles_store_each_program_and_minimize_from_it(tmp_path):
     """Generation writes `<id>.program.json` beside each module (listed in the manifest) whose
     rendering is the module; a variant (no TensorMeta: shapes from one eager run) minimizes."""
-    from rewrite.generate import GenerateOptions, generate  # needs egglog: generation, not execution
+    from eqsat_test.rewrite.generate import GenerateOptions, generate  # needs egglog: generation, not execution
     m = generate(TEST_MODELS / "relu_mlp.py", tmp_path / "b",
                  GenerateOptions(variants=2, rules=(str(TEST_MODELS / "e2e_rules"),)))
     assert len(m["variants"]) >= 2
@@ -362,7 +362,7 @@ def test_generated_bundles_store_each_program_and_minimize_from_it(tmp_path):
 
 
 def test_repro_of_a_minimized_program_states_its_own_verdict():
-    from runners.findings.write import _repro_source
+    from eqsat_test.runners.findings.write import _repro_source
     f = {"kind": "miscompile", "backend": "inductor", "device": "cpu", "detail": "whole variant: 9 differ",
          "input_set": "special-0", "min_detail": "minimized: 3 differ", "min_input_set": "given"}
     src = 'import torch\ndef forward(x):\n    return (x,)\n\nif __name__ == "__main__":\n    pass\n'

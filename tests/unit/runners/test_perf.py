@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from conftest import REPO, TEST_MODELS, warm_server
-from codegen_templates import render
-from runners.checks.perf import MIN_ABS_S, THRESHOLD, screen, spread, time_call
+from eqsat_test.codegen_templates import render
+from eqsat_test.runners.checks.perf import MIN_ABS_S, THRESHOLD, screen, spread, time_call
 
 
 def _manifest(n: int) -> dict:

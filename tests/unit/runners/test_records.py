@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, TEST_MODELS
-from runners.pipeline import judge_results
-from runners.records import (COMPILER_BUG_KINDS, Finding, FindingKind, Result, ResultStatus, as_dict,
+from eqsat_test.runners.pipeline import judge_results
+from eqsat_test.runners.records import (COMPILER_BUG_KINDS, Finding, FindingKind, Result, ResultStatus, as_dict,
                              new_finding)
 
 BASE = {"variant": "g0_v1", "graph": "g0", "backend": "inductor", "device": "cpu", "rules": ["r1"],
@@ -140,7 +140,7 @@ def second_call_fails(gm, example_inputs):
 
 def _fake_worker(monkeypatch, script: str) -> None:
     """Workers of runners/exec/pool.py run `script` instead of runners.exec.worker."""
-    import runners.exec.pool as pool
+    import eqsat_test.runners.exec.pool as pool
     real = pool.subprocess.Popen
     monkeypatch.setattr(pool.subprocess, "Popen", lambda args, **kw: real([sys.executable, "-c", script], **kw))
 
@@ -160,9 +160,9 @@ def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
     """The producers of results, in process (runners/exec/worker.py's run_task, batch.py, sweep_run.py)
     and through runners/exec/pool.py's real timeout and crash paths (with a stand-in worker script)
     and minimize.py's CheckPool: every status they make is a ResultStatus, and every result round-trips."""
-    from runners.exec import pool as P
-    from runners.exec.worker import run_task
-    from runners.findings.minimize import CheckPool
+    from eqsat_test.runners.exec import pool as P
+    from eqsat_test.runners.exec.worker import run_task
+    from eqsat_test.runners.findings.minimize import CheckPool
     (tmp_path / "backends.py").write_text(BACKENDS)
     files = {}
     for name, body in (("fine", "return (torch.relu(x) * 2.0,)"), ("bad", "raise ValueError('no')")):
@@ -208,10 +208,10 @@ def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
         _result_round_trips(r)
 
 
-RESULT_MODULES = ("runners/exec/worker.py", "runners/exec/pool.py", "runners/exec/batch.py",
-                  "runners/checks/sweep_run.py", "runners/findings/minimize.py", "runners/pipeline.py",
-                  "runners/checks/sweeps.py", "runners/checks/configs.py", "runners/checks/devices.py",
-                  "runners/checks/perf.py")
+RESULT_MODULES = ("eqsat_test/runners/exec/worker.py", "eqsat_test/runners/exec/pool.py", "eqsat_test/runners/exec/batch.py",
+                  "eqsat_test/runners/checks/sweep_run.py", "eqsat_test/runners/findings/minimize.py", "eqsat_test/runners/pipeline.py",
+                  "eqsat_test/runners/checks/sweeps.py", "eqsat_test/runners/checks/configs.py", "eqsat_test/runners/checks/devices.py",
+                  "eqsat_test/runners/checks/perf.py")
 
 
 def test_no_status_is_a_bare_string_in_the_code():
@@ -237,10 +237,10 @@ def test_no_status_is_a_bare_string_in_the_code():
 def _seed_module(tmp_path: Path) -> tuple[Path, list[bool]]:
     """relu_mlp.py's seed program as generation writes it (rewrite/generate.py): module and inputs file."""
     import torch
-    from lowering.bundle import StoredProgram
-    from lowering.capture import capture
-    from lowering.lift import lift_fx
-    from lowering.load import load_model
+    from eqsat_test.lowering.bundle import StoredProgram
+    from eqsat_test.lowering.capture import capture
+    from eqsat_test.lowering.lift import lift_fx
+    from eqsat_test.lowering.load import load_model
     lm = load_model(TEST_MODELS / "relu_mlp.py")
     g = capture(lm.module, tuple(lm.inputs))[0]
     lifted = lift_fx(g.gm)
@@ -255,7 +255,7 @@ def _seed_module(tmp_path: Path) -> tuple[Path, list[bool]]:
 def test_real_worker_results_round_trip(tmp_path):
     """relu_mlp.py's seed program run by a real worker subprocess (Inductor on the CPU), as `eqsat-test`
     runs it, and a task the worker fails on itself: the results read back as Results, unchanged."""
-    from runners.exec.pool import PoolOptions, _Worker
+    from eqsat_test.runners.exec.pool import PoolOptions, _Worker
     f, is_param = _seed_module(tmp_path)
     w = _Worker(0, PoolOptions(timeout=300), lambda s: None)
     try:

@@ -1,7 +1,7 @@
 """One root cause, one finding: variant candidates failing like their seed fold into the seed's finding; rules are not blamed."""
 from __future__ import annotations
 
-from runners.findings.rootcause import dedupe, fold_into_seeds
+from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 
 
 def _f(kind, variant, input_set="given", seed=False, rules=(), error=None):

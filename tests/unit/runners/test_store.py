@@ -14,8 +14,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from runners.findings.write import signature
-from runners.campaign.store import Store
+from eqsat_test.runners.findings.write import signature
+from eqsat_test.runners.campaign.store import Store
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -115,7 +115,7 @@ WRITER = textwrap.dedent("""
     sys.path.insert(0, {repo!r})
     sys.path.insert(0, {here!r})
     from test_store import _job, _outcome
-    from runners.campaign.store import Store
+    from eqsat_test.runners.campaign.store import Store
     st = Store(sys.argv[1])
     done = st.finished_keys()
     print("ready", flush=True)

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from conftest import warm_server
-from runners.findings.write import _repro_source, signature
-from runners.oracle.judge import judge
-from runners.checks.sweep_plan import (
+from eqsat_test.runners.findings.write import _repro_source, signature
+from eqsat_test.runners.oracle.judge import judge
+from eqsat_test.runners.checks.sweep_plan import (
     DEFAULT_DTYPES,
     Group,
     Point,
@@ -24,10 +24,10 @@ from runners.checks.sweep_plan import (
     plan_points,
     point_inputs,
 )
-from runners.checks.sweep_run import run_sweeps
-from runners.checks.sweeps import sweep_findings
-from runners.oracle.lenient import lenient_judge
-from runners.exec.protocol import load_module as _load_module
+from eqsat_test.runners.checks.sweep_run import run_sweeps
+from eqsat_test.runners.checks.sweeps import sweep_findings
+from eqsat_test.runners.oracle.lenient import lenient_judge
+from eqsat_test.runners.exec.protocol import load_module as _load_module
 
 REPO = Path(__file__).resolve().parents[3]
 MODELS = REPO / "tests" / "models"
@@ -81,7 +81,7 @@ def test_parse_dtypes_and_sizes():
 
 @pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_cli_sweep_options():
-    from runners.cli.main import _exec_opts
+    from eqsat_test.runners.cli.main import _exec_opts
     eo = _exec_opts((), (), 300.0, 1, "given", 0, False)
     assert eo.sweep is not None and tuple(eo.sweep["dtypes"]) == DEFAULT_DTYPES  # on by default
     eo = _exec_opts((), (), 300.0, 1, "given", 0, False, sweep_dtypes="int8,half", sweep_sizes="7,9",
@@ -364,7 +364,7 @@ RULES = '''
 """A small rule set for the sweep tests."""
 import torch
 
-from rewrite.ruledsl import ANY_DTYPE, Tensor, rule
+from eqsat_test.rewrite.ruledsl import ANY_DTYPE, Tensor, rule
 
 
 @rule(family="algebra", numerics="exact", same_shape=False)
@@ -407,9 +407,9 @@ def test_default_run_reports_the_sweep_bug(eqsat, tmp_path, rules_dir):
 def test_variant_of_dtype_bound_rules_is_swept_only_at_their_dtypes(tmp_path):
     """A rule that holds at float32 only (a float64 round trip cast back to float32) makes its
     variant equivalent at float32 only: the dtype sweep must not run it at float64 and blame the rule."""
-    from rewrite.ruledsl import FLOATING, Rule, Tensor
-    from rewrite.generate import _variant_dtypes
-    from runners.checks.sweeps import make_sweep_tasks
+    from eqsat_test.rewrite.ruledsl import FLOATING, Rule, Tensor
+    from eqsat_test.rewrite.generate import _variant_dtypes
+    from eqsat_test.runners.checks.sweeps import make_sweep_tasks
 
     fn = lambda x: (x, x)
     f32 = Rule("r32", "t", "exact", fn, {"x": Tensor(dtype="float32")})
@@ -442,8 +442,8 @@ def test_variant_of_a_size_fixing_rule_is_not_swept_over_sizes(tmp_path):
     narrow(0, 6, 6) into variants of a 12-row input; at the size sweep's 63 rows they sum 12 rows, and
     19 unsound-rewrite notes blamed the rule. A variant built by a rule that reads sizes keeps its dtype
     sweep, not its size and dynamic sweeps."""
-    from rewrite.ruledsl import Rule, Tensor, load_rules
-    from runners.checks.sweeps import make_sweep_tasks
+    from eqsat_test.rewrite.ruledsl import Rule, Tensor, load_rules
+    from eqsat_test.runners.checks.sweeps import make_sweep_tasks
 
     assert Rule("h", "t", "approximate", _halves, {"x": Tensor()}).fixes_sizes
     assert not Rule("s", "t", "exact", lambda x: (x.sum(0), x.sum(0)), {"x": Tensor()}).fixes_sizes

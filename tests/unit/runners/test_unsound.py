@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from runners.checks.unsound import unsound_verdict
+from eqsat_test.runners.checks.unsound import unsound_verdict
 
 MANIFEST = {"rules": {"numerics": {"exp_of_sum_is_product": "ieee-edge", "add_commutes": "exact"}}}
 

@@ -9,10 +9,10 @@ import time
 import pytest
 import torch
 
-from codegen_templates import render
-from runners.cli.main import _summary
-from runners.exec.protocol import load_tensors
-from runners.pipeline import Progress
+from eqsat_test.codegen_templates import render
+from eqsat_test.runners.cli.main import _summary
+from eqsat_test.runners.exec.protocol import load_tensors
+from eqsat_test.runners.pipeline import Progress
 
 
 def test_progress_prints_plain_lines_without_a_terminal(monkeypatch):

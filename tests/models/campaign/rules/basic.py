@@ -1,7 +1,7 @@
 """Small exact rule set for campaign tests (independent of the built-in library, which changes)."""
 import torch
 
-from rewrite.ruledsl import FLOATING, Scalar, Tensor, rule
+from eqsat_test.rewrite.ruledsl import FLOATING, Scalar, Tensor, rule
 
 
 @rule(family="layout", numerics="exact")

@@ -4,7 +4,7 @@ Never use outside tests: relu(x) is not abs(x).
 """
 import torch
 
-from rewrite.ruledsl import FLOATING, Tensor, rule
+from eqsat_test.rewrite.ruledsl import FLOATING, Tensor, rule
 
 
 @rule(family="activation", numerics="exact")

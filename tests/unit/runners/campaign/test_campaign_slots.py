@@ -7,8 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from runners.campaign import run as camprun
-from runners.campaign.run import GIB, GpuSampler, SlotPlan, plan_slots
+from eqsat_test.runners.campaign import run as camprun
+from eqsat_test.runners.campaign.run import GIB, GpuSampler, SlotPlan, plan_slots
 
 
 def test_cuda_jobs_run_several_per_gpu_and_share_the_cores():

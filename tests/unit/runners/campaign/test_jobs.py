@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runners.campaign.jobs import JOB_MARGIN, job_budget, job_command
+from eqsat_test.runners.campaign.jobs import JOB_MARGIN, job_budget, job_command
 
 
 def _job(timeout: float, variant_timeout: float, run_args=()) -> dict:

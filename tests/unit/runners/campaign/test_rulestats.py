@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rewrite.generate import GenerateOptions, generate
-from rewrite.saturate import STOP_REASONS
-from runners.campaign.rulestats import rule_stats
+from eqsat_test.rewrite.generate import GenerateOptions, generate
+from eqsat_test.rewrite.saturate import STOP_REASONS
+from eqsat_test.runners.campaign.rulestats import rule_stats
 
 MODELS = Path(__file__).resolve().parents[3] / "models"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from runners.oracle import numerics as nx
-from runners.oracle.inputs import InputSet
-from runners.oracle.reference import eager_reference, judge_against
+from eqsat_test.runners.oracle import numerics as nx
+from eqsat_test.runners.oracle.inputs import InputSet
+from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 
 
 def _parts(x):
@@ -63,7 +63,7 @@ def test_a_discontinuity_is_not_excused_by_the_perturbation():
 def test_nan_for_an_overflowing_infinity_beside_huge_finite_results_is_a_note():
     """Special inputs: finite terms near float32's max overflow to +inf and -inf in another order
     (inf - inf = NaN); beside huge finite results that NaN is not judged, elsewhere it fails."""
-    from runners.oracle.judge import judge
+    from eqsat_test.runners.oracle.judge import judge
     eager = torch.tensor([1.0, float("inf"), 2.0, 3e36] + [1.0] * 28)
     got = eager.clone()
     got[1] = float("nan")
@@ -121,7 +121,7 @@ def test_cancelling_sum_after_a_float64_round_trip_is_conditioned_too():
     assert not torch.equal(got[3], r.ref[3])
     assert judge_against(r, got).ok
     assert not judge_against(r._replace(fp64p=None, fp64mc=None), got).ok
-    from runners.oracle import numerics as nx
+    from eqsat_test.runners.oracle import numerics as nx
     assert nx.sens_delta(torch.float32) > 1e-7 and nx.sens_delta(None) == nx.SENS_DELTA
 
 
@@ -294,7 +294,7 @@ def test_a_float64_program_on_a_gpu_is_judged_beside_the_cpu(monkeypatch):
     run is the CPU's (another libm), not eager again. CUDA eager's float64 hardswish is 6.5e-8 off
     (session 3's campaign); here a device whose float64 op is 1e-7 off and a compiled value that agrees
     with the CPU: no miscompile. A compiled value 1% off stays one."""
-    import runners.oracle.reference as ref_mod
+    import eqsat_test.runners.oracle.reference as ref_mod
     monkeypatch.setattr(ref_mod, "_on_gpu", lambda inputs: True)
     x = torch.randn(64, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
     device_op = lambda t: t * (1 + 1e-7)  # noqa: E731 - the device's imprecise float64 op
@@ -367,7 +367,7 @@ def test_a_float64_leaf_has_no_independent_judge_of_overflow(monkeypatch):
     another kind where the NaN is the inputs' own (inf - inf of input infinities) stays a failure.
     (Limit: a special row holding an infinity itself, whose NaN no order avoids, is not judged either
     at float64.)"""
-    import runners.oracle.reference as ref_mod
+    import eqsat_test.runners.oracle.reference as ref_mod
     monkeypatch.setattr(ref_mod, "_on_gpu", lambda inputs: True)  # the fp64 run is the CPU's
     x = torch.randn(8, 32, dtype=torch.float64, generator=torch.Generator().manual_seed(7))
     x[2, :4] = torch.tensor([1.5e308, 1.5e308, -1.5e308, -1.5e308], dtype=torch.float64)
@@ -661,7 +661,7 @@ def test_a_float64_program_on_a_gpu_has_one_fp64_run_the_cpus(monkeypatch):
     """A float64 program on a GPU: its fp64 run is the CPU's (rule 6's independent libm), made once; the
     device's own float64 run was made first and thrown away until session 8. Where the CPU run fails,
     the device's is the reference."""
-    import runners.oracle.reference as ref_mod
+    import eqsat_test.runners.oracle.reference as ref_mod
     monkeypatch.setattr(ref_mod, "_on_gpu", lambda inputs: True)
     x = torch.randn(16, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     calls = []

@@ -11,9 +11,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from runners.oracle.inputs import input_sets
-from runners.oracle.judge import MATCH, MISMATCH, NONDETERMINISTIC, judge
-from runners.oracle.lenient import lenient_judge
+from eqsat_test.runners.oracle.inputs import input_sets
+from eqsat_test.runners.oracle.judge import MATCH, MISMATCH, NONDETERMINISTIC, judge
+from eqsat_test.runners.oracle.lenient import lenient_judge
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -291,8 +291,8 @@ def test_program_computing_in_bfloat16_is_judged_at_bfloat16():
     (emulate_precision_casts off), so compiled differs from eager by bfloat16 roundings; the eager
     run records the coarsest dtype it computes in and the judge uses it (CUDA corpus, act_gelu_bf16)."""
     import torch.nn.functional as F
-    from runners.oracle.inputs import InputSet
-    from runners.oracle.reference import eager_reference, judge_against
+    from eqsat_test.runners.oracle.inputs import InputSet
+    from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 
     def prog(x):
         return (F.gelu(x.to(torch.bfloat16)) * 3).float()
@@ -307,8 +307,8 @@ def test_program_computing_in_bfloat16_is_judged_at_bfloat16():
 
 
 def test_compute_dtype_is_the_coarsest_of_the_eager_run():
-    from runners.oracle.inputs import InputSet
-    from runners.oracle.reference import eager_reference, judge_against
+    from eqsat_test.runners.oracle.inputs import InputSet
+    from eqsat_test.runners.oracle.reference import eager_reference, judge_against
     x = torch.randn(8, 8)
     r = eager_reference(lambda x: (x.exp() @ x.t()).softmax(-1), lambda *a: {}, InputSet("given", (x,)))
     assert r.compute_dtype == "float32" and r.fp64.dtype == torch.float64
@@ -324,8 +324,8 @@ def test_fp64_run_that_rounds_to_the_programs_dtype_is_no_judge_of_nan():
     1e30 overflows the variance; eager NaN, compiled -0, and the fp64 run goes through bfloat16 too
     (NaN): no independent judge of which is right. Its cast is recorded (fp64_low), and the verdict
     is a note; without the record it failed. A real fp64 run's NaN still convicts."""
-    from runners.oracle.inputs import InputSet
-    from runners.oracle.reference import eager_reference
+    from eqsat_test.runners.oracle.inputs import InputSet
+    from eqsat_test.runners.oracle.reference import eager_reference
 
     def prog(x):  # a square in bfloat16 overflows at 1e30: inf - inf
         y = x.bfloat16()

@@ -1,0 +1,60 @@
+"""Capture a module's torch-level FX graph(s) with Dynamo, each with the real inputs it received."""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import torch
+import torch.fx
+
+from eqsat_test.lowering.load import BadInput, _one_line
+
+
+@dataclass(frozen=True)
+class CapturedGraph:
+    """One Dynamo graph: the FX module, the inputs it was called with (placeholders in order,
+    then get_attr constants), and which of those are parameters or buffers."""
+
+    index: int
+    gm: torch.fx.GraphModule
+    inputs: tuple
+    input_names: tuple[str, ...]
+    is_param: tuple[bool, ...]
+
+
+def _placeholder_is_param(name: str) -> bool:
+    return "_parameters_" in name or "_buffers_" in name or name.startswith(("L_self_", "l_self_"))
+
+
+def capture(module, inputs: tuple, *, dynamic: bool = False) -> list[CapturedGraph]:
+    """Run `module(*inputs)` under Dynamo with a recording backend; graph breaks give several
+    graphs, each kept with the inputs it actually received."""
+    records: list[tuple[torch.fx.GraphModule, tuple]] = []
+
+    def backend(gm: torch.fx.GraphModule, example_inputs):
+        real = tuple(x.detach().clone() if isinstance(x, torch.Tensor) else x for x in example_inputs)
+        records.append((copy.deepcopy(gm), real))
+        return gm.forward
+
+    torch._dynamo.reset()
+    try:
+        with torch.no_grad():
+            torch.compile(module, backend=backend, dynamic=dynamic)(*inputs)
+    except Exception as e:
+        raise BadInput(f"capture failed: Dynamo could not trace the model: {_one_line(e)}") from e
+    finally:
+        torch._dynamo.reset()
+    graphs = []
+    for i, (gm, real) in enumerate(records):
+        names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+        if len(names) != len(real):
+            raise BadInput(f"capture: graph {i} has {len(names)} placeholders but received "
+                           f"{len(real)} inputs (symbolic shapes are not supported; use static shapes)")
+        targets = [n.target for n in gm.graph.nodes if n.op == "placeholder"]
+        graphs.append(CapturedGraph(
+            index=i, gm=gm, inputs=real, input_names=tuple(names),
+            is_param=tuple(_placeholder_is_param(str(t)) for t in targets),
+        ))
+    if not graphs:
+        raise BadInput("capture: Dynamo produced no graph (the model computes nothing with tensors?)")
+    return graphs

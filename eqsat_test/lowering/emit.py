@@ -1,0 +1,117 @@
+"""Render an FX graph as a standalone Python module (codegen_templates/variant.py.j2), spellings kept."""
+from __future__ import annotations
+
+import operator
+
+import torch
+import torch.fx
+
+from eqsat_test.codegen_templates import render
+from eqsat_test.lowering.targets import BINARY, UNARY, name_of
+from eqsat_test.lowering.program import lit_source
+
+# Index-producing ops: how to find the indexed tensor and dim (for tie-aware judging).
+_INDEX_OPS = {"argmax", "argmin", "argsort"}
+_PAIR_OPS = {"topk", "sort", "max", "min", "kthvalue", "median", "mode", "cummax", "cummin"}
+
+
+def _base(node: torch.fx.Node) -> str:
+    if node.op == "call_method":
+        return str(node.target)
+    if node.op == "call_function":
+        return getattr(node.target, "__name__", "")
+    return ""
+
+
+def _dim_arg(node: torch.fx.Node, pos: int, default):
+    if "dim" in node.kwargs:
+        return node.kwargs["dim"]
+    return node.args[pos] if len(node.args) > pos else default
+
+
+class _Emitter:
+    def __init__(self, gm: torch.fx.GraphModule) -> None:
+        self.gm = gm
+        self.modules: set[str] = {"torch"}
+
+    def arg(self, a) -> str:
+        if isinstance(a, torch.fx.Node):
+            return a.name
+        if isinstance(a, list):
+            return "[" + ", ".join(self.arg(x) for x in a) + "]"
+        if isinstance(a, tuple) and not isinstance(a, torch.Size):
+            inner = ", ".join(self.arg(x) for x in a)
+            return f"({inner},)" if len(a) == 1 else f"({inner})"
+        return lit_source(a)
+
+    def call_args(self, node: torch.fx.Node, skip_first: bool = False) -> str:
+        args = node.args[1:] if skip_first else node.args
+        parts = [self.arg(a) for a in args] + [f"{k}={self.arg(v)}" for k, v in node.kwargs.items()]
+        return ", ".join(parts)
+
+    def expr(self, node: torch.fx.Node) -> str:
+        if node.op == "call_method":
+            return f"{self.arg(node.args[0])}.{node.target}({self.call_args(node, True)})"
+        name = name_of(node.target)
+        if name is None:
+            raise ValueError(f"cannot render call target {node.target!r}: it has no importable name")
+        if name in BINARY and len(node.args) == 2 and not node.kwargs:
+            return f"{self.arg(node.args[0])} {BINARY[name]} {self.arg(node.args[1])}"
+        if name in UNARY and len(node.args) == 1 and not node.kwargs:
+            return f"{UNARY[name]}{self.arg(node.args[0])}"
+        if node.target is operator.getitem and len(node.args) == 2:
+            return f"{self.arg(node.args[0])}[{self.arg(node.args[1])}]"
+        self.modules.add(name.split(".", 1)[0])
+        return f"{name}({self.call_args(node)})"
+
+    def index_sources(self, out) -> list[tuple[str, str, str]]:
+        """(leaf path, source variable, dim source) for outputs that are indices into a tensor."""
+        found = []
+
+        def walk(v, path):
+            if isinstance(v, (list, tuple)):
+                for i, x in enumerate(v):
+                    walk(x, f"{path}[{i}]")
+                return
+            if not isinstance(v, torch.fx.Node):
+                return
+            base = _base(v)
+            if base in _INDEX_OPS and v.args:
+                dim = _dim_arg(v, 1, -1 if base == "argsort" else None)
+                src = self.arg(v.args[0])
+                if dim is None:
+                    found.append((path, f"{src}.reshape(-1)", "0"))
+                else:
+                    found.append((path, src, repr(dim)))
+            elif base == "getitem" and v.args[1] == 1 and isinstance(v.args[0], torch.fx.Node):
+                m = v.args[0]
+                mb = _base(m)
+                if mb in _PAIR_OPS and m.args and (mb in ("topk", "sort") or len(m.args) > 1 or "dim" in m.kwargs):
+                    default = -1
+                    pos = 2 if mb == "topk" else 1
+                    dim = _dim_arg(m, pos, default)
+                    if not isinstance(dim, bool) and isinstance(dim, int):
+                        found.append((path, self.arg(m.args[0]), repr(dim)))
+
+        walk(out, "")
+        return found
+
+
+def emit_module(gm: torch.fx.GraphModule, *, title: str, inputs_file: str, input_names,
+                notes: list[str] | None = None) -> str:
+    """A standalone module: `forward(*inputs)`, `Model`, `get_inputs()`, `index_sources(...)`."""
+    e = _Emitter(gm)
+    params = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    lines = []
+    out = None
+    for node in gm.graph.nodes:
+        if node.op in ("call_function", "call_method"):
+            lines.append(f"{node.name} = {e.expr(node)}")
+        elif node.op == "output":
+            out = node.args[0]
+    ret = e.arg(out if isinstance(out, (list, tuple)) else (out,))
+    return render(
+        "variant.py.j2", title=title, params=params, body=lines, ret=ret,
+        modules=sorted(e.modules), inputs_file=inputs_file, input_names=list(input_names),
+        index_sources=e.index_sources(out), notes=notes or [],
+    )

@@ -1,0 +1,49 @@
+"""Lower a program (an extracted variant) back to a runnable torch.fx graph."""
+from __future__ import annotations
+
+import torch
+import torch.fx
+
+from eqsat_test.lowering.targets import resolve
+from eqsat_test.lowering.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_value
+
+
+def to_fx(program: Program, input_names: tuple[str, ...] | list[str]) -> torch.fx.GraphModule:
+    """An FX GraphModule whose forward takes `input_names` in order and returns the output tuple."""
+    g = torch.fx.Graph()
+    env: dict[int, object] = {}
+    by_name = {n.name: i for i, n in enumerate(program.nodes) if n.kind == INPUT}
+    for name in input_names:
+        ph = g.placeholder(name)
+        if name in by_name:
+            env[by_name[name]] = ph
+    missing = set(by_name) - set(input_names)
+    if missing:
+        raise ValueError(f"program uses inputs {sorted(missing)} that are not among the graph inputs")
+
+    def val(i: int):
+        if i in env:
+            return env[i]
+        n = program.nodes[i]
+        if n.kind == LIT:
+            v = lit_value(n.name)
+        elif n.kind == SEQ:
+            items = [val(a) for a in n.args]
+            v = items if n.name == "list" else slice(*items) if n.name == "slice" else tuple(items)
+        elif n.kind == CALL:
+            args = tuple(val(a) for a in n.args)
+            kwargs = {k: val(v) for k, v in n.kwargs if k != UID_KW}
+            if n.name.startswith("Tensor."):
+                v = g.call_method(n.name.removeprefix("Tensor."), args, kwargs)
+            else:
+                v = g.call_function(resolve(n.name), args, kwargs)
+        else:
+            raise ValueError(f"unknown node kind {n.kind}")
+        env[i] = v
+        return v
+
+    for i in range(len(program.nodes)):  # every node: in-place ops matter even when unreferenced
+        val(i)
+    g.output(val(program.output))
+    g.lint()
+    return torch.fx.GraphModule(torch.nn.Module(), g)

@@ -1,0 +1,278 @@
+"""Generation half of the pipeline: model file -> variant bundle (needs egglog; runs no compiler).
+
+load -> capture -> lift -> saturate -> extract -> lower -> render, per captured graph, into a
+bundle folder: one standalone module per variant, the inputs they load, and manifest.json.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from eqsat_test.lowering.bundle import StoredProgram, program_file_name, write_program
+from eqsat_test.lowering.capture import capture
+from eqsat_test.lowering.lift import lift_fx
+from eqsat_test.lowering.load import load_model
+from eqsat_test.rewrite.compile_rules import CompiledRule, compile_rules
+from eqsat_test.rewrite.extract import extract_variants, read_egraph
+from eqsat_test.rewrite.provenance import FreezeOnce, read_credit
+from eqsat_test.lowering.program import CALL, LIT, SEQ, UID_KW, Program
+from eqsat_test.rewrite.ruledsl import load_rules
+from eqsat_test.rewrite.saturate import STOP_REASONS, Budget, saturate
+
+BUNDLE_FORMAT = "eqsat-bundle/1"
+
+
+@dataclass
+class GenerateOptions:
+    variants: int = 32
+    rules: tuple = ()  # rule specs (names, files, folders); empty: the built-in library
+    seed: int = 0
+    budget: Budget = field(default_factory=Budget)
+    modes: tuple = ("uniform", "near-original")
+    max_growth: float = 4.0  # a variant may have at most this many times the seed's ops (+16)
+    sizes: str = "test"  # "test": free sizes scaled down to max_elements per input (lowering/load.py); "given"
+    max_elements: int = 2 ** 18
+
+
+def _match(p: Program, pat, i: int, env: dict) -> bool:
+    n = p.nodes[i]
+    k = pat[0]
+    if k in ("var", "svar"):
+        if k == "svar" and n.kind != LIT:
+            return False
+        if pat[1] in env:
+            return env[pat[1]] == i
+        env[pat[1]] = i
+        return True
+    if k == "lit":
+        return n.kind == LIT and n.name == pat[1]
+    if k == "seq":
+        return n.kind == SEQ and n.name == pat[1] and len(n.args) == len(pat[2]) and all(
+            _match(p, a, j, env) for a, j in zip(pat[2], n.args))
+    kwargs = [(kk, v) for kk, v in n.kwargs if kk != UID_KW]
+    return (n.kind == CALL and n.name == pat[1] and len(n.args) == len(pat[2])
+            and [kk for kk, _ in kwargs] == [kk for kk, _ in pat[3]]
+            and all(_match(p, a, j, env) for a, j in zip(pat[2], n.args))
+            and all(_match(p, v, j, env) for (_, v), (_, j) in zip(pat[3], kwargs)))
+
+
+def _node_keys(p: Program) -> list[str]:
+    """A structural digest per node (equal for equal subterms, across programs). Digests, not
+    the nested text itself: text repeats shared subterms and grows exponentially on DAGs."""
+    keys: list[str] = []
+    for n in p.nodes:
+        text = (f"{n.kind}:{n.name}({','.join(keys[a] for a in n.args)};"
+                f"{','.join(k + '=' + keys[v] for k, v in n.kwargs)})")
+        keys.append(hashlib.blake2b(text.encode(), digest_size=12).hexdigest())
+    return keys
+
+
+def _shape(pat) -> tuple:
+    """A call pattern's quick filter: (arity, kwarg names, [(arg position, the call target or
+    literal source it needs there)]); _match is only tried on nodes that pass it."""
+    need = [(j, a[1]) for j, a in enumerate(pat[2]) if a[0] in ("call", "lit")]
+    return len(pat[2]), tuple(k for k, _ in pat[3]), need
+
+
+def _pattern_size(t) -> int:
+    if t[0] == "call":
+        return 1 + sum(_pattern_size(a) for a in t[2]) + sum(_pattern_size(v) for _, v in t[3])
+    if t[0] == "seq":
+        return 1 + sum(_pattern_size(a) for a in t[2])
+    return 1 if t[0] == "lit" else 0
+
+
+def family_labeler(original: Program, compiled: list, family: dict | None = None):
+    """A `labels` function for `extract_variants`: the rule families credited for a variant's
+    rewrites (by `rules_applied`, which estimates them: egglog keeps no provenance)."""
+    fam = family if family is not None else {cr.name: cr.family for cr in compiled}
+    cache: dict = {}
+    memo: dict[str, frozenset] = {}
+
+    def labels(p: Program) -> frozenset:
+        k = p.key()
+        if k not in memo:
+            memo[k] = frozenset(fam.get(r, "?") for r in rules_applied(p, original, compiled, cache))
+        return memo[k]
+
+    return labels
+
+
+def rules_applied(variant: Program, original: Program, rules: list[CompiledRule],
+                  cache: dict | None = None) -> list[str]:
+    """The rules that best explain each node `variant` has and the original has not: per new
+    node, the rule with the largest right-hand side matching there (so a chain of spelling
+    rules is not all credited for one rewrite). An estimate from patterns alone, kept for
+    comparison: `generate` credits variants from the provenance the rewrites record
+    (rewrite/provenance.py).
+
+    `cache`: one dict per (original, rules), shared across that original's variants: the
+    original's keys, the sorted rule lists and the per-subterm match results are computed once
+    (a subterm's key fixes whether a pattern matches there), not once per variant."""
+    c = cache if cache is not None else {}
+    if c.get("original") is not original or c.get("rules") is not rules:
+        c.clear()
+        old_ops = {n.name for n in original.nodes if n.kind == CALL}
+        by_root: dict[str, list[CompiledRule]] = {}
+        for r in rules:
+            if r.rhs[0] == "call":
+                by_root.setdefault(r.rhs[1], []).append(r)
+        for lst in by_root.values():  # most specific first; rules rewriting ops the model has first
+            lst.sort(key=lambda r: (-_pattern_size(r.rhs), r.lhs[0] != "call" or r.lhs[1] not in old_ops))
+        c.update(original=original, rules=rules, old=set(_node_keys(original)), old_ops=old_ops,
+                 by_root={k: [(_shape(r.rhs), r) for r in v] for k, v in by_root.items()}, best={})
+    old, old_ops, by_root, best = c["old"], c["old_ops"], c["by_root"], c["best"]
+    keys = _node_keys(variant)
+    found: list[str] = []
+    for i in variant.reachable():
+        n = variant.nodes[i]
+        if n.kind != CALL or keys[i] in old:
+            continue
+        name = best.get(keys[i], "")
+        if name == "":
+            arity, kw = len(n.args), tuple(k for k, _ in n.kwargs if k != UID_KW)
+            heads = [variant.nodes[a].name if variant.nodes[a].kind in (CALL, LIT) else None for a in n.args]
+            name = next((r.name for (ar, kk, need), r in by_root.get(n.name, ())
+                         if ar == arity and kk == kw and all(heads[j] == h for j, h in need)
+                         and _match(variant, r.rhs, i, {})), None)
+            best[keys[i]] = name
+        if name is not None and name not in found:
+            found.append(name)
+    new_ops = {variant.nodes[i].name for i in variant.reachable() if variant.nodes[i].kind == CALL}
+    for r in rules:  # rules whose rhs is a bare variable show as a removed lhs root
+        if r.rhs[0] == "var" and r.lhs[0] == "call" and r.lhs[1] in old_ops - new_ops and r.name not in found:
+            found.append(r.name)
+            break
+    return found
+
+
+def _variant_dtypes(applied, rule_dtypes: dict) -> list[str] | None:
+    """The dtypes a variant is equivalent to its seed at: those every rule that built it holds at (None: all)."""
+    allowed = None
+    for r in applied:
+        if r in rule_dtypes:
+            allowed = set(rule_dtypes[r]) if allowed is None else allowed & set(rule_dtypes[r])
+    return None if allowed is None else sorted(allowed)
+
+
+def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions = GenerateOptions(),
+             log=lambda s: None, on_loaded=None) -> dict:
+    """Write a bundle for `model_path` into `out_dir`; returns its manifest. `on_loaded()` is
+    called once the model file has loaded (`eqsat-test run` starts its workers there)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+
+    def timed(stage, fn, *a, **kw):
+        t0 = time.perf_counter()
+        try:
+            return fn(*a, **kw)
+        finally:
+            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
+
+    loaded = timed("load", load_model, model_path, seed=opts.seed, sizes=opts.sizes, max_elements=opts.max_elements)
+    if loaded.sizes.get("note"):
+        log(f"sizes: {loaded.sizes['note']}")
+    if on_loaded is not None:
+        on_loaded()
+    rules = timed("rules", load_rules, list(opts.rules) or None)
+    compiled, rule_errors = timed("rules", compile_rules, rules, log=log)
+    for e in rule_errors:
+        log(f"warning: {e}")
+    graphs = timed("capture", capture, loaded.module, loaded.inputs)
+    log(f"{Path(str(model_path)).name}: {len(graphs)} graph(s) captured, {len(rules)} rules loaded "
+        f"({sum(timings.values()):.0f} s)")
+    manifest: dict = {
+        "format": BUNDLE_FORMAT, "model": str(model_path), "model_sha": loaded.source_sha,
+        "convention": loaded.convention, "torch_version": torch.__version__, "sizes": loaded.sizes,
+        "seed": opts.seed, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "rules": {"count": len(rules), "compiled": len(compiled), "errors": rule_errors,
+                  "names": sorted({r.name for r in rules}),
+                  "families": {r.name: r.family for r in rules},
+                  "numerics": {r.name: r.numerics for r in rules},
+                  # rules that hold only at some dtypes (rewrite/ruledsl.py Rule.dtypes); the rest hold at all
+                  "dtypes": {r.name: list(r.dtypes) for r in rules if r.dtypes is not None},
+                  # rules whose right side holds the sizes they were applied at (Rule.fixes_sizes)
+                  "fix_sizes": sorted(r.name for r in rules if r.fixes_sizes)},
+        "graphs": [], "variants": [],
+    }
+    fired_total: dict[str, int] = {}
+    per_graph = max(1, opts.variants // len(graphs)) if graphs else 0
+    for g in graphs:
+        gid = f"g{g.index}"
+        lifted = timed("lift", lift_fx, g.gm)
+        prog = lifted.program
+        inputs = list(g.inputs) + list(lifted.constants.values())
+        is_param = list(g.is_param) + [True] * len(lifted.constants)
+        inputs_file = f"{gid}.inputs.pt"
+        torch.save([x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs], out / inputs_file)
+        ginfo: dict = {"id": gid, "inputs_file": inputs_file, "input_names": list(lifted.input_names),
+                       "is_param": is_param, "ops": prog.num_ops, "op_names": sorted(set(prog.ops())),
+                       "mutating": lifted.mutating, "opaque": list(lifted.opaque)}
+
+        def write(vid: str, p: Program, title: str, notes: list[str]) -> str:
+            """The module, and beside it the program it renders (lowering/bundle.py; the minimizer's input)."""
+            sp = StoredProgram(p, tuple(lifted.input_names), inputs_file, title, tuple(notes))
+            (out / f"{vid}.py").write_text(sp.render())
+            write_program(out / program_file_name(f"{vid}.py"), sp)
+            return f"{vid}.py"
+
+        seed_file = timed("render", write, f"{gid}_seed", prog,
+                          f"seed program: graph {g.index} of {Path(str(model_path)).name}", [])
+        manifest["variants"].append({"id": f"{gid}_seed", "graph": gid, "file": seed_file,
+                                     "program": program_file_name(seed_file), "seed": True,
+                                     "mode": "seed", "rules": [], "ops": prog.num_ops, "key": prog.key()})
+        if lifted.mutating or lifted.opaque or not compiled:
+            why = ("in-place ops (rewrites would reorder side effects)" if lifted.mutating else
+                   f"ops without importable names {lifted.opaque}" if lifted.opaque else "no rules")
+            ginfo["skipped_rewrites"] = why
+            log(f"graph {gid}: not rewritten: {why}")
+            manifest["graphs"].append(ginfo)
+            continue
+        log(f"graph {gid}: {prog.num_ops} ops: saturating (at most {opts.budget.seconds:g} s, "
+            f"{opts.budget.iterations} iterations), then extracting variants")
+        sat = timed("saturate", saturate, prog, compiled, opts.budget)
+        eg = FreezeOnce(sat.lifted.egraph)  # read_egraph and read_credit share one frozen copy
+        ec = timed("extract", read_egraph, eg, sat.lifted.root, prog, sat.lifted.node_names)
+        credit = timed("extract", read_credit, eg.freeze(), eg, manifest["rules"]["numerics"])
+        ex = timed("extract", extract_variants, ec, per_graph, seed=opts.seed, modes=opts.modes,
+                   max_ops=int(prog.num_ops * opts.max_growth) + 16, exclude={prog.key()})
+        del eg, sat.lifted.egraph  # drop the e-graph on the thread that made it
+        timed("extract", credit.set_seed, prog)
+        for name, n in sat.fired.items():
+            fired_total[name] = fired_total.get(name, 0) + n
+        ginfo["saturation"] = {"iterations": sat.iterations, "enodes": sat.enodes,
+                               "stop_reason": sat.stop_reason, "stop": STOP_REASONS.get(sat.stop_reason, sat.stop_reason),
+                               "seconds": round(sat.seconds, 4),
+                               "sizes": sat.sizes}
+        ginfo["extraction"] = {"eclasses": ec.num_classes, "enodes": ec.num_enodes,
+                               "log10_choice_space": round(ex.log10_space, 2), "attempts": ex.attempts,
+                               "distinct": ex.distinct_seen}
+        for k, (p, mode) in enumerate(ex.variants, 1):
+            vid = f"{gid}_v{k:03d}"
+            # the rules whose firings built this variant's e-nodes, non-exact ones first
+            applied = timed("extract", credit.rules_of, p)
+            numerics = {r: manifest["rules"]["numerics"].get(r, "?") for r in applied}
+            dtypes = _variant_dtypes(applied, manifest["rules"]["dtypes"])
+            fix_sizes = set(manifest["rules"]["fix_sizes"])
+            f = timed("render", write, vid, p,
+                      f"variant {k} ({mode}) of graph {g.index} of {Path(str(model_path)).name}",
+                      [f"rules applied: {', '.join(f'{r} ({c})' for r, c in numerics.items()) or '(none)'}"])
+            manifest["variants"].append({"id": vid, "graph": gid, "file": f, "program": program_file_name(f),
+                                         "seed": False, "mode": mode,
+                                         "rules": applied, "rule_numerics": numerics,
+                                         **({"dtypes": dtypes} if dtypes is not None else {}),
+                                         **({"fixed_sizes": True} if set(applied) & fix_sizes else {}),
+                                         "ops": p.num_ops, "key": p.key()})
+        manifest["graphs"].append(ginfo)
+        log(f"graph {gid}: {prog.num_ops} ops, {sat.enodes} e-nodes after {sat.iterations} iterations "
+            f"({STOP_REASONS.get(sat.stop_reason, sat.stop_reason)}), {len(ex.variants)} distinct variants")
+    manifest["rules"]["fired"] = dict(sorted(fired_total.items(), key=lambda kv: -kv[1]))
+    manifest["timings"] = {k: round(v, 4) for k, v in timings.items()}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    return manifest

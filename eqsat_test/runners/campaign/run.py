@@ -1,0 +1,589 @@
+"""Campaigns: models x rule sets x backends x devices x seeds, one isolated `eqsat-test run` per job.
+
+A job runs in its own subprocess with a timeout (a crash or hang costs one job), under a supervisor
+that kills all its processes if the campaign dies (runners/campaign/supervise.py), on a local pool
+or as Ray tasks. The local pool runs one job per core by default, cuda jobs included (compiling is
+CPU work), each job with `--jobs K` workers so that jobs x K ~ cores; the processes of cuda jobs
+on a GPU are bounded by its free memory. Every outcome goes into the campaign's SQLite store
+(runners/campaign/store.py) in one transaction, so a campaign killed at any moment resumes where it stopped.
+Imports nothing heavy at module level: torch, egglog and ray stay out of `eqsat-test --help`.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from eqsat_test.runners.campaign.jobs import JobProcess, finalize_run, job_env, kill_marked, make_jobs, ray_job, warm_rule_cache
+from eqsat_test.runners.campaign.spec import RUNS_DIR, TMP_DIR, Spec
+from eqsat_test.runners.exec.protocol import past
+
+# Imports inside functions: campaign commands start without torch (findings.write and the
+# records it pulls in import it); the store and report load them only when they need them.
+
+# ---------------------------------------------------------------------------------------------
+# Progress
+# ---------------------------------------------------------------------------------------------
+
+class Progress:
+    """A tqdm bar on a terminal; plain lines on stderr otherwise (or with --json)."""
+
+    def __init__(self, total: int, counts: dict, plain: bool) -> None:
+        self.total, self.done, self.t0 = total, 0, time.monotonic()
+        self.bar = None
+        if not plain and sys.stderr.isatty():
+            try:
+                from tqdm import tqdm
+                self.bar = tqdm(total=total, unit="job", file=sys.stderr, dynamic_ncols=True)
+                self.bar.set_postfix_str(self._postfix(counts))
+            except ImportError:
+                self.bar = None
+
+    @staticmethod
+    def _postfix(counts: dict) -> str:
+        return f"bugs={counts['compiler_bugs']} notes={counts['findings'] - counts['compiler_bugs']}"
+
+    def update(self, job: dict, outcome: dict, counts: dict) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(self._postfix(counts))
+            self.bar.update(1)
+            return
+        el = time.monotonic() - self.t0
+        rate = self.done / el * 60 if el > 0 else 0.0
+        left = (self.total - self.done) / (self.done / el) if self.done and el > 0 else 0.0
+        n = len((outcome.get("report") or {}).get("findings") or [])
+        click.echo(f"eqsat-test: [{self.done}/{self.total}] {outcome['status']:<9} {job['model_rel']} "
+                   f"rules={job['rule_label']} {job['backend']}/{job['device']} seed={job['seed']} "
+                   f"{outcome['finished'] - outcome['started']:.1f} s, {n} finding(s) | distinct so far: "
+                   f"{self._postfix(counts)}, {rate:.1f} jobs/min, ~{_fmt_s(left)} left", err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _fmt_s(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+@dataclass
+class RunStats:
+    ran: int = 0
+    skipped: int = 0
+    left: int = 0
+    budget_spent: bool = False
+    interrupted: bool = False
+    peak_at_once: int = 0  # most jobs that ran at the same time
+
+
+# ---------------------------------------------------------------------------------------------
+# Slots: how many jobs at once, how many workers each, how many cuda jobs per GPU
+# ---------------------------------------------------------------------------------------------
+
+GIB = 2 ** 30
+CUDA_JOB_BYTES = 4 * GIB  # free GPU memory asked per cuda job running at once
+GPU_SAMPLE_S = 5.0
+
+
+def cpu_cores() -> int:
+    """Cores this process may use (its CPU affinity, where the OS tells)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def gpu_ids() -> list[str]:
+    """CUDA_VISIBLE_DEVICES entries a job may be given, one per GPU this process may use."""
+    vis = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if vis is not None:
+        return [d.strip() for d in vis.split(",") if d.strip() and d.strip() != "-1"]
+    if not os.path.isdir("/dev"):
+        return []
+    n = len([d for d in os.listdir("/dev") if d.startswith("nvidia") and d[6:].isdigit()])
+    return [str(i) for i in range(n)]
+
+
+def _count_gpus() -> int:
+    return len(gpu_ids())
+
+
+_FREE_MEM = ("import json, torch\n"
+             "print(json.dumps([torch.cuda.mem_get_info(i)[0] for i in range(torch.cuda.device_count())]"
+             " if torch.cuda.is_available() else None))")
+
+
+def gpu_free_memory(timeout: float = 120.0) -> list[int] | None:
+    """Free bytes per visible GPU, asked of torch in a subprocess (this process keeps no CUDA context),
+    else of nvidia-smi; None when neither can tell."""
+    try:
+        r = subprocess.run([sys.executable, "-c", _FREE_MEM], capture_output=True, text=True, timeout=timeout)
+        out = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 and r.stdout.strip() else None
+        if out:
+            return [int(x) for x in out]
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        pass
+    if shutil.which("nvidia-smi") and os.environ.get("CUDA_VISIBLE_DEVICES") is None:
+        try:
+            r = subprocess.run(["nvidia-smi", "--query-gpu=memory.free", "--format=csv,noheader,nounits"],
+                               capture_output=True, text=True, timeout=30)
+            vals = [int(float(x)) * 2 ** 20 for x in r.stdout.split() if x.strip()]
+            return vals or None
+        except (OSError, subprocess.SubprocessError, ValueError):
+            pass
+    return None
+
+
+@dataclass
+class SlotPlan:
+    at_once: int  # jobs running at once
+    per_job: int  # `--jobs K` of a cpu job (its worker processes)
+    threads: int  # OMP threads per worker process
+    gpu_ids: list[str] = field(default_factory=list)
+    gpu_caps: list[int] = field(default_factory=list)  # cuda jobs at once, per GPU
+    gpu_free: list[int] | None = None  # free bytes per GPU when planned (None: unknown)
+    per_cuda_job: int = 0  # `--jobs K` of a cuda job (0: as per_job)
+
+    def workers(self, device: str) -> int:
+        return (self.per_cuda_job or self.per_job) if device == "cuda" else self.per_job
+
+    def as_dict(self) -> dict:
+        return {"jobs_at_once": self.at_once, "jobs_per_run": self.per_job,
+                "cuda_jobs_per_run": (self.per_cuda_job or self.per_job) if self.gpu_caps else None,
+                "threads": self.threads, "gpu_slots": self.gpu_caps or None,
+                "gpu_free_gib": [round(b / GIB, 1) for b in self.gpu_free] if self.gpu_free else None}
+
+
+def plan_slots(n_workers: int, cores: int, n_cpu_jobs: int, n_cuda_jobs: int, gpus: list[str],
+               gpu_free: list[int] | None) -> SlotPlan:
+    """Jobs at once and the worker processes each job runs (`--jobs K`), so that jobs x K ~ cores:
+    compiling is CPU work, cuda jobs included. At most `n_workers` jobs at once. On each GPU, the
+    processes of the cuda jobs on it (jobs x K) at most one per CUDA_JOB_BYTES of its free memory
+    (at least one job); where the memory is unknown, cuda jobs are bounded like cpu jobs."""
+    n_workers = max(1, n_workers)
+    procs: list[float] = []  # GPU processes each GPU has memory for
+    caps: list[int] = []
+    if n_cuda_jobs:
+        for i in range(len(gpus)):
+            free = gpu_free[i] if gpu_free is not None and i < len(gpu_free) else None
+            procs.append(float("inf") if free is None else max(1, int(free // CUDA_JOB_BYTES)))
+            caps.append(int(min(n_workers, procs[-1])))
+    runnable = n_cpu_jobs + min(n_cuda_jobs, sum(caps))
+    at_once = max(1, min(n_workers, runnable))
+    per_job = max(1, cores // at_once)
+    per_cuda = 0
+    if caps:
+        share = -(-n_cuda_jobs // len(caps))  # cuda jobs per GPU, spread evenly
+        per_cuda = per_job
+        for p, cap in zip(procs, caps):
+            together = max(1, min(cap, share, at_once))
+            if p != float("inf"):
+                per_cuda = min(per_cuda, max(1, int(p // together)))
+    return SlotPlan(at_once=at_once, per_job=per_job, threads=max(1, cores // (at_once * per_job)),
+                    gpu_ids=list(gpus) if n_cuda_jobs else [], gpu_caps=caps,
+                    gpu_free=gpu_free if n_cuda_jobs else None, per_cuda_job=per_cuda)
+
+
+class GpuSampler:
+    """GPU utilisation (%), from nvidia-smi every `interval` seconds on a thread, while a campaign runs."""
+
+    QUERY = ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"]
+
+    def __init__(self, interval: float = GPU_SAMPLE_S) -> None:
+        self.interval = interval
+        self.samples: list[tuple[float, list[float]]] = []
+        self.available = shutil.which("nvidia-smi") is not None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.t0 = time.time()
+
+    def _sample(self) -> None:
+        try:
+            r = subprocess.run(self.QUERY, capture_output=True, text=True, timeout=max(5.0, self.interval))
+            vals = [float(x) for x in r.stdout.replace(",", " ").split()] if r.returncode == 0 else []
+        except (OSError, subprocess.SubprocessError, ValueError):
+            vals = []
+        if vals:
+            self.samples.append((round(time.time() - self.t0, 1), vals))
+
+    def _loop(self) -> None:
+        self._sample()
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def start(self) -> "GpuSampler":
+        if self.available:
+            self._thread = threading.Thread(target=self._loop, name="gpu-util", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> dict | None:
+        """{interval_s, samples, mean, max, per_gpu_mean, series}; None without nvidia-smi or samples."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+        if not self.samples:
+            return None
+        flat = [v for _, vs in self.samples for v in vs]
+        n_gpu = max(len(vs) for _, vs in self.samples)
+        per = [[vs[i] for _, vs in self.samples if i < len(vs)] for i in range(n_gpu)]
+        step = max(1, len(self.samples) // 500)
+        return {"interval_s": self.interval, "samples": len(self.samples), "mean": round(sum(flat) / len(flat), 1),
+                "max": max(flat), "per_gpu_mean": [round(sum(p) / len(p), 1) for p in per],
+                "series": [[t, vs] for t, vs in self.samples[::step]]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a campaign
+# ---------------------------------------------------------------------------------------------
+
+def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: str, progress: Progress,
+              deadline: float | None) -> RunStats:
+    """The local pool: at most `plan.at_once` jobs at once (cuda jobs: at most plan.gpu_caps[i] on GPU i),
+    each a supervised subprocess with its timeout running `--jobs plan.workers(device)` workers."""
+    stats = RunStats()
+    tmp_root = out / RUNS_DIR / TMP_DIR
+    pending = list(jobs)
+    pending_left: list = []  # the jobs the budget kept from starting
+    running: dict[int, tuple[dict, JobProcess, int | None]] = {}
+    free = list(range(plan.at_once))
+    on_gpu = [0] * len(plan.gpu_caps)
+
+    def pick_gpu() -> int | None:
+        open_ = [i for i, cap in enumerate(plan.gpu_caps) if on_gpu[i] < cap]
+        return min(open_, key=lambda i: (on_gpu[i] / plan.gpu_caps[i], i)) if open_ else None
+
+    try:
+        while pending or running:
+            if past(deadline) and pending:
+                stats.budget_spent = True  # no job starts after the budget; the running ones finish
+                pending_left, pending = pending, []
+            while free and pending:
+                g = pick_gpu()
+                k = next((i for i, j in enumerate(pending) if j["device"] != "cuda" or g is not None), None)
+                if k is None:
+                    break
+                job = pending.pop(k)
+                gpu = g if job["device"] == "cuda" else None
+                if gpu is not None:
+                    on_gpu[gpu] += 1
+                slot = free.pop(0)
+                token = f"{job['key'][:16]}-{os.getpid()}-{time.time_ns()}"
+                tmp = tmp_root / f"{job['key'][:12]}-{time.time_ns()}"
+                env = job_env(token, campaign_id, out / "cache" / f"worker{slot}", plan.threads,
+                              gpu=plan.gpu_ids[gpu] if gpu is not None else None)
+                store.mark_running(job)
+                running[slot] = (job, JobProcess(job, tmp, env, jobs=plan.workers(job["device"])), gpu)
+                stats.peak_at_once = max(stats.peak_at_once, len(running))
+            for slot in list(running):
+                job, jp, gpu = running[slot]
+                if not jp.poll():
+                    continue
+                del running[slot]
+                free.append(slot)
+                if gpu is not None:
+                    on_gpu[gpu] -= 1
+                outcome = jp.outcome()
+                outcome = finalize_run(jp.run_dir, out / RUNS_DIR / job["run_name"], str(jp.run_dir), outcome)
+                store.record_job(job, outcome)
+                stats.ran += 1
+                progress.update(job, outcome, store.counts())
+            time.sleep(0.1)
+    except KeyboardInterrupt:
+        stats.interrupted = True
+        raise
+    finally:
+        for job, jp, _ in running.values():  # unfinished: not recorded, the next resume runs them
+            jp.kill()
+            shutil.rmtree(jp.run_dir, ignore_errors=True)
+        try:
+            store.mark_interrupted([job["key"] for job, _, _ in running.values()])
+        except Exception:  # never mask the reason we are leaving
+            pass
+        stats.left = len(pending) + len(running) + len(pending_left)
+    return stats
+
+
+def run_ray(jobs: list[dict], store, out: Path, address: str | None, n_cpus: int | None, campaign_id: str,
+            progress: Progress, deadline: float | None) -> RunStats:
+    try:
+        import ray
+    except ImportError as e:
+        raise click.UsageError("--executor ray needs Ray, which is not installed: "
+                               "pip install 'eqsat-test[ray]'") from e
+    stats = RunStats()
+    started_here = False
+    if not ray.is_initialized():  # (a test or a notebook may have connected already)
+        if address in (None, ""):  # RAY_ADDRESS if set, else a new local cluster
+            ray.init(num_cpus=n_cpus if not os.environ.get("RAY_ADDRESS") else None, include_dashboard=False,
+                     log_to_driver=False)
+        elif address == "local":
+            ray.init(address="local", num_cpus=n_cpus, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+        started_here = True
+    remote = ray.remote(ray_job)
+    contents: dict[str, tuple[str, bytes]] = {}
+
+    def shipped(path: str) -> dict:
+        if path not in contents:
+            b = Path(path).read_bytes()
+            contents[path] = (hashlib.sha256(b).hexdigest(), b)
+        sha, b = contents[path]
+        return {"path": path, "sha": sha, "content": b}
+
+    refs: dict = {}
+    rule_refs: dict = {}  # one object per rule set, shared by its tasks
+    try:
+        for job in jobs:
+            rs = job["rule_set_version"]
+            if rs not in rule_refs:
+                rule_refs[rs] = ray.put([shipped(f) for f in job["rule_files"]] if job["rule_set"] else [])
+            payload = {"job": job, "campaign_id": campaign_id, "threads": 1, "model": shipped(job["model"])}
+            ref = remote.options(num_cpus=1, num_gpus=1 if job["device"] == "cuda" else 0, max_retries=0,
+                                 name=f"eqsat-job-{job['run_name']}").remote(payload, rule_refs[rs])
+            refs[ref] = job
+        store.mark_running(list(refs.values()), host="ray")
+        while refs:
+            if past(deadline):
+                stats.budget_spent = True
+                break
+            ready, _ = ray.wait(list(refs), num_returns=1, timeout=0.5)
+            for ref in ready:
+                job = refs.pop(ref)
+                try:
+                    res = ray.get(ref)
+                except Exception as e:  # the task itself failed (a lost node, an OOM kill): one job
+                    outcome = {"status": "crash", "exit_code": None, "started": time.time(), "finished": time.time(),
+                               "report": None, "error": f"Ray task failed: {type(e).__name__}: {e}"[:4000],
+                               "host": "ray", "rules": {}}
+                    tmp = out / RUNS_DIR / TMP_DIR / f"{job['key'][:12]}-{time.time_ns()}"
+                    tmp.mkdir(parents=True, exist_ok=True)
+                    outcome = finalize_run(tmp, out / RUNS_DIR / job["run_name"], str(tmp), outcome)
+                else:
+                    tmp = out / RUNS_DIR / TMP_DIR / f"{job['key'][:12]}-{time.time_ns()}"
+                    tmp.mkdir(parents=True, exist_ok=True)
+                    with tarfile.open(fileobj=io.BytesIO(res["tar"]), mode="r:gz") as tar:
+                        try:
+                            tar.extractall(str(tmp), filter="data")
+                        except TypeError:  # Python without extraction filters (< 3.10.12)
+                            tar.extractall(str(tmp))
+                    outcome = finalize_run(tmp, out / RUNS_DIR / job["run_name"], res["made_in"], res["outcome"])
+                store.record_job(job, outcome)
+                stats.ran += 1
+                progress.update(job, outcome, store.counts())
+    except KeyboardInterrupt:
+        stats.interrupted = True
+        raise
+    finally:
+        for ref in refs:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:
+                pass
+        try:
+            store.mark_interrupted([job["key"] for job in refs.values()])
+        except Exception:
+            pass
+        stats.left = len(refs)
+        if started_here:
+            ray.shutdown()
+    return stats
+
+
+def campaign_id_of(out: Path) -> str:
+    return hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
+
+
+LOCK_NAME = "campaign.lock"
+
+
+def _lock(out: Path):
+    import fcntl
+    fh = open(out / LOCK_NAME, "a+")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        fh.close()
+        raise click.UsageError(f"{out}: another campaign process is running on this folder") from e
+    fh.seek(0)
+    fh.truncate()
+    fh.write(str(os.getpid()))
+    fh.flush()
+    return fh
+
+
+def campaign_running(out: Path) -> bool:
+    """Whether a campaign process holds OUT's lock now (the lock dies with its process, kill -9 included)."""
+    import fcntl
+    p = Path(out) / LOCK_NAME
+    if not p.is_file():
+        return False
+    with open(p, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return False
+
+
+def shown_status(status: str | None, active: bool) -> str:
+    """A job's status as listed: a job stored as running whose campaign process is gone was interrupted
+    (the next run of the campaign runs it again)."""
+    if status is None:
+        return "pending"
+    return "interrupted" if status == "running" and not active else status
+
+
+def run_campaign(spec: Spec, out: Path, *, as_json: bool = False, retry_failed: bool = False) -> dict:
+    """Run (or resume) every job of `spec` not yet finished in OUT's store; returns the summary."""
+    from eqsat_test.runners.campaign.store import Store, STORE_NAME
+    if spec.executor == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError as e:
+            raise click.UsageError("--executor ray needs Ray, which is not installed: "
+                                   "pip install 'eqsat-test[ray]'") from e
+    out = out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    lock = _lock(out)
+    cid = campaign_id_of(out)
+    # Processes of an earlier run of this campaign that outlived it (kill -9): we hold the lock, so
+    # anything still marked with this campaign is an orphan.
+    orphans = kill_marked(f"EQSAT_CAMPAIGN={cid}")
+    shutil.rmtree(out / RUNS_DIR / TMP_DIR, ignore_errors=True)
+    store = Store(out / STORE_NAME)
+    try:
+        store.set_meta(name=spec.name, spec=str(spec.path), out=str(out))
+        try:
+            shutil.copy(spec.path, out / "spec.toml")
+        except shutil.SameFileError:
+            pass
+        store.mark_interrupted()  # jobs an earlier, killed run left as running
+        if retry_failed:
+            store.retry_failed()
+        jobs = make_jobs(spec)
+        store.set_plan(jobs)  # the planned jobs: what is left is visible even if the budget stops us early
+        done = store.finished_keys()
+        todo = [j for j in jobs if j["key"] not in done]
+        if orphans:
+            click.echo(f"eqsat-test: killed {orphans} leftover process(es) of an earlier run of this campaign", err=True)
+        if "cuda" in spec.devices and spec.executor == "local" and _count_gpus() == 0:
+            raise click.UsageError("campaign spec asks for device cuda, but this machine has no NVIDIA GPU")
+        plan = None
+        if spec.executor == "local":
+            n_cuda = sum(1 for j in todo if j["device"] == "cuda")
+            plan = plan_slots(spec.jobs or cpu_cores(), cpu_cores(), len(todo) - n_cuda, n_cuda, gpu_ids(),
+                              gpu_free_memory() if n_cuda else None)
+        how = (f"{plan.at_once} at once, --jobs {plan.per_job} each" +
+               (f"; cuda jobs: at most {plan.gpu_caps} per GPU, --jobs {plan.workers('cuda')} each"
+                if plan.gpu_caps else "") if plan else spec.executor)
+        click.echo(f"eqsat-test: campaign {spec.name}: {len(jobs)} jobs, {len(jobs) - len(todo)} already done, "
+                   f"{len(todo)} to run ({spec.executor}: {how}); store {out / STORE_NAME}", err=True)
+        if spec.executor == "local" and todo:
+            warm_rule_cache(todo)
+        progress = Progress(len(todo), store.counts(), plain=as_json)
+        deadline = time.monotonic() + spec.total_seconds if spec.total_seconds else None
+        t0, started = time.monotonic(), time.time()
+        sampler = GpuSampler().start() if "cuda" in spec.devices and spec.executor == "local" and todo else None
+        gpu_util = None
+        try:
+            if spec.executor == "ray":
+                stats = run_ray(todo, store, out, spec.address, spec.jobs, cid, progress, deadline)
+            else:
+                stats = run_local(todo, store, out, plan, cid, progress, deadline)
+        finally:
+            progress.close()
+            if sampler is not None:
+                gpu_util = sampler.stop()
+        summary = summarize(store, out, jobs)
+        run = {"ran": stats.ran, "skipped": len(jobs) - len(todo), "left": stats.left,
+               "budget_spent": stats.budget_spent, "wall_seconds": round(time.monotonic() - t0, 2),
+               "executor": spec.executor, **(plan.as_dict() if plan else {"jobs_at_once": None, "jobs_per_run": 1}),
+               "peak_at_once": stats.peak_at_once, "gpu_util": gpu_util}
+        summary["run"] = run
+        store.add_run({**run, "started": started, "gpu_util": _brief_util(gpu_util)})
+        return summary
+    finally:
+        store.close()
+        lock.close()
+
+
+def _brief_util(u: dict | None) -> dict | None:
+    return None if u is None else {k: v for k, v in u.items() if k != "series"}
+
+
+def summarize(store, out: Path, jobs: list[dict] | None = None) -> dict:
+    counts = store.counts()
+    keys = {j["key"] for j in jobs} if jobs is not None else None
+    st = store.status_of(keys) if keys is not None else {j["key"]: j["status"] for j in store.jobs()}
+    by: dict[str, int] = {}
+    for k in (keys or st):
+        s = st.get(k, "pending")
+        s = "pending" if s in ("running", "retry", "interrupted") else s
+        by[s] = by.get(s, 0) + 1
+    findings = [{"signature": f["signature"], "kind": f["kind"], "compiler_bug": bool(f["compiler_bug"]),
+                 "backend": f["backend"], "device": f["device"], "rules": f["rules"], "count": f["count"],
+                 "jobs": f["jobs"], "models": sorted({s["model"] for s in f["sightings"]}),
+                 "repro": next((s["repro"] for s in f["sightings"] if s.get("repro")), None),
+                 "detail": f["detail"]} for f in store.findings()]
+    return {"campaign": store.meta().get("name"), "out": str(out), "store": str(store.path),
+            "jobs": {"total": len(keys) if keys is not None else len(st), **by},
+            "plan": store.plan_status(),
+            "compiler_bugs": counts["compiler_bugs"], "findings": findings}
+
+
+def _text_summary(s: dict) -> str:
+    from eqsat_test.runners.findings.write import notes_line
+
+    j = s["jobs"]
+    lines = [f"eqsat-test: campaign {s['campaign']}: {j['total']} jobs: " +
+             ", ".join(f"{v} {k}" for k, v in j.items() if k != "total")]
+    p = s.get("plan")
+    if p and p.get("jobs"):
+        lines.append(f"  planned: {p['jobs']} jobs over {p['models']} models; {p['finished']} finished, "
+                     f"{p['left']} left; {p['models_done']} of {p['models']} models done")
+    r = s.get("run")
+    if r:
+        how = ""
+        if r.get("jobs_at_once"):
+            how = (f" ({r['jobs_at_once']} at once, peak {r['peak_at_once']}, --jobs {r['jobs_per_run']} each"
+                   + (f", GPU busy {r['gpu_util']['mean']:.0f}% on average" if r.get("gpu_util") else "") + ")")
+        lines.append(f"  this run: {r['ran']} jobs in {r['wall_seconds']:.0f} s{how}, {r['skipped']} skipped (done before)"
+                     + (f", {r['left']} not run (budget spent; run again to resume)" if r["budget_spent"] else ""))
+    bugs = [f for f in s["findings"] if f["compiler_bug"]]
+    notes = [f for f in s["findings"] if not f["compiler_bug"]]
+    if bugs:
+        lines.append(f"  FOUND {len(bugs)} distinct compiler-bug candidate(s):")
+        for f in bugs[:30]:
+            lines.append(f"    [{f['kind']}] {f['signature']} {f['backend']}/{f['device']} x{f['count']} in "
+                         f"{f['jobs']} job(s), models: {', '.join(Path(m).name for m in f['models'][:4])}"
+                         f"{' ...' if len(f['models']) > 4 else ''}")
+            if f["repro"]:
+                lines.append(f"      repro: {f['repro']}")
+    else:
+        lines.append("  no compiler-bug candidates")
+    if notes:
+        lines.append(notes_line(notes))
+    lines.append(f"  store: {s['store']}   report: eqsat-test report {s['out']}")
+    return "\n".join(lines)
+
+
+def _resolve_out(spec_path: Path, out: Path | None) -> Path:
+    return out if out is not None else spec_path.parent / f"{spec_path.stem}-out"
+
+

@@ -1,0 +1,23 @@
+"""The unsound-rewrite check: a variant's eager output against its seed's on one input set (a difference is a rule's fault, not the compiler's)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from eqsat_test.runners.exec.protocol import load_tensors
+from eqsat_test.runners.oracle.judge import Verdict, compare_eager
+
+
+def unsound_verdict(seed_file: Path, variant_file: Path, v: dict, manifest: dict) -> Verdict | None:
+    """The failing verdict of the variant's saved eager outputs against its seed's, or None: both
+    files are not there, the two agree, or they differ only in NaN/inf positions and the variant was
+    made with rules declared ieee-edge or approximate (it does what its rules say: expected)."""
+    if not (seed_file.is_file() and variant_file.is_file()):
+        return None
+    verdict = compare_eager(load_tensors(seed_file), load_tensors(variant_file))
+    if verdict.ok:
+        return None
+    numerics = manifest["rules"].get("numerics", {})
+    declared = {numerics.get(name) for name in v.get("rules", [])}
+    if "NaN/Inf positions" in verdict.detail and declared & {"ieee-edge", "approximate"}:
+        return None
+    return verdict

@@ -1,0 +1,586 @@
+"""The `eqsat-test` command line: run, generate, exec, rules, campaign, report; exit codes as pytest."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+import click
+
+from eqsat_test.runners.records import COMPILER_BUG_KINDS, MINIMIZE_SECONDS, ExitCode, FindingKind
+
+# Imports inside functions: each command imports what it needs, so `--help` and usage errors
+# stay fast and `exec` never imports egglog (the generation side) on a host without it.
+
+COMMANDS = ("run", "generate", "exec", "rules", "campaign", "report")
+
+
+def _err(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+class _Group(click.Group):
+    """`eqsat-test MODEL.py ...` means `eqsat-test run MODEL.py ...`, options before or after the model."""
+
+    def parse_args(self, ctx, args):
+        group_only = {"-h", "--help", "--version"}
+        if args and args[0] not in self.commands and args[0] not in group_only:
+            if not args[0].startswith("-") or not any(a in self.commands for a in args):
+                args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="eqsat-test")
+def cli() -> None:
+    """Find silent mis-compilations in torch.compile by testing many equivalent variants of a model.
+
+    \b
+    eqsat-test MODEL.py            the whole pipeline on one model (same as `run`)
+    eqsat-test generate MODEL.py   model -> variant bundle (needs egglog)
+    eqsat-test exec BUNDLE         bundle -> verdicts (torch only; e.g. on a GPU host)
+    eqsat-test rules list|check|new|stats
+    eqsat-test campaign SPEC.toml  many models x rule sets x backends x devices
+    eqsat-test report DIR          HTML report of a campaign or run folder
+
+    Exit codes: 0 nothing found, 1 compiler-bug candidates found, 2 interrupted,
+    3 internal error of eqsat-test, 4 usage or bad input.
+    """
+
+
+def _default_jobs() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def gen_options(f):
+    for opt in reversed([
+        click.option("--variants", "-n", default=32, show_default=True, type=click.IntRange(min=1),
+                     help="Distinct variants to generate."),
+        click.option("--rules", "-r", "rules", multiple=True, help="Rule set name, file or folder (repeatable; default: the built-in library)."),
+        click.option("--seed", default=0, show_default=True, help="Seed for models, sampling and input sets."),
+        click.option("--iterations", default=8, show_default=True, help="Saturation budget: iterations."),
+        click.option("--max-enodes", default=50_000, show_default=True, help="Saturation budget: e-nodes."),
+        click.option("--sat-seconds", default=10.0, show_default=True, help="Saturation budget: seconds per graph."),
+        click.option("--mode", "modes", multiple=True, type=click.Choice(["uniform", "near-original"]),
+                     help="Extraction mode(s) (default: both, alternating)."),
+        click.option("--sizes", "size_policy", type=click.Choice(["test", "given"]), default="test", show_default=True,
+                     help="test: scale the model file's free sizes down until every input has at most "
+                          "--max-elements elements (validated eagerly; the size used is in the results); "
+                          "given: the file's own sizes."),
+        click.option("--max-elements", default=2 ** 18, show_default=True, type=click.IntRange(min=1),
+                     help="The test size's bound on the element count of each input, parameter and buffer."),
+    ]):
+        f = opt(f)
+    return f
+
+
+_SWEEP_DTYPES = ("float16", "bfloat16", "float64", "int8", "uint8", "int16", "int32", "int64", "bool")  # = sweeps.DEFAULT_DTYPES
+_SWEEP_SIZES = (1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)  # = sweeps.DEFAULT_SIZES
+
+
+_DEFAULT_BATCH = "auto"  # variants per compile by graph size (runners/exec/batch.py); see benchmarks/throughput.py
+
+
+def exec_options(f):
+    for opt in reversed([
+        click.option("--backend", "-b", "backends", multiple=True, help="inductor (default), eager, aot_eager, cudagraphs, inductor-max-autotune, inductor-reduce-overhead, inductor-dynamic, inductor+CONFIG=VALUE,..., or any torch.compile backend callable as FILE.py:FN or module:FN (repeatable)."),
+        click.option("--device", "-d", "devices", multiple=True, type=click.Choice(["cpu", "cuda"]), help="cpu (default) and/or cuda (repeatable)."),
+        click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+                     help="Seconds per variant task (compile included)."),
+        click.option("--time-budget", default=None, type=click.FloatRange(min=0, min_open=True),
+                     help="Seconds: start no task after this long; the run reports what it did."),
+        click.option("--no-confirm", is_flag=True,
+                     help="Claim candidates without re-running each alone from its repro.py first."),
+        click.option("--jobs", "-j", default=None, type=int, help="Worker processes (default: one per core)."),
+        click.option("--batch", "batch", default=None,
+                     help="Compile this many variants of a graph as one program; every variant that is not a clean "
+                          "match is re-run alone and judged there. 'auto' (default): by graph size (small graphs "
+                          "gain, big ones do not); 1: off."),
+        click.option("--inputs", "input_kinds", default="given,random,special", show_default=True, help="Input sets: given, random, special."),
+        click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout; everything else on stderr."),
+        click.option("--no-minimize", "no_minimize", is_flag=True, help="Report findings without shrinking them first."),
+        click.option("--minimize-checks", default=12, show_default=True, help="Subprocess checks per finding when minimizing."),
+        click.option("--minimize-seconds", type=float, default=MINIMIZE_SECONDS, show_default=True,
+                     help="Wall budget of the run's minimization; checks stop there and the smallest failing programs "
+                          "so far stand."),
+        click.option("--configs", "configs_spec", default=None, help="Also compile under these Inductor configurations and report config-mismatch: "
+                     "'default', 'all', names (no-loop-ordering, no-epilogue-fusion, no-vectorize, ...) or KEY=VALUE, comma-separated."),
+        click.option("--perf", is_flag=True, help="Time compiled variants (warm, median) and report slow-variant notes (confirmed A/B)."),
+        click.option("--perf-threshold", default=3.0, show_default=True, help="slow-variant: x slower than the siblings' median."),
+        click.option("--no-artifacts", is_flag=True, help="Skip the debug rerun (output code, FX graph, minifier, bisector) of findings."),
+        click.option("--artifacts-max", default=4, show_default=True, help="Findings that get the debug rerun."),
+        click.option("--artifacts-timeout", default=180.0, show_default=True, help="Seconds per debug step (rerun, minifier, bisector)."),
+        click.option("--bisect", "bisect", type=click.Choice(["accuracy", "all", "none"]), default="accuracy", show_default=True,
+                     help="Which findings the debug rerun runs the compiler bisector on (accuracy: silent wrong outputs)."),
+        click.option("--dtypes", "sweep_dtypes", default=",".join(_SWEEP_DTYPES), show_default=True,
+                     help="Dtype sweep: also run each program with its float inputs in these dtypes (where it runs eagerly); 'none' to skip."),
+        click.option("--sweep-sizes", "sweep_sizes", default=",".join(map(str, _SWEEP_SIZES)), show_default=True,
+                     help="Size sweep: resize the inputs' free dims to these sizes (static and dynamic=True); 'none' to skip."),
+        click.option("--sweep-points", default=2, show_default=True,
+                     help="Sweep points per variant (the seed gets every point); 0: sweep the seeds only."),
+        click.option("--sweep-dynamic", type=click.Choice(["seed", "all", "none"]), default="seed", show_default=True,
+                     help="Which programs get the dynamic=True sweep (one compile called with many sizes)."),
+        click.option("--no-sweep", is_flag=True, help="No dtype/size sweeps: only the model file's own dtypes and sizes."),
+    ]):
+        f = opt(f)
+    return f
+
+
+USER_RULE_SAMPLES = 40  # a quick `rules check` of the user's own rule files before they are used
+
+
+def _check_user_rules(specs) -> None:
+    """Rule files the user names (not built-in sets) are checked quickly before use, with a loud
+    warning for each false claim: a rule that is not what it claims makes unsound-rewrite notes
+    (its variants are still judged eager vs compiled, so no false compiler bug comes of it)."""
+    from eqsat_test.rewrite.rulecheck import check_rules  # generation side: imports egglog-free rule tooling only
+    from eqsat_test.rewrite.ruledsl import load_rules
+    user = [s for s in specs if Path(s).exists()]
+    if not user:
+        return
+    for r in check_rules(load_rules(user), samples=USER_RULE_SAMPLES):
+        if not r.ok:
+            first = str(r.counterexample).strip().splitlines()
+            _log(f"WARNING: rule {r.rule} ({r.claimed}) fails a quick check: "
+                 f"{(first[0] if first else 'counterexample found')[:300]} -- see `eqsat-test rules check {' '.join(user)}`")
+
+
+def _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements):
+    from eqsat_test.rewrite.generate import GenerateOptions
+    _check_user_rules(rules)
+    return GenerateOptions(variants=variants, rules=tuple(rules), seed=seed,
+                           budget=_budget(iterations, max_enodes, sat_seconds),
+                           modes=tuple(modes) or ("uniform", "near-original"),
+                           sizes=size_policy, max_elements=max_elements)
+
+
+def _budget(iterations, max_enodes, sat_seconds):
+    from eqsat_test.rewrite.saturate import Budget
+    return Budget(iterations=iterations, max_enodes=max_enodes, seconds=sat_seconds)
+
+
+def _sweep_opts(timeout, sweep_dtypes=None, sweep_sizes=None, sweep_points=2, sweep_dynamic="seed", no_sweep=False):
+    """--dtypes/--sweep-sizes/--sweep-points/--sweep-dynamic/--no-sweep -> ExecOptions.sweep (runners/checks/sweeps.py)."""
+    from eqsat_test.runners.checks.sweep_plan import SweepConfig, parse_dtypes, parse_sizes
+    if no_sweep:
+        return None
+    try:
+        dtypes = parse_dtypes(",".join(_SWEEP_DTYPES) if sweep_dtypes is None else sweep_dtypes)
+        sizes = parse_sizes(",".join(map(str, _SWEEP_SIZES)) if sweep_sizes is None else sweep_sizes)
+    except ValueError as e:
+        raise click.UsageError(f"--dtypes/--sweep-sizes: {e}") from e
+    if not dtypes and not sizes:
+        return None
+    return SweepConfig(dtypes=dtypes, sizes=sizes, points=sweep_points, dynamic=sweep_dynamic,
+                       seconds=max(10.0, 0.5 * timeout)).to_dict()
+
+
+def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize=False, minimize_checks=12, **diag):
+    from eqsat_test.runners.pipeline import ExecOptions
+    sweep = _sweep_opts(timeout, **{k: diag.pop(k) for k in ("sweep_dtypes", "sweep_sizes", "sweep_points",
+                                                             "sweep_dynamic", "no_sweep") if k in diag})
+    batch = diag.pop("batch", None) or _DEFAULT_BATCH
+    time_budget, no_confirm = diag.pop("time_budget", None), diag.pop("no_confirm", False)
+    minimize_seconds = diag.pop("minimize_seconds", MINIMIZE_SECONDS)
+    backends = tuple(backends) or ("inductor",)
+    for b in backends:
+        _check_backend(b)
+    if str(batch) == "auto":
+        batch = 0
+    elif not str(batch).isdigit() or int(batch) < 1:
+        raise click.UsageError(f"--batch: 'auto' or a whole number of at least 1, not {batch!r}")
+    devices = tuple(devices) or ("cpu",)
+    if "cuda" in devices:
+        import torch
+        if not torch.cuda.is_available():
+            raise click.UsageError("--device cuda: no CUDA GPU is available on this machine")
+    kinds = tuple(k.strip() for k in input_kinds.split(",") if k.strip())
+    bad = set(kinds) - {"given", "random", "special"}
+    if bad or not kinds:
+        raise click.UsageError(f"--inputs: unknown input set kind(s) {sorted(bad)}; use given, random, special")
+    eo = ExecOptions(backends=backends, devices=devices, timeout=timeout, time_budget=time_budget,
+                       confirm=not no_confirm,
+                       jobs=jobs or _default_jobs(), seed=seed, input_kinds=kinds, progress=True,
+                       minimize=not no_minimize and minimize_checks > 0, minimize_checks=minimize_checks)
+    eo.sweep = sweep
+    eo.batch = int(batch)
+    if minimize_seconds <= 0:
+        raise click.UsageError(f"--minimize-seconds: a positive number of seconds, not {minimize_seconds:g}")
+    eo.minimize_seconds = minimize_seconds
+    return _diagnostics(eo, **diag)
+
+
+_NAMED_BACKENDS = ("inductor", "inductor-max-autotune", "inductor-reduce-overhead", "inductor-dynamic")
+
+
+def _check_backend(spec: str) -> None:
+    """A backend spec that names nothing this torch knows is a usage error, before any work."""
+    from eqsat_test.runners.exec.protocol import compile_options, load_backend
+    if ":" in spec and "+" not in spec:
+        try:
+            load_backend(spec)
+        except Exception as e:  # noqa: BLE001 - whatever importing the user's file raised
+            raise click.UsageError(f"--backend {spec}: cannot load it: {type(e).__name__}: {e}") from None
+        return
+    import torch._dynamo  # start-up time: only once a backend is named
+    name, opts = compile_options(spec)
+    known = set(torch._dynamo.list_backends(exclude_tags=())) | set(_NAMED_BACKENDS)
+    if name not in known:
+        raise click.UsageError(f"--backend {spec}: unknown backend {name!r}; known: {', '.join(sorted(known))}, "
+                               f"or FILE.py:FN / module:FN")
+    if opts.get("options"):
+        import torch._inductor.config as cfg
+        missing = [k for k in opts["options"] if k not in cfg.get_config_copy()]
+        if missing:
+            raise click.UsageError(f"--backend {spec}: no Inductor config named {', '.join(missing)}")
+
+
+def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artifacts=False, artifacts_max=4,
+                 artifacts_timeout=180.0, bisect="accuracy"):
+    """--configs, --perf and the findings' debug artifacts (runners/checks/configs.py, perf.py, artifacts.py)."""
+    from eqsat_test.runners.findings.artifacts import ArtifactOptions
+    from eqsat_test.runners.checks.configs import ConfigError, configured_backends, parse
+    if configs_spec:
+        try:
+            overrides = parse(configs_spec)
+            eo.configs = configured_backends(eo.backends[0], overrides)
+        except ConfigError as e:
+            raise click.UsageError(str(e)) from e
+        eo.config_overrides = overrides
+        eo.backends = tuple(eo.backends) + tuple(b for b in eo.configs if b not in eo.backends)
+    eo.perf, eo.perf_threshold = perf, perf_threshold
+    eo.artifacts = ArtifactOptions(enabled=not no_artifacts, max_findings=artifacts_max, timeout=artifacts_timeout,
+                                   minifier_timeout=artifacts_timeout, bisect=bisect,
+                                   bisect_timeout=artifacts_timeout, jobs=eo.jobs)
+    return eo
+
+
+def _log(msg: str) -> None:
+    _err(f"eqsat-test: {msg}")
+
+
+
+
+def _err_text(f: dict) -> str:
+    if f.get("max_abs_err") is None:
+        return ""
+    if "differ in kind" in str(f.get("detail", "")) or "NaN/Inf" in str(f.get("detail", "")):
+        return " NaN/inf positions differ"
+    return f" max_abs_err={f['max_abs_err']:.3g}"
+
+
+def _summary(report: dict, manifest: dict, out: Path) -> str:
+    import textwrap
+
+    from eqsat_test.runners.findings.write import notes_line
+
+    lines = [f"eqsat-test: {report['model']}  (torch {report['torch_version']})"]
+    gs = manifest["graphs"]
+    ops = sum(g["ops"] for g in gs)
+    fired = manifest["rules"].get("fired", {})
+    lines.append(f"  graphs: {len(gs)} ({ops} ops) | rules: {manifest['rules']['count']} loaded, "
+                 f"{sum(1 for n in fired.values() if n)} fired")
+    if manifest.get("sizes") and manifest["sizes"].get("scaled"):
+        sz = manifest["sizes"]
+        lines.append("  test size: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in sz["scaled"].items())
+                     + f" (each input <= {sz.get('max_elements')} elements; --sizes given for the file's own)")
+    for g in gs:
+        if "saturation" in g:
+            s, e = g["saturation"], g["extraction"]
+            stop = s.get("stop") or s["stop_reason"]  # in words (rewrite/saturate.py STOP_REASONS)
+            lines.append(f"  {g['id']}: {s['enodes']} e-nodes after {s['iterations']} iterations ({stop}), "
+                         f"~10^{e['log10_choice_space']:.0f} choices, {e['distinct']} distinct variants found")
+            if not e["distinct"]:
+                lines.append(f"  WARNING: {g['id']} got 0 distinct variants: no rule changed it, so only the "
+                             f"unmodified model was tested (which ops no rule touches: "
+                             f"`eqsat-test rules coverage {report['model']}`)")
+        elif g.get("skipped_rewrites"):
+            lines.append(f"  {g['id']}: not rewritten ({g['skipped_rewrites']})")
+    st = report["stats"]
+    budget = f", {st['tasks_not_started']} not started (time budget)" if st.get("tasks_not_started") else ""
+    lines.append(f"  executed: {report['executed']} tasks ({report['variants']} variants + seeds) x "
+                 f"{'/'.join(st['backends'])} on {'/'.join(st['devices'])}, inputs {','.join(st['input_kinds'])}, "
+                 f"{st['wall_seconds']:.0f} s wall{budget}")
+    if st.get("sweep"):
+        sw = st["sweep"]
+        lines.append(f"  sweeps: {sw['judged']} swept input sets judged in {sw['tasks']} sweep tasks "
+                     f"({sw['compiles']} compiles, {sw['seconds']:.0f} s){', some cut short by the time budget' if sw['truncated'] else ''}")
+    if st.get("folded_into_seed"):
+        lines.append(f"  {st['folded_into_seed']} variant candidate(s) fail like their seed: counted as the seed's finding")
+    bugs = [f for f in report["findings"] if f.get("repro") and f["kind"] in COMPILER_BUG_KINDS]
+    notes = [f for f in report["findings"] if f not in bugs]
+    if bugs:
+        conf = st.get("confirm") or {}
+        how = " (each confirmed alone from its repro.py)" if conf.get("checked") else ""
+        lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s){how}:")
+        for f in bugs:
+            tri = f" triage={f['triage']}" if f.get("triage") else ""
+            rules = "none (the unmodified model)" if f["kind"] == FindingKind.SEED_MISCOMPILE else (", ".join(f["rules"]) or "-")
+            lines.append(f"    [{f['kind']}]{tri} {f['variant']} {f['backend']}/{f['device']}{_err_text(f)} "
+                         f"(x{f.get('count', 1)}) rules: {rules}")
+            lines.append("      " + textwrap.shorten(str(f.get("detail", "")), 200, placeholder=" ..."))
+            lines.append(f"      repro: python {f['repro']}")
+    else:
+        lines.append("  no compiler-bug candidates")
+    if notes:
+        lines.append(notes_line(notes))
+        for n in notes:
+            if n["kind"] == FindingKind.SLOW_VARIANT:
+                lines.append(f"    [slow-variant] {n['variant']} {n['ratio']:.1f}x slower compiled than {n['baseline']}: "
+                             f"{n['folder']}")
+            elif n["kind"] in (FindingKind.UNSOUND_REWRITE, FindingKind.FLAKY, FindingKind.RESOURCE):
+                rules = f" rules: {', '.join(n.get('rules') or [])}" if n["kind"] == FindingKind.UNSOUND_REWRITE else ""
+                lines.append(f"    [{n['kind']}] {n['variant']}{rules}: "
+                             + textwrap.shorten(str(n.get("detail", "")), 140, placeholder=" ..."))
+    perf = st.get("perf")
+    if perf and perf.get("spread"):
+        for row in perf["spread"]:
+            lines.append(f"  compiled runtime {row['graph']} {row['backend']}/{row['device']}: {row['programs']} programs, "
+                         f"min {row['min_us']:.1f} us, median {row['median_us']:.1f} us, max {row['max_us']:.1f} us "
+                         f"(max/min {row['max_over_min']}x; slow-variant at >= {perf['threshold']:g}x, A/B confirmed)")
+    lines.append(f"  results: {out / 'results.json'} (verdicts as they came: {out / 'verdicts.jsonl'})")
+    if bugs:
+        lines.append(f"  next: python {bugs[0]['repro']}   (exits 1 while the bug reproduces)")
+    return "\n".join(lines)
+
+
+def _emit(report: dict, manifest: dict, out: Path, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(report, default=str))
+    else:
+        click.echo(_summary(report, manifest, out))
+
+
+@cli.command()
+@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
+@gen_options
+@exec_options
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: eqsat-out/<model name>).")
+def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
+        backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, **diag):
+    """The whole pipeline on one model file: generate variants, execute, judge, report."""
+    from eqsat_test.rewrite.generate import generate
+    from eqsat_test.runners.exec.pool import prestart
+    from eqsat_test.runners.pipeline import execute_bundle, exit_code, pool_options
+
+    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
+    out = out or Path("eqsat-out") / model.stem
+    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements)
+    # workers start and warm up while the variants are generated
+    manifest = generate(model, out / "bundle", go, log=_log,
+                        on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log, backend=next(
+                            (b for b in eo.backends if b.startswith("inductor")), eo.backends[0])))
+    report = execute_bundle(out / "bundle", out, eo, log=_log)
+    # generation stages are wall seconds; task stages are summed over the workers (they overlap)
+    report["stats"]["timings"] = {"generate_wall": manifest["timings"],
+                                  "tasks_summed_over_workers": report["stats"]["exec_timings"]}
+    report["stats"]["graphs"] = [{k: g.get(k) for k in ("id", "ops", "saturation", "extraction", "skipped_rewrites")}
+                                 for g in manifest["graphs"]]
+    report["stats"]["rules_fired"] = manifest["rules"].get("fired", {})
+    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+    _emit(report, manifest, out, as_json)
+    sys.exit(exit_code(report))
+
+
+@cli.command(name="generate")
+@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
+@gen_options
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True, help="Bundle folder to write.")
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
+def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
+                 out, as_json):
+    """Model file -> variant bundle (standalone modules + inputs + manifest.json)."""
+    from eqsat_test.rewrite.generate import generate
+    manifest = generate(model, out, _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes,
+                                              size_policy, max_elements), log=_log)
+    if as_json:
+        click.echo(json.dumps(manifest, default=str))
+    else:
+        n = sum(1 for v in manifest["variants"] if not v["seed"])
+        click.echo(f"wrote bundle {out}: {len(manifest['graphs'])} graph(s), {n} variants + seeds")
+
+
+@cli.command(name="exec")
+@click.argument("bundle", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@exec_options
+@click.option("--seed", default=0, show_default=True, help="Seed for the extra input sets.")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: BUNDLE/../results).")
+def exec_cmd(bundle, backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, seed, out, **diag):
+    """Bundle -> verdicts and findings. Needs only torch (no egglog)."""
+    from eqsat_test.runners.pipeline import execute_bundle, exit_code, read_manifest
+    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
+    out = out or bundle.parent / f"{bundle.name}-results"
+    report = execute_bundle(bundle, out, eo, log=_log)
+    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+    _emit(report, read_manifest(bundle), out, as_json)
+    sys.exit(exit_code(report))
+
+
+@cli.group()
+def rules() -> None:
+    """List, check, scaffold and measure rewrite rules."""
+
+
+def _rule_rows(specs):
+    from eqsat_test.rewrite.compile_rules import compile_rules
+    from eqsat_test.rewrite.ruledsl import load_rules
+    rs = load_rules(list(specs) or None)
+    compiled, errors = compile_rules(rs)
+    ops: dict[str, set] = {}
+    for c in compiled:
+        ops.setdefault(c.name, set()).update(c.ops())
+    rows = [{"name": r.name, "family": r.family, "numerics": r.numerics, "bidirectional": r.bidirectional,
+             "ops": sorted(ops.get(r.name, ())), "source": r.source, "tags": list(r.tags)} for r in rs]
+    return rows, errors
+
+
+@rules.command(name="list")
+@click.argument("specs", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+def rules_list(specs, as_json):
+    """Every rule: name, family, numerics class, ops involved (SPECS: names, files or folders)."""
+    rows, errors = _rule_rows(specs)
+    all_ops = sorted(set().union(*[set(r["ops"]) for r in rows])) if rows else []
+    families = sorted({r["family"] for r in rows})
+    if as_json:
+        click.echo(json.dumps({"rules": rows, "count": len(rows), "families": families,
+                               "ops": all_ops, "op_count": len(all_ops), "errors": errors}))
+        return
+    for r in rows:
+        arrow = "<->" if r["bidirectional"] else "->"
+        click.echo(f"{r['name']:<40} {r['family']:<12} {r['numerics']:<12} {arrow:<4} {', '.join(r['ops'])}")
+    click.echo(f"{len(rows)} rules, {len(families)} families, {len(all_ops)} ops")
+    for e in errors:
+        _err(f"eqsat-test: rule error: {e}")
+
+
+@rules.command(name="check")
+@click.argument("specs", nargs=-1)
+@click.option("--seed", default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+def rules_check(specs, seed, as_json):
+    """Sample each rule over dtypes, shapes and special values; fail rules whose numerics class is false.
+
+    SPECS are rule names, rule files, folders or built-in rule set names (default: the whole library)."""
+    from eqsat_test.rewrite.ruledsl import load_rules
+    from eqsat_test.rewrite.rulecheck import check_rules
+    names = [s for s in specs if not Path(s).exists()]
+    paths = [s for s in specs if Path(s).exists()]
+    rs = load_rules(paths or None) if paths or not names else load_rules(None)
+    if names:
+        from eqsat_test.rewrite.ruledsl import BUILTIN_RULES_DIR, rule_files
+        builtin_sets = {f.stem for f in rule_files(BUILTIN_RULES_DIR)}
+        sets = [n for n in names if n in builtin_sets]
+        wanted = set(names) - set(sets)
+        rs = ([r for r in rs if r.name in wanted] if wanted else []) + (load_rules(sets) if sets else [])
+        missing = wanted - {r.name for r in rs}
+        if missing:
+            raise click.UsageError(f"no rule named {', '.join(sorted(missing))}")
+    results = check_rules(rs, seed=seed)
+    failed = [r for r in results if not r.ok]
+    if as_json:
+        click.echo(json.dumps({"checked": len(results), "failed": len(failed),
+                               "results": [r.__dict__ for r in results]}, default=str))
+    else:
+        for r in results:
+            status = "ok  " if r.ok else "FAIL"
+            click.echo(f"{status} {r.rule:<40} {r.claimed:<12} {r.samples} samples")
+            if not r.ok:
+                click.echo("     " + str(r.counterexample).replace("\n", "\n     "))
+            elif getattr(r, "note", None):
+                click.echo(f"     note: {r.note}")
+        click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    sys.exit(ExitCode.FOUND if failed else ExitCode.OK)
+
+
+@rules.command(name="new")
+@click.argument("name")
+@click.option("--dir", "dest", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True)
+@click.option("--family", default="misc", show_default=True)
+def rules_new(name, dest, family):
+    """Scaffold a rule file NAME.py and its test in --dir."""
+    from eqsat_test.rewrite.ruleauthor import new_rule
+    for f in new_rule(name, dest, family=family):
+        click.echo(f"wrote {f}")
+    click.echo(f"next: edit {dest / (name + '.py')}, then `eqsat-test rules check {dest / (name + '.py')}` "
+               f"and `eqsat-test MODEL.py --rules {dest}`")
+
+
+@rules.command(name="coverage")
+@click.argument("models", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--rules", "-r", "specs", multiple=True, help="Rule set name, file or folder (default: the library).")
+@click.option("--variants", "-n", default=32, show_default=True, type=click.IntRange(min=1))
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+def rules_coverage(models, specs, variants, as_json):
+    """Per model: its ops, the ops no rule touches, and how many distinct variants the e-graph gives."""
+    import dataclasses
+
+    from eqsat_test.rewrite.coverage import coverage, load_compiled
+    compiled = load_compiled(list(specs) or None)
+    rows = [coverage(m, variants=variants, compiled=compiled) for m in models]
+    if as_json:
+        click.echo(json.dumps([{**dataclasses.asdict(c), "untouched": c.untouched} for c in rows], default=str))
+        return
+    for c in rows:
+        if c.error:
+            click.echo(f"{c.model}: not covered: {c.error}")
+            continue
+        for g in c.graphs:
+            ops = ", ".join(f"{k.rsplit('.', 1)[-1]}x{v}" if v > 1 else k.rsplit('.', 1)[-1] for k, v in g.ops.items())
+            click.echo(f"{c.model} g{g.index}: {g.num_ops} ops ({ops}); {g.distinct_variants}/{g.asked} distinct variants; "
+                       f"families: {', '.join(g.families_fired) or '-'}")
+            if g.untouched:
+                click.echo(f"  no rule touches: {', '.join(g.untouched)}")
+
+
+@rules.command(name="stats")
+@click.argument("out", type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+def rules_stats(out, as_json):
+    """How often each rule fired and how many findings it took part in, for a run or campaign folder."""
+    from eqsat_test.runners.campaign.rulestats import rule_stats
+    rows = rule_stats(out)
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    click.echo(f"{'rule':<40} {'fired':>8} {'variants':>9} {'findings':>9} {'unsound':>8}")
+    for r in rows:
+        click.echo(f"{r['rule']:<40} {r['fired']:>8} {r['variants']:>9} {r['findings']:>9} {r['unsound']:>8}")
+
+
+from eqsat_test.runners.cli.campaign import campaign_cmd, report_cmd  # noqa: E402  (imports nothing heavy)
+
+cli.add_command(campaign_cmd)
+cli.add_command(report_cmd)
+
+
+def main(argv=None) -> None:
+    """Entry point: maps every outcome to the documented exit codes."""
+    from eqsat_test.lowering.load import BadInput
+    from eqsat_test.rewrite.ruledsl import RuleError
+    from eqsat_test.runners.pipeline import BadBundle
+    try:
+        cli.main(args=argv, standalone_mode=False)
+    except SystemExit as e:
+        sys.exit(e.code if isinstance(e.code, int) else ExitCode.OK)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        _err("eqsat-test: interrupted")
+        sys.exit(ExitCode.INTERRUPTED)
+    except click.exceptions.ClickException as e:  # usage errors, bad options
+        e.show()
+        sys.exit(ExitCode.USAGE)
+    except (BadInput, RuleError, BadBundle) as e:
+        _err(f"eqsat-test: error: {e}")
+        sys.exit(ExitCode.USAGE)
+    except BaseException as e:  # our bug (a Rust panic from egglog is a BaseException): one line, traceback in a file
+        log = Path(os.environ.get("TMPDIR", "/tmp")) / f"eqsat-test-crash-{os.getpid()}.txt"
+        log.write_text(traceback.format_exc())
+        _err(f"eqsat-test: internal error: {type(e).__name__}: {e} (traceback: {log})")
+        sys.exit(ExitCode.INTERNAL)
+    sys.exit(ExitCode.OK)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,304 @@
+"""Batched execution: K variants compiled as one graph, every suspicious one confirmed alone.
+
+Part of a variant's cost on a warm worker is fixed per `torch.compile` call (Dynamo set-up, AOT,
+Inductor scheduling, loading; ~1 s on CPU), the rest is per kernel (CPU Inductor runs one C++
+compile per kernel, ~0.3 s each, and rewritten variants rarely share kernels). A batch task
+compiles one function that calls K variants' `forward`s, each on its own copy of the inputs
+(separate graph inputs, so Inductor cannot merge the variants' computations), and judges each
+variant's slice of the outputs against that variant's own eager output, as a single task does
+(the same `judge_against`, runners/oracle/reference.py). Small graphs gain (few kernels each); big ones do not, so
+`--batch auto` batches by graph size (`auto_batch_size`).
+
+A batch only ever clears variants. A variant whose slice is not a clean match on every input set,
+or every variant of a batch that crashed, timed out or errored, is re-run as the normal
+single-variant task, and that task's result is the verdict (so findings are those of the plain
+mode; a mismatch seen only in the batch is counted as `unconfirmed`, not reported).
+
+Worker side: `run_batch_task` (called by runners/exec/worker.py for tasks of kind "batch").
+Pool side: `run_batched`, a drop-in for `runners.execute.run_tasks`.
+"""
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from eqsat_test.runners.exec.pool import run_slots, worker
+from eqsat_test.runners.exec.protocol import (call_compiled, compile_options, cpu_error, error_info, load_module, on_cpu, to_cpu,
+                                   to_device)
+from eqsat_test.runners.oracle.inputs import InputSet, input_sets
+from eqsat_test.runners.oracle.judge import MATCH
+from eqsat_test.runners.oracle.reference import eager_reference, judge_against
+from eqsat_test.runners.records import Result, ResultStatus, TaskKind
+
+BATCH_KEY = "batch"
+
+
+# ----------------------------------------------------------------------------------------------
+# worker side
+
+
+def _eager(sub: dict, device) -> tuple:
+    """Load one variant and compute its eager references, as runners.worker.run_task does;
+    raises when anything goes wrong (the variant then runs as a single task, which reports it)."""
+    t0 = time.perf_counter()
+    mod = load_module(sub["file"])
+    mod.DEVICE = device
+    sys.modules[mod.__name__] = mod  # Dynamo looks up the globals of inlined functions by module name
+    base = to_device(mod.get_inputs(), torch.device("cpu"))
+    sets = input_sets(base, is_param=sub.get("is_param"), seed=sub.get("seed", 0),
+                      kinds=tuple(sub.get("input_kinds", ("given", "random", "special"))))
+    host_sets = sets
+    if device.type != "cpu":
+        sets = [InputSet(s.name, tuple(to_device(list(s.inputs), device))) for s in sets]
+    t_load = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    refs = []
+    for s, on_host in zip(sets, host_sets):
+        # a set the program refuses goes to the single task, which sets it aside; on a GPU it is found on the
+        # CPU, before it can be a device-side assert that ends this worker's CUDA context (protocol.cpu_error)
+        refused = cpu_error(mod, on_host.inputs) if device.type == "cuda" and s.name != "given" else None
+        if refused is not None:
+            raise RuntimeError(f"input set {s.name} refused: {refused}")
+        r = eager_reference(mod.forward, mod.index_sources, s, cpu_forward=on_cpu(mod))
+        refs.append(r)
+        ref = r.ref
+        if sub.get("save_eager"):  # the unsound-rewrite check reads these (runners/pipeline.py)
+            out = Path(sub["save_eager"]) / f"{s.name}.pt"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            torch.save(to_cpu(ref), out)
+    return mod, refs, {"load": t_load, "eager": time.perf_counter() - t0}
+
+
+def _copy(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    return x
+
+
+def run_batch_task(task: dict) -> dict:
+    """Run K variants' eager references, one compile of all K, and judge each slice.
+
+    Returns {"batch_results": [result dict, or None where the variant needs its single task],
+    "batch": {...}}; never raises for a variant's failure (that variant gets None)."""
+    subs = task[BATCH_KEY]
+    device = torch.device(task.get("device", "cpu"))
+    results: list[dict | None] = [None] * len(subs)
+    info: dict = {"size": len(subs), "id": task.get("id")}
+    live = []  # (position, sub, mod, refs, timings)
+    for i, sub in enumerate(subs):
+        try:
+            got = _eager(sub, device)
+        except Exception as e:  # noqa: BLE001 - the single task reports it properly
+            info.setdefault("eager_errors", []).append({"variant": sub["variant"], "error": error_info(e)["message"]})
+            continue
+        live.append((i, sub, *got))
+    if not live:
+        return {"batch_results": results, "batch": info}
+    fwds = [mod.forward for _, _, mod, _, _ in live]
+    counts = [len(refs[0][0].inputs) for _, _, _, refs, _ in live]
+
+    def batched(*flat):
+        outs, pos = [], 0
+        for f, n in zip(fwds, counts):
+            outs.append(f(*flat[pos:pos + n]))
+            pos += n
+        return tuple(outs)
+
+    backend, opts = compile_options(task["backend"])
+    torch._dynamo.reset()
+    compiled = torch.compile(batched, backend=backend, **opts)
+    n_sets = len(live[0][3])
+    verdicts: list[list[dict]] = [[] for _ in live]
+    times = {"compile": 0.0, "run": 0.0}
+    for j in range(n_sets):
+        flat = [_copy(x) for _, _, _, refs, _ in live for x in refs[j][0].inputs]
+        t0 = time.perf_counter()
+        try:
+            torch.manual_seed(0)
+            with torch.no_grad():
+                outs = call_compiled(compiled, flat, opts)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001 - every variant of the batch goes back to a single task
+            info["error"] = error_info(e)["message"]
+            info["error_type"] = error_info(e)["type"]
+            return {"batch_results": results, "batch": info}
+        times["compile" if j == 0 else "run"] += time.perf_counter() - t0
+        for k, (_, _, _, refs, _) in enumerate(live):
+            s = refs[j].set
+            v = judge_against(refs[j], outs[k])
+            verdicts[k].append({"name": s.name, **v.to_dict()})
+    share = len(live)
+    info.update({k: round(v, 4) for k, v in times.items()})
+    for k, (i, sub, _, _, t) in enumerate(live):
+        if all(e["kind"] == MATCH for e in verdicts[k]):
+            # a dict at once: it goes out inside the batch's message, as it is
+            results[i] = Result(task=sub.get("id"), variant=sub["variant"], backend=sub["backend"],
+                                device=device.type, status=ResultStatus.OK, input_sets=verdicts[k],
+                                timings={**t, "compile": times["compile"] / share, "run": times["run"] / share},
+                                extra={"batch": {"id": task.get("id"), "size": share}}).to_dict()
+        else:
+            info.setdefault("suspects", []).append(sub["variant"])
+    return {"batch_results": results, "batch": info}
+
+
+# ----------------------------------------------------------------------------------------------
+# pool side
+
+
+def batch_group(manifest: dict) -> Callable[[dict], object | None]:
+    """The batching key of a task of `manifest`'s bundle: (graph, backend, device), or None for
+    tasks that always run alone (seeds, graphs with in-place ops, sweeps, timing and cross-device
+    tasks, which need per-variant outputs or compiles)."""
+    variants = {v["id"]: v for v in manifest["variants"]}
+    graphs = {g["id"]: g for g in manifest["graphs"]}
+
+    def key(t: dict):
+        v = variants.get(t.get("variant"))
+        if v is None or v.get("seed") or graphs.get(v["graph"], {}).get("mutating"):
+            return None
+        if t.get("kind", "run") != "run" or t.get("perf") or t.get("save_outputs"):
+            return None
+        return (v["graph"], t["backend"], t.get("device", "cpu"))
+
+    return key
+
+
+def auto_batch_size(ops: int) -> int:
+    """Variants per batch for a graph of `ops` ops (`--batch auto`). A batch saves the fixed
+    part of a compile (~1 s on CPU Inductor: Dynamo, AOT, scheduling, loading); the C++
+    compile of each kernel is not shared. Measured per variant on 2 cores: 19-op elementwise
+    graph 1.1 s alone, 0.4 s in 8s; 8-op MLP 1.9 s, 1.1 s; 89-op block 3.4 s alone or in 4s;
+    411-op stack 26 s alone, 29 s in 4s. So: batch small graphs, leave big ones alone."""
+    return max(1, min(8, 96 // max(1, ops)))
+
+
+def make_batches(tasks: list[dict], k, group_of: Callable[[dict], object | None]) -> tuple[list, list[int]]:
+    """Group batchable tasks (group_of(task) not None) into batches of up to k (an int, or a
+    function of the group) with the same group (graph, backend, device); returns
+    ([(batch task, [task indices])], [single indices])."""
+    size = k if callable(k) else (lambda g: k)
+    groups: dict = {}
+    singles: list[int] = []
+    for i, t in enumerate(tasks):
+        g = group_of(t)
+        if g is None or size(g) <= 1:
+            singles.append(i)
+        else:
+            groups.setdefault(g, []).append(i)
+    batches = []
+    for g, idx in groups.items():
+        n = -(-len(idx) // size(g))  # as even as possible: 10 tasks, k=4 -> 4, 3, 3
+        per = -(-len(idx) // n)
+        for b in range(n):
+            part = idx[b * per:(b + 1) * per]
+            if len(part) == 1:
+                singles.append(part[0])
+                continue
+            first = tasks[part[0]]
+            batches.append(({"id": f"batch{len(batches)}:{first['variant']}+{len(part) - 1}",
+                             "variant": f"batch of {len(part)}", "backend": first["backend"],
+                             "device": first.get("device", "cpu"), "kind": TaskKind.BATCH.value, BATCH_KEY: [tasks[i] for i in part],
+                             "group": repr(g)},
+                            part))
+    return batches, sorted(singles)
+
+
+def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | None],
+                on_result: Callable[[dict], None] | None = None, log: Callable[[str], None] = lambda s: None,
+                batch_timeout: float | None = None) -> tuple[list[dict], dict]:
+    """Like runners.execute.run_tasks (same warm workers, results in task order), with batching;
+    returns (results, stats). Confirmation tasks go to the same warm workers as soon as a batch
+    reports a suspect."""
+    batches, singles = make_batches(tasks, k, group_of)
+    todo: queue.Queue = queue.Queue()
+    for b in batches:
+        todo.put(("batch", b))
+    for i in singles:
+        todo.put(("single", i))
+    results: list[dict | None] = [None] * len(tasks)
+    stats = {"k": k if not callable(k) else "auto", "batches": len(batches), "batched_tasks": sum(len(p) for _, p in batches),
+             "cleared_in_batch": 0, "confirm_tasks": 0, "batch_failures": 0, "confirmed": 0, "unconfirmed": 0,
+             "unbatched_tasks": 0}
+    lock = threading.Lock()
+    pending = [todo.qsize()]  # queued or running items; a slot may stop only when this is 0
+    errors: list[BaseException] = []
+    suspects: set[int] = set()
+    # A group (graph, backend, device) whose batches come back mostly suspect (e.g. every variant
+    # inherits one compiler bug of the seed) stops batching: each suspect costs a second compile.
+    seen_in_group: dict[str, list[int]] = {}  # group -> [variants batched, suspects]
+    stop_batching: set[str] = set()
+
+    def finish(i: int, r: dict) -> None:
+        results[i] = r
+        if i in suspects:
+            bad = r["status"] != ResultStatus.OK or any(
+                not s.get("ok", True) or s.get("kind") not in (MATCH, None) for s in r.get("input_sets", []))
+            stats["confirmed" if bad else "unconfirmed"] += 1
+        if on_result:
+            on_result(r)
+
+    def slot(n: int) -> None:
+        w = worker(n, opts, log)
+        try:
+            while True:
+                if opts.out_of_time():
+                    return
+                try:
+                    kind, item = todo.get(timeout=0.2)
+                except queue.Empty:
+                    with lock:
+                        if pending[0] == 0:
+                            return
+                    continue
+                try:
+                    if kind == "batch":
+                        bt, part = item
+                        with lock:
+                            unbatch = bt["group"] in stop_batching
+                            if unbatch:  # run its variants alone instead
+                                stats["unbatched_tasks"] += len(part)
+                                pending[0] += len(part)
+                                for i in part:
+                                    todo.put(("single", i))
+                        if not unbatch:
+                            r = w.run({**bt, "timeout_s": batch_timeout} if batch_timeout else bt)
+                            got = r.get("batch_results") or [None] * len(part)
+                            with lock:
+                                if "batch_results" not in r or (r.get("batch") or {}).get("error"):
+                                    stats["batch_failures"] += 1
+                                for i, sub in zip(part, got):
+                                    if sub is None:
+                                        suspects.add(i)
+                                        stats["confirm_tasks"] += 1
+                                        pending[0] += 1
+                                        todo.put(("single", i))
+                                    else:
+                                        stats["cleared_in_batch"] += 1
+                                        finish(i, sub)
+                                tally = seen_in_group.setdefault(bt["group"], [0, 0])
+                                tally[0] += len(part)
+                                tally[1] += sum(1 for sub in got if sub is None)
+                                if tally[1] * 2 > tally[0]:
+                                    stop_batching.add(bt["group"])
+                    else:
+                        r = w.run(tasks[item])
+                        with lock:
+                            finish(item, r)
+                except BaseException as e:  # a worker that cannot start: stop this slot
+                    errors.append(e)
+                    with lock:
+                        pending[0] -= 1
+                    return
+                with lock:
+                    pending[0] -= 1
+        finally:
+            w.kill()
+
+    return run_slots(slot, max(1, min(opts.jobs, len(batches) + len(singles))), results, errors), stats

@@ -1,0 +1,268 @@
+"""A pool of warm worker subprocesses with per-task timeouts; a hang or crash costs one task only."""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from eqsat_test.runners import REPO_ROOT
+from eqsat_test.runners.exec.protocol import PARENT_ENV, RESULT_TAG, past
+from eqsat_test.runners.records import Result, ResultStatus, TaskKind
+
+STARTUP_TIMEOUT = 180.0
+
+
+@dataclass
+class PoolOptions:
+    jobs: int = 1
+    timeout: float = 300.0  # seconds per task (compile included)
+    env: dict = field(default_factory=dict)  # extra environment for every worker
+    per_worker_cache: str | None = None  # folder: each worker gets its own Inductor/Triton cache
+    compile_threads: int | None = None
+    deadline: float | None = None  # time.monotonic() after which no new task starts (--time-budget)
+
+    def out_of_time(self) -> bool:
+        return past(self.deadline)
+
+
+class _Worker:
+    def __init__(self, slot: int, opts: PoolOptions, log: Callable[[str], None]) -> None:
+        self.slot, self.opts, self.log = slot, opts, log
+        self.proc: subprocess.Popen | None = None
+        self.lines: queue.Queue = queue.Queue()
+        self.stderr_tail: list[str] = []
+        self.warm: dict | None = None  # the warm-up's result, for a prestarted worker
+        self.readers: list[threading.Thread] = []
+
+    def _env(self) -> dict:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        env[PARENT_ENV] = str(os.getpid())  # the worker ends when this process is gone (worker.exit_with_parent)
+        threads = self.opts.compile_threads or (1 if self.opts.jobs > 1 else None)
+        if threads:
+            env["TORCHINDUCTOR_COMPILE_THREADS"] = str(threads)
+            env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // max(1, self.opts.jobs))))
+        if self.opts.per_worker_cache:
+            base = Path(self.opts.per_worker_cache) / f"worker{self.slot}"
+            env["TORCHINDUCTOR_CACHE_DIR"] = str(base / "inductor")
+            env["TRITON_CACHE_DIR"] = str(base / "triton")
+        env.update({k: str(v) for k, v in self.opts.env.items()})
+        return env
+
+    def start(self) -> None:
+        self.lines = queue.Queue()
+        self.stderr_tail = []
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "eqsat_test.runners.exec.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=self._env(), start_new_session=True, bufsize=1,
+        )
+        self.readers = [threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True),
+                        threading.Thread(target=self._read_err, args=(self.proc,), daemon=True)]
+        for th in self.readers:
+            th.start()
+        msg = self._next(STARTUP_TIMEOUT)
+        if msg is None or not msg.get("ready"):
+            tail = "".join(self.stderr_tail[-20:])
+            self.kill()
+            raise RuntimeError(f"worker {self.slot} failed to start: {tail[-2000:]}")
+
+    @staticmethod
+    def _read(proc: subprocess.Popen, q: queue.Queue) -> None:
+        try:
+            for line in proc.stdout:  # type: ignore[union-attr]
+                if line.startswith(RESULT_TAG):
+                    q.put(json.loads(line[len(RESULT_TAG):]))
+        except (OSError, ValueError):  # the pipe closed under us (the worker was killed at exit)
+            pass
+        q.put(None)  # EOF: the worker died
+
+    def _read_err(self, proc: subprocess.Popen) -> None:
+        try:
+            for line in proc.stderr:  # type: ignore[union-attr]
+                self.stderr_tail.append(line)
+                if len(self.stderr_tail) > 200:
+                    del self.stderr_tail[:100]
+        except (OSError, ValueError):
+            pass
+
+    def _next(self, timeout: float):
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return "timeout"
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def run(self, task: dict) -> dict:
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
+        t0 = time.perf_counter()
+        self.proc.stdin.write(json.dumps(task) + "\n")  # type: ignore[union-attr]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+        deadline = time.perf_counter() + float(task.get("timeout_s") or self.opts.timeout)  # batches: longer
+        phase = None
+        while True:
+            msg = self._next(max(0.0, deadline - time.perf_counter()))
+            if isinstance(msg, dict) and "phase" in msg:
+                phase = msg["phase"]
+                continue
+            break
+        if msg == "timeout":
+            self.kill()
+            return self._failed(task, ResultStatus.TIMEOUT if phase != "eager" else ResultStatus.EAGER_ERROR, phase,
+                                {"type": "Timeout", "message":
+                                 f"no result within {self.opts.timeout:.0f} s (during {phase})", "traceback": ""},
+                                time.perf_counter() - t0)
+        if msg is None:
+            code = self.proc.wait() if self.proc else None
+            tail = "".join(self.stderr_tail[-40:])
+            self.proc = None
+            sig = -code if code is not None and code < 0 else None
+            why = f"worker died with signal {sig}" if sig else f"worker exited with code {code}"
+            # A death before compiling started is the program's own (e.g. SIGFPE from integer
+            # division in eager mode), not the compiler's.
+            status = ResultStatus.EAGER_ERROR if phase == "eager" else ResultStatus.PROCESS_CRASH
+            return self._failed(task, status, phase, {"type": "ProcessCrash", "message":
+                                f"{why} during {phase or 'startup'}", "traceback": tail[-6000:]},
+                                time.perf_counter() - t0)
+        msg["elapsed"] = time.perf_counter() - t0
+        if msg.get("cuda_context_lost") or (msg.get("device") == "cuda" and msg.get("status") not in (
+                ResultStatus.OK, ResultStatus.EAGER_ERROR)):
+            self.kill()  # a device-side assert poisons the CUDA context: next task, fresh process (a batch's too)
+        return msg
+
+    @staticmethod
+    def _failed(task: dict, status: ResultStatus, phase: str | None, error: dict, elapsed: float) -> dict:
+        """The result of a task whose worker hung or died: no result came from it."""
+        return Result(task=task.get("id"), variant=task.get("variant"), backend=task.get("backend"),
+                      device=task.get("device", "cpu"), status=status, error=error,
+                      extra={"phase": phase, "elapsed": elapsed}).to_dict()
+
+
+_spares: list[tuple[_Worker, threading.Thread]] = []
+_spares_lock = threading.Lock()
+_closing = threading.Event()  # set at exit: spares still starting die quietly
+
+
+def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] = lambda s: None,
+             backend: str = "inductor") -> None:
+    """Start `opts.jobs` workers now, each warmed by one tiny compile on `device` with `backend`, for the next
+    `run_tasks`/`run_batched` with the same options to take (`worker`). `eqsat-test run` calls
+    it once the model file has loaded, so worker start-up (import torch, Inductor's
+    first-compile costs) overlaps generation instead of following it. Spares nobody takes are
+    killed at exit."""
+    _closing.clear()
+    for k in range(max(1, opts.jobs)):
+        w = _Worker(k, opts, log)
+
+        def go(w=w) -> None:
+            if _closing.is_set():
+                return
+            try:
+                w.start()
+                w.warm = w.run({"kind": TaskKind.WARMUP.value, "device": device, "backend": backend, "id": "warmup"})
+            except Exception as e:  # noqa: BLE001 - the taker starts a fresh one
+                if not _closing.is_set():
+                    log(f"spare worker {w.slot}: {e}")
+                w.kill()
+        th = threading.Thread(target=go, daemon=True)
+        th.start()
+        with _spares_lock:
+            _spares.append((w, th))
+
+
+def worker(slot: int, opts: PoolOptions, log: Callable[[str], None] = lambda s: None) -> _Worker:
+    """A prestarted worker with the same environment (waiting for its warm-up), or a new one
+    that starts on its first task."""
+    want = _Worker(slot, opts, log)
+    with _spares_lock:
+        i = next((i for i, (w, _) in enumerate(_spares) if w._env() == want._env()), None)
+        if i is None:
+            return want
+        w, th = _spares.pop(i)
+    th.join()
+    w.slot, w.opts, w.log = slot, opts, log
+    return w
+
+
+def _kill_spares() -> None:
+    _closing.set()
+    with _spares_lock:
+        spares = list(_spares)
+        _spares.clear()
+    # Reader threads end once their pipes close; joined here, they cannot print while the
+    # interpreter shuts down (a bad-input run must print one line).
+    for w, th in spares:
+        w.kill()
+        th.join(timeout=5)  # a spare still starting fails at once when killed ...
+        w.kill()  # ... unless it started its process just after
+        for r in w.readers:
+            r.join(timeout=5)
+
+
+atexit.register(_kill_spares)
+
+
+def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[dict], None] | None = None,
+              log: Callable[[str], None] = lambda s: None) -> list[dict]:
+    """Run every task on `opts.jobs` warm workers; results come back in task order."""
+    todo: queue.Queue = queue.Queue()
+    for i, t in enumerate(tasks):
+        todo.put((i, t))
+    results: list[dict | None] = [None] * len(tasks)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def slot(k: int) -> None:
+        w = worker(k, opts, log)
+        try:
+            while True:
+                if opts.out_of_time():
+                    return
+                try:
+                    i, t = todo.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    r = w.run(t)
+                except BaseException as e:  # a worker that cannot start: stop this slot
+                    errors.append(e)
+                    return
+                with lock:
+                    results[i] = r
+                    if on_result:
+                        on_result(r)
+        finally:
+            w.kill()
+
+    return run_slots(slot, max(1, min(opts.jobs, len(tasks))), results, errors)
+
+
+def run_slots(slot: Callable[[int], None], n: int, results: list, errors: list[BaseException]) -> list:
+    """Run `slot(0)` .. `slot(n - 1)` (one per worker) in threads and wait for all; then the
+    results that came back, or the first worker error if a result is missing."""
+    threads = [threading.Thread(target=slot, args=(k,), daemon=True) for k in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors and any(r is None for r in results):
+        raise RuntimeError(str(errors[0]))
+    return [r for r in results if r is not None]

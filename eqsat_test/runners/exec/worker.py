@@ -1,0 +1,260 @@
+"""Execution worker: a warm subprocess that runs variant modules eager and compiled and judges them.
+
+Protocol: one JSON task per line on stdin, one JSON result per line on stdout (prefixed with
+RESULT_TAG so stray prints from torch cannot be mistaken for results). Imports torch, numpy and
+our runners only: never egglog, so bundles execute on hosts that have just torch installed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import torch
+
+from eqsat_test.runners.checks.perf import time_task
+from eqsat_test.runners.checks.sweep_run import run_sweep_task
+from eqsat_test.runners.exec.batch import run_batch_task
+from eqsat_test.runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
+from eqsat_test.runners.records import Result, ResultStatus, TaskKind, as_dict
+from eqsat_test.runners.exec.protocol import (PARENT_ENV, call_compiled, compile_options, cpu_error, error_info, first_line,
+                                   load_module, on_cpu, open_channel, phase, send, to_cpu, to_device)
+from eqsat_test.runners.oracle.inputs import InputSet, input_sets
+from eqsat_test.runners.oracle.reference import eager_reference, judge_against
+
+def full_fp32_on_cuda() -> None:
+    """float32 matmuls and convolutions in full float32 on CUDA, eager and compiled alike (repro.py
+    does the same): with TF32 allowed, cuDNN and cuBLAS pick TF32 or not per algorithm and layout,
+    so eager and compiled differ by TF32 rounding, which is no compiler bug."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
+def warm_up(device: str, backend: str = "inductor") -> dict:
+    """One tiny compile on `device` with the run's backend: pays the process's one-time costs
+    (imports, Inductor's compile-worker pool and toolchain checks, ~2-3 s on CPU) before the first
+    real task; a null compiler (eager, aot_eager) pays only Dynamo's."""
+    t0 = time.perf_counter()
+    torch._dynamo.reset()
+    x = torch.randn(4, 4, device=device)
+    name, opts = compile_options(backend)
+    with torch.no_grad():
+        torch.compile(lambda t: (t.relu() * 2).sum(-1), backend=name, **opts)(x)
+    torch._dynamo.reset()
+    return {"warmup": device, "status": ResultStatus.OK.value, "seconds": time.perf_counter() - t0}
+
+
+def run_task(task: dict) -> Result | dict:
+    """One task's result (a Result), or a warm-up's or a batch's message (a dict); main() sends either."""
+    kind = TaskKind(task.get("kind", TaskKind.RUN.value))
+    if kind is TaskKind.WARMUP:  # a spare worker started ahead of its tasks: runners/exec/pool.py
+        return warm_up(task.get("device", "cpu"), task.get("backend", "inductor"))
+    if kind is TaskKind.SWEEP:  # dtype/size sweep of the variant: runners/checks/sweeps.py
+        return run_sweep_task(task)
+    if kind is TaskKind.BATCH:  # K variants in one compile: runners/exec/batch.py
+        return run_batch_task(task)
+
+
+    device = torch.device(task.get("device", "cpu"))
+    save_outputs = bool(task.get("save_outputs"))  # cross-device runs: keep every output for the judge
+    res = Result(task=task.get("id"), variant=task["variant"], backend=task["backend"], device=device.type,
+                 status=ResultStatus.OK)
+    if save_outputs:
+        res.extra.update(file=task["file"], seed=task.get("seed", 0), save_compiled=task.get("save_compiled"))
+    t0 = time.perf_counter()
+    mod = load_module(task["file"])
+    mod.DEVICE = device
+    # Input sets are made on the CPU (same seed, same values on every device), then moved.
+    base = to_device(mod.get_inputs(), torch.device("cpu"))
+    is_param = task.get("is_param")
+    sets = input_sets(base, is_param=is_param, seed=task.get("seed", 0),
+                      kinds=tuple(task.get("input_kinds", ("given", "random", "special"))))
+    digests = {s.name: inputs_digest(s.inputs) for s in sets} if save_outputs else {}
+    host_sets = sets
+    if device.type != "cpu":
+        sets = [InputSet(s.name, tuple(to_device(list(s.inputs), device))) for s in sets]
+    res.timings["load"] = time.perf_counter() - t0
+
+    # Eager reference, twice (nondeterminism), and fp64. An input set other than the given one that the
+    # program itself refuses (random class indices past the classes, a cross-entropy target outside
+    # [0, 1]) is set aside, not judged; on a GPU it is tried on the CPU first (protocol.cpu_error).
+    phase("eager")
+    t0 = time.perf_counter()
+    refs = []
+    for s, on_host in zip(sets, host_sets):
+        try:
+            refused = cpu_error(mod, on_host.inputs) if device.type == "cuda" and s.name != "given" else None
+            if refused is None:
+                r = eager_reference(mod.forward, mod.index_sources, s, cpu_forward=on_cpu(mod))
+        except Exception as e:
+            if s.name == "given":
+                res.status, res.error, res.input_set = ResultStatus.EAGER_ERROR, error_info(e), s.name
+                return res
+            refused = first_line(e)
+        if refused is not None:
+            res.set_aside = {**(res.set_aside or {}), s.name: refused}
+            continue
+        refs.append(r)
+        ref, fp64, idx = r.ref, r.fp64, r.idx
+        if r.compute_dtype:
+            res.extra["compute_dtype"] = r.compute_dtype
+        if task.get("save_eager"):
+            out = Path(task["save_eager"]) / f"{s.name}.pt"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            torch.save(to_cpu(ref), out)
+            if save_outputs:  # the cross-device judge's fp64 reference and tie-aware indices
+                if fp64 is not None:
+                    torch.save(to_cpu(fp64), out.with_suffix(".fp64.pt"))
+                if idx:
+                    torch.save(to_cpu(idx), out.with_suffix(".idx.pt"))
+    if not refs:  # (no given set among the kinds asked for, and the program refuses every other)
+        res.status, res.input_set = ResultStatus.EAGER_ERROR, sets[0].name
+        res.error = error_info(RuntimeError(f"the program raises on every input set: {res.set_aside}"))
+        return res
+    res.timings["eager"] = time.perf_counter() - t0
+
+    backend, opts = compile_options(task["backend"])
+    phase("compile")
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()  # per-task graph-break counts (_dynamo_stats)
+    compiled = torch.compile(mod.forward, backend=backend, **opts)
+    recording = backend == "inductor" and KernelRecorder.install()
+    if recording:
+        KernelRecorder.start()
+
+    def keep_kernels() -> None:  # a failure on this task: keep Inductor's code beside its outputs
+        if not (recording and task.get("save_compiled")):
+            return
+        try:
+            text = kernel_source(res.extra.get("kernel_files") or [], header=kernel_header(
+                {"variant": task["variant"], "backend": task["backend"], "device": device.type}))
+            if text:
+                folder = Path(task["save_compiled"])
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "kernel_source.py").write_text(text)
+                res.extra["kernel_source_file"] = str(folder / "kernel_source.py")
+        except OSError:
+            pass
+
+    try:
+        _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs)
+    finally:
+        if recording:
+            res.extra["kernel_files"] = KernelRecorder.stop()
+    if res.status != ResultStatus.OK or any(not e["ok"] for e in res.input_sets):
+        keep_kernels()
+    res.extra["dynamo"] = _dynamo_stats(mod.forward)
+    if task.get("perf") and res.status == ResultStatus.OK and refs:  # runners/checks/perf.py: warm, repeated, median
+        try:
+            res.extra["perf"] = time_task(task, compiled, mod.forward, refs[0][0].inputs, device)
+        except Exception as e:
+            res.extra["perf_error"] = error_info(e)
+    return res
+
+
+def _dynamo_stats(fn) -> dict:
+    """Graph breaks and recompilations of this task's compile (for triage): Dynamo's counters
+    (cleared per task by torch._dynamo.reset) and the compiled versions of `fn`'s frame."""
+    try:
+        from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+        from torch._dynamo.utils import counters
+        breaks = counters.get("graph_break") or {}
+        out = {"graph_breaks": int(sum(breaks.values())),
+               "unique_graphs": int((counters.get("stats") or {}).get("unique_graphs", 0)),
+               "recompiles": max(0, len(_debug_get_cache_entry_list(fn.__code__)) - 1)}
+        if breaks:
+            out["first_break"] = next(iter(breaks)).splitlines()[0][:300]
+        return out
+    except Exception:
+        return {}
+
+
+def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save_outputs) -> None:
+    first = True
+    for r in refs:
+        s = r.set
+        t0 = time.perf_counter()
+        try:
+            torch.manual_seed(0)
+            with torch.no_grad():
+                got = call_compiled(compiled, s.inputs, opts)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+        except Exception as e:
+            res.status = ResultStatus.COMPILE_CRASH if first else ResultStatus.RUN_CRASH
+            res.error, res.input_set = error_info(e), s.name
+            return
+        dt = time.perf_counter() - t0
+        res.timings["compile" if first else "run"] = res.timings.get("compile" if first else "run", 0.0) + dt
+        first = False
+        v = judge_against(r, got)
+        entry = {"name": s.name, **v.to_dict()}
+        if s.name in digests:
+            entry["inputs_digest"] = digests[s.name]
+        if task.get("save_compiled") and (save_outputs or not v.ok):
+            folder = Path(task["save_compiled"])
+            folder.mkdir(parents=True, exist_ok=True)
+            torch.save(to_cpu(got), folder / f"{s.name}.out.pt")
+            if not v.ok:
+                torch.save(to_cpu(list(s.inputs)), folder / f"{s.name}.inputs.pt")
+                entry["inputs_file"] = str(folder / f"{s.name}.inputs.pt")
+        res.input_sets.append(entry)
+
+
+def exit_with_parent(every: float = 1.0) -> None:
+    """End this worker when the process that started it is gone (killed, even with SIGKILL): a worker
+    runs in a session of its own, so no signal reaches it, and a closed stdin is read only between
+    tasks; a long task (a 6M-element output judged on every input set) would run on for minutes."""
+    parent = int(os.environ.get(PARENT_ENV) or os.getppid())  # (the parent may be gone before this runs)
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            if os.getppid() != parent:
+                os._exit(3)
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
+
+
+def main() -> None:
+    exit_with_parent()
+    # Results go to the real stdout; everything else (torch's prints) to stderr.
+    open_channel(os.fdopen(os.dup(1), "w", buffering=1))
+    full_fp32_on_cuda()
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    send({"ready": True, "pid": os.getpid()})
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        task = json.loads(line)
+        try:
+            res = run_task(task)
+        except Exception as e:  # our own bug, reported, not fatal for the worker
+            res = Result(task=task.get("id"), variant=task.get("variant"), backend=task.get("backend"),
+                         device=task.get("device", "cpu"), status=ResultStatus.INTERNAL_ERROR, error=error_info(e))
+        msg = as_dict(res)
+        lost = cuda_context_error() if task.get("device") == "cuda" else None
+        if lost is not None:  # the pool ends this worker: the next task gets a fresh process (runners/exec/pool.py)
+            msg["cuda_context_lost"] = lost
+        send(msg)
+
+
+def cuda_context_error() -> str | None:
+    """None while this process's CUDA context works. A device-side assert (an index out of range in a kernel,
+    reported late: kernels run asynchronously) leaves every later CUDA call failing: its first line then."""
+    if not torch.cuda.is_initialized():
+        return None
+    try:
+        torch.cuda.synchronize()
+        torch.empty(1, device="cuda").add_(1).item()
+    except Exception as e:  # noqa: BLE001 - whatever the broken context raises
+        return first_line(e)
+    return None
+
+
+if __name__ == "__main__":
+    main()

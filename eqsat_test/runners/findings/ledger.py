@@ -1,0 +1,120 @@
+"""The bug ledger as data (docs/bugs/ledger.toml, one entry per row of docs/bugs.md): load it, and tell which known root causes a finding may be, by op and device, so a report can point at the entry.
+
+A match is a hint, not a proof: the entry's ops are in the finding's program (the minimized one
+where known), its device is the entry's, and its sweep dtype and input set agree where the entry
+names them. Stdlib only; where the ledger file is missing (an installed copy without docs/)
+nothing matches.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from eqsat_test.runners.records import COMPILER_BUG_KINDS
+
+REPO = Path(__file__).resolve().parents[3]
+LEDGER_FILE = Path("docs") / "bugs" / "ledger.toml"
+_KEYS = {"id", "title", "repro", "devices", "ops", "dtypes", "input_sets"}
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    id: int
+    title: str
+    repro: str  # file name under docs/bugs/
+    devices: tuple[str, ...]
+    ops: tuple[tuple[str, ...], ...]  # every item must be in the program; an item's alternatives: any one
+    dtypes: tuple[str, ...] = ()  # empty: any; else the finding's sweep must name one ("dtype=int8")
+    input_sets: tuple[str, ...] = ()  # empty: any; else a prefix of the finding's input set
+    path: Path | None = None  # the ledger file it came from
+
+    @property
+    def repro_path(self) -> Path | None:
+        return self.path.parent / self.repro if self.path else None
+
+    @property
+    def ledger_md(self) -> Path | None:
+        """docs/bugs.md, the human-readable ledger this entry is a row of."""
+        return self.path.parent.parent / "bugs.md" if self.path else None
+
+    def label(self) -> str:
+        return f"ledger #{self.id}: {self.title}"
+
+
+def ledger_path(repo_root_or_path: str | Path | None = None) -> Path:
+    """The ledger file: `repo_root_or_path` itself when it is a file, else ROOT/docs/bugs/ledger.toml
+    (ROOT: the repository this package sits in when not given)."""
+    p = Path(repo_root_or_path) if repo_root_or_path is not None else REPO
+    return p if p.is_file() or p.suffix == ".toml" else p / LEDGER_FILE
+
+
+def load_ledger(repo_root_or_path: str | Path | None = None) -> list[LedgerEntry]:
+    """The ledger's entries in file order; [] when the file is missing. A malformed entry raises
+    ValueError (the file is the project's own, and a test reads it)."""
+    path = ledger_path(repo_root_or_path)
+    try:
+        import tomllib  # Python 3.11+
+    except ImportError:  # Python 3.10: tomli if present, else no ledger (a report without its links)
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            return []
+    if not path.is_file():
+        return []
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    entries = []
+    for i, b in enumerate(data.get("bug") or []):
+        unknown = set(b) - _KEYS
+        missing = {"id", "title", "repro", "devices", "ops"} - set(b)
+        if unknown or missing:
+            raise ValueError(f"{path}: [[bug]] #{i + 1}: unknown keys {sorted(unknown)}, missing {sorted(missing)}")
+        ops = tuple(tuple(a.strip() for a in str(item).split("|") if a.strip()) for item in b["ops"])
+        if not ops or not all(ops):
+            raise ValueError(f"{path}: ledger #{b['id']}: ops must name at least one op per item")
+        entries.append(LedgerEntry(
+            id=int(b["id"]), title=str(b["title"]), repro=str(b["repro"]),
+            devices=tuple(str(d).lower() for d in b["devices"]), ops=ops,
+            dtypes=tuple(b.get("dtypes") or ()), input_sets=tuple(b.get("input_sets") or ()), path=path))
+    return entries
+
+
+def _base(op: str) -> str:
+    return op.rsplit(".", 1)[-1]  # torch.expm1, Tensor.expm1, torch.special.expm1 -> expm1 (as signature())
+
+
+def _sweep_dtypes(f: dict) -> set[str]:
+    key = f.get("sweep_key") or f.get("sweep") or ""  # "dtype=int8", "dynamic,dtype=int16", "dtype=uint8,sizes"
+    return {part.split("=", 1)[1] for part in str(key).split(",") if part.startswith("dtype=")}
+
+
+def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntry]:
+    """The entries `finding` (a finding dict, as report.json holds it) may be an instance of.
+
+    Only compiler-bug kinds match. The program's ops: `min_ops` where the finding was minimized,
+    else `ops` (the whole graph's). The device: any of a device-mismatch's "cpu/cuda"."""
+    if finding.get("kind") not in COMPILER_BUG_KINDS or not entries:
+        return []
+    ops_src = finding.get("min_ops")
+    ops = {_base(o) for o in (ops_src if ops_src is not None else finding.get("ops") or [])}
+    devices = {d.lower() for d in str(finding.get("device") or "").split("/") if d}
+    dtypes = _sweep_dtypes(finding)
+    sets = [str(s) for s in (finding.get("min_input_set"), finding.get("input_set")) if s]
+    out = []
+    for e in entries:
+        if not devices & set(e.devices):
+            continue
+        if not all(any(a in ops for a in alts) for alts in e.ops):
+            continue
+        if e.dtypes and not dtypes & set(e.dtypes):
+            continue
+        if e.input_sets and not any(s.startswith(p) for s in sets for p in e.input_sets):
+            continue
+        out.append(e)
+    return out
+
+
+def group_matches(findings: list[dict], entries: list[LedgerEntry]) -> list[int]:
+    """Ledger ids any of `findings` (one signature's example and sightings) matches, ascending."""
+    ids = {e.id for f in findings if f for e in ledger_matches(f, entries)}
+    return sorted(ids)

@@ -1,0 +1,358 @@
+"""Minimization: shrink a failing variant's program (drop outputs, cut it short, bypass ops) while it still fails the same way.
+
+Works on the program IR (lowering/program.py), not on source text: generation stores each
+module's `Program` beside it (`<id>.program.json`, lowering/bundle.py). The moves are pure
+functions on programs (runners/findings/shrink.py), in order:
+
+1. keep only the output that failed (multi-output programs);
+2. cut: return an earlier tensor instead (everything after it dies), searched for the earliest
+   cut that still fails;
+3. bypass (delta debugging over ops): replace every use of an op's result by one of its tensor
+   operands, or else by an input, of the same shape and dtype; dead nodes are dropped.
+
+Shapes and dtypes come from the program's TensorMeta where generation recorded them, else from
+one eager run of the lowered program here. Every candidate is re-rendered through lowering/lower.py
+and lowering/emit.py into a complete standalone module (same parameters, same `get_inputs` and
+inputs file) and checked in a warm worker subprocess (runners/exec/worker.py, through
+runners/exec/pool.py's worker, so a compile crash or a hang costs one check only) with the same
+backend, device and input set kind. The smallest failing one is the finding's `minimized.py` and
+its repro. Each finding gets at most `max_checks` checks; identical candidate programs are checked
+once per run. A module without a stored program (an older bundle, a hand-written module) is not
+minimized (NotMinimizable, one line).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from eqsat_test.lowering.bundle import StoredProgram, program_file_name, read_program
+from eqsat_test.lowering.program import Program
+from eqsat_test.runners.exec.pool import PoolOptions, _Worker
+from eqsat_test.runners.exec.protocol import past
+from eqsat_test.runners.findings.shrink import (bypass, bypass_choices, cut_at, cut_points, keep_outputs, label,
+                                     meta_of, output_items, value_meta, with_meta)
+from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
+from eqsat_test.runners.records import CRASH_STATUSES, FindingKind, Result, ResultStatus
+
+# Finding kinds that minimization tries to preserve (a timeout would cost a timeout per check).
+MINIMIZABLE_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
+                     FindingKind.RUN_CRASH.value)
+
+
+class NotMinimizable(Exception):
+    """The module has no readable stored program, or its program does not render or run eagerly here."""
+
+
+def load_program(variant_file: Path, program_file: Path | None = None) -> StoredProgram:
+    """The stored program of `variant_file` (by default `<stem>.program.json` beside it)."""
+    pf = program_file or variant_file.with_name(program_file_name(variant_file.name))
+    if not pf.is_file():
+        raise NotMinimizable(f"{variant_file.name} has no stored program ({pf.name}): "
+                             "made by an older eqsat-test or by hand")
+    try:
+        return read_program(pf)
+    except ValueError as e:
+        raise NotMinimizable(f"{pf.name}: {e}") from e
+
+
+def program_meta(sp: StoredProgram, folder: Path) -> dict:
+    """node index -> TensorMeta for the program's tensor values (one eager CPU run where needed)."""
+    try:
+        inputs = torch.load(folder / sp.inputs_file, weights_only=True)
+        return value_meta(sp.program, sp.input_names, list(inputs))
+    except Exception as e:
+        raise NotMinimizable(f"eager run of the stored program failed: {type(e).__name__}: {e}") from e
+
+
+# ----------------------------------------------------------------------------------------------
+# checking candidates in warm worker subprocesses
+
+
+class CheckPool:
+    """Warm worker subprocesses kept across candidates and findings; results cached by program."""
+
+    def __init__(self, opts: PoolOptions, log: Callable[[str], None] = lambda s: None) -> None:
+        self.opts = opts
+        self.workers = [_Worker(k, opts, log) for k in range(max(1, opts.jobs))]
+        self.cache: dict[str, dict] = {}
+        self.checks = 0
+
+    def run(self, tasks: list[dict]) -> list[dict]:
+        """Run up to len(workers) tasks at once; a worker that crashes or hangs is restarted."""
+        results: list[dict | None] = [None] * len(tasks)
+        for lo in range(0, len(tasks), len(self.workers)):
+            chunk = tasks[lo:lo + len(self.workers)]
+            threads = []
+            for k, t in enumerate(chunk):
+                def go(i=lo + k, t=t, w=self.workers[k]):
+                    try:
+                        results[i] = w.run(t)
+                    except Exception as e:  # a worker that cannot start
+                        results[i] = Result(task=t.get("id"), variant=t.get("variant"), backend=t.get("backend"),
+                                            device=t.get("device", "cpu"), status=ResultStatus.INTERNAL_ERROR,
+                                            error={"type": type(e).__name__, "message": str(e)}).to_dict()
+                th = threading.Thread(target=go, daemon=True)
+                th.start()
+                threads.append(th)
+            for th in threads:
+                th.join()
+            self.checks += len(chunk)
+        return results  # type: ignore[return-value]
+
+    def close(self) -> None:
+        for w in self.workers:
+            w.kill()
+
+
+def outcome(result: dict) -> tuple:
+    """How a worker result fails: ("miscompile",), (status, error type), or ("ok",)/("other", ...)."""
+    status = result.get("status")
+    if status in CRASH_STATUSES:
+        return (FindingKind.RUN_CRASH.value if status == ResultStatus.PROCESS_CRASH else status,
+                (result.get("error") or {}).get("type", ""))
+    if status != ResultStatus.OK:
+        return ("other", status)
+    sets = result.get("input_sets") or []
+    if any(s.get("kind") == NONDETERMINISTIC for s in sets):
+        return (NONDETERMINISTIC,)
+    if any(not s.get("ok") for s in sets):
+        return (FindingKind.MISCOMPILE.value,)
+    return ("ok",)
+
+
+def target_outcome(finding: dict) -> tuple:
+    kind = finding["kind"]
+    if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE):
+        return (FindingKind.MISCOMPILE.value,)
+    if kind == FindingKind.RUN_CRASH and (finding.get("error") or {}).get("type") == "ProcessCrash":
+        return (FindingKind.RUN_CRASH.value, "ProcessCrash")
+    return (kind, (finding.get("error") or {}).get("type", ""))
+
+
+@dataclass
+class MinResult:
+    source: str  # the smallest failing module (the original when nothing smaller failed)
+    ops: list[str]  # its op names, in program order
+    checks: int  # subprocess checks spent on this finding
+    steps: list[str] = field(default_factory=list)  # accepted moves
+    file: Path | None = None  # where `source` was written (None: nothing smaller found)
+    failing_inputs: str | None = None  # the failing input set of the minimized program
+    reason: str = ""  # why minimization stopped early or was skipped
+    detail: str = ""  # the minimized program's own verdict (its repro and test_repro.py say this one)
+    input_set: str | None = None  # the input set it fails on
+
+
+def _kind_of_set(name: str | None) -> str | None:
+    if not name:
+        return None
+    head = name.split("-", 1)[0]
+    return head if head in ("given", "random", "special") else None
+
+
+def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool, work: Path, *,
+             max_checks: int = 12, log: Callable[[str], None] = lambda s: None,
+             program_file: Path | None = None, deadline: float | None = None) -> MinResult:
+    """The smallest program derived from `variant_file`'s stored program that still fails like `finding`.
+
+    task_base: the worker task fields to keep (backend, device, seed, input_kinds, is_param).
+    program_file: the stored program (default: `<stem>.program.json` beside `variant_file`).
+    deadline (time.monotonic()): no check starts after it; the smallest failing program so far stands."""
+    src = variant_file.read_text()
+    sp = load_program(variant_file, program_file)
+    prog = sp.program
+    full_ops = prog.ops()
+    result = MinResult(source=src, ops=full_ops, checks=0)
+    if finding["kind"] not in MINIMIZABLE_KINDS:
+        result.reason = f"{finding['kind']} findings are not minimized"
+        return result
+    prog = with_meta(prog, program_meta(sp, variant_file.parent))  # every move carries it along
+    work.mkdir(parents=True, exist_ok=True)
+    inputs_src = variant_file.parent / sp.inputs_file
+    if inputs_src.is_file() and not (work / sp.inputs_file).exists():
+        shutil.copy(inputs_src, work / sp.inputs_file)
+    target = target_outcome(finding)
+    kinds = list(task_base.get("input_kinds") or ["given", "random", "special"])
+    if target == (FindingKind.MISCOMPILE.value,) and _kind_of_set(finding.get("input_set")) in kinds:
+        kinds = [_kind_of_set(finding["input_set"])]  # the same input set as the finding
+    key_base = (f"{task_base['backend']}|{task_base['device']}|{task_base.get('seed', 0)}|{','.join(kinds)}"
+                f"|{sp.inputs_file}|{','.join(sp.input_names)}")
+    title = f"minimized by eqsat-test from {variant_file.name}: {sp.title}"
+    best = prog
+    best_src = src
+
+    def render(c: Program) -> str | None:
+        try:
+            return sp.with_program(c).render(title=title)
+        except Exception as e:  # a candidate that does not lower or render is no candidate
+            log(f"minimize: skipped a candidate that does not render: {type(e).__name__}: {e}")
+            return None
+
+    def check(cands: list[Program]) -> Program | None:
+        """The first candidate (in list order) that still fails like the finding, or None."""
+        nonlocal best_src
+        todo: list[dict] = []
+        rendered = []
+        for c in cands:
+            text = render(c)
+            if text is None:
+                continue
+            k = hashlib.sha256((key_base + "\n" + c.key()).encode()).hexdigest()[:16]
+            rendered.append((c, text, k))
+            if k in pool.cache or any(t["_key"] == k for t in todo) or result.checks + len(todo) >= max_checks \
+                    or past(deadline):
+                continue
+            f = work / f"cand_{k}.py"
+            f.write_text(text)
+            todo.append({**task_base, "id": f"minimize:{k}", "variant": finding["variant"], "file": str(f),
+                         "input_kinds": kinds, "save_eager": None, "save_compiled": str(work / f"out_{k}"),
+                         "_key": k})
+        if todo:
+            runs = pool.run([{kk: vv for kk, vv in t.items() if kk != "_key"} for t in todo])
+            for t, r in zip(todo, runs):
+                pool.cache[t["_key"]] = r
+            result.checks += len(todo)
+        for c, text, k in rendered:
+            r = pool.cache.get(k)
+            if r is not None and outcome(r) == target:
+                best_src = text
+                bad = [s for s in r.get("input_sets", []) if not s.get("ok")]
+                if bad:
+                    result.failing_inputs = bad[0].get("inputs_file")
+                    result.detail, result.input_set = str(bad[0].get("detail", "")), bad[0].get("name")
+                elif r.get("error"):  # a crash: its error line
+                    err = r["error"]
+                    result.detail = f"{err.get('type', '')}: {err.get('message', '')}".strip(": ")
+                return c
+        return None
+
+    def budget() -> int:
+        return 0 if past(deadline) else max_checks - result.checks
+
+    width = max(1, len(pool.workers))
+    # 1. keep only the failing output
+    n_out = len(output_items(best))
+    if n_out > 1 and budget() > 0:
+        lm = re.match(r"\[(\d+)\]", finding.get("leaf") or "")
+        order = [int(lm.group(1))] if lm and int(lm.group(1)) < n_out else []
+        order += [i for i in range(n_out) if i not in order]
+        got = check([keep_outputs(best, [i]) for i in order[:width]])
+        if got is not None:
+            best = got
+            result.steps.append("kept one output")
+    # 2. cut: return an earlier tensor value instead. Search for the earliest cut that still
+    # fails, `width` cut points per round (binary search for one worker). Failing is not
+    # monotone in the cut point, so this is a heuristic; every accepted cut was checked.
+    base = best
+    cuts = cut_points(base, meta_of(base))
+    lo, hi = 0, len(cuts)  # the earliest failing cut is looked for in cuts[lo:hi]
+    while lo < hi and budget() > 0:
+        n = max(1, min(width, hi - lo, budget()))
+        picks = sorted({lo + (hi - lo) * (j + 1) // (n + 1) for j in range(n)})
+        cands = [cut_at(base, cuts[p]) for p in picks]
+        got = check(cands)
+        if got is None:
+            lo = picks[-1] + 1
+            continue
+        i = next(j for j, c in enumerate(cands) if c is got)
+        best = got
+        result.steps.append(f"cut at {label(base, cuts[picks[i]])}")
+        lo = picks[i - 1] + 1 if i > 0 else lo
+        hi = picks[i]
+    # 3. bypass ops, ddmin-style over the ops that can be bypassed
+    gran = 2
+    while budget() > 0:
+        choices = bypass_choices(best, meta_of(best), list(sp.input_names))
+        names = [i for i in best.reachable() if i in choices]
+        if not names:
+            break
+        gran = min(gran, len(names))
+        chunks = [names[i * len(names) // gran:(i + 1) * len(names) // gran] for i in range(gran)]
+        cands = []
+        for c in (c for c in chunks if c):
+            cand = bypass(best, {n: choices[n] for n in c})
+            if cand.key() != best.key():
+                cands.append((c, cand))
+        got = None
+        for lo_i in range(0, len(cands), width):
+            if budget() <= 0:
+                break
+            batch = cands[lo_i:lo_i + width]
+            got = check([c for _, c in batch])
+            if got is not None:
+                chunk = next(c for c, cand in batch if cand is got)
+                result.steps.append(f"bypassed {', '.join(label(best, n) for n in chunk)}")
+                best = got
+                break
+        if got is not None:
+            gran = max(gran - 1, 2)
+            continue
+        if gran >= len(names):
+            break
+        gran = min(len(names), gran * 2)
+    if best is not prog:
+        result.source = best_src
+        result.ops = best.ops()
+        result.file = work / "minimized.py"
+        result.file.write_text(best_src)
+    log(f"minimized {finding['variant']} ({finding['kind']}): {len(full_ops)} -> {len(result.ops)} ops "
+        f"in {result.checks} checks")
+    return result
+
+
+# ----------------------------------------------------------------------------------------------
+# the pipeline's entry point
+
+
+def minimize_findings(findings: list[dict], bundle: Path, manifest: dict, tasks: list[dict], opts, work: Path,
+                      log: Callable[[str], None] = lambda s: None, deadline: float | None = None) -> None:
+    """Minimize each finding in place: adds `min_ops`, `min_checks`, `minimized_file` (when a
+    smaller program still fails), and points `failing_inputs` at the minimized failing input set.
+    deadline (time.monotonic()): no check starts after it (a finding not reached keeps its program).
+
+    opts: ExecOptions (jobs, timeout, env, minimize_checks, minimize_max_findings)."""
+    by_task = {(t["variant"], t["backend"], t["device"]): t for t in tasks}
+    variants = {v["id"]: v for v in manifest["variants"]}
+    todo = [f for f in findings if f["kind"] in MINIMIZABLE_KINDS]
+    # Seeds first: their minimized programs are the likeliest to be shared by the variants' ones.
+    todo.sort(key=lambda f: (not variants[f["variant"]]["seed"], f["variant"]))
+    cap = getattr(opts, "minimize_max_findings", 16)
+    pool = CheckPool(PoolOptions(jobs=max(1, min(opts.jobs, 4)), timeout=opts.timeout, env=opts.env), log)
+    try:
+        for k, f in enumerate(todo):
+            v = variants[f["variant"]]
+            f["min_ops"] = None
+            if k >= cap:
+                f["min_skipped"] = f"more than {cap} findings"
+                continue
+            if past(deadline):
+                f["min_skipped"] = "the minimization's time budget was spent"
+                continue
+            t = by_task[(f["variant"], f["backend"], f["device"])]
+            base = {kk: t[kk] for kk in ("backend", "device", "seed", "input_kinds", "is_param")}
+            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{f['variant']}__{f['backend']}__{f['device']}")
+            try:
+                res = minimize(bundle / v["file"], f, base, pool, work / safe,
+                               max_checks=getattr(opts, "minimize_checks", 12), log=log,
+                               program_file=bundle / v["program"] if v.get("program") else None, deadline=deadline)
+            except NotMinimizable as e:
+                f["min_skipped"] = str(e)
+                log(f"not minimized {f['variant']}: {e}")
+                continue
+            f["min_ops"] = res.ops
+            f["min_checks"] = res.checks
+            if res.file is not None:
+                f["minimized_file"] = str(res.file)
+                f["min_steps"] = res.steps
+                if res.detail:  # the minimized program's own verdict, which its repro shows
+                    f["min_detail"], f["min_input_set"] = res.detail, res.input_set
+                if res.failing_inputs:
+                    f["failing_inputs"] = res.failing_inputs
+    finally:
+        pool.close()

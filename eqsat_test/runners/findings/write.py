@@ -1,0 +1,133 @@
+"""Finding folders: repro.py, variant.py, seed.py, inputs.pt and meta.json for each finding."""
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import re
+import shutil
+from pathlib import Path
+
+from eqsat_test.codegen_templates import render
+from eqsat_test.runners.exec.protocol import compile_options
+from eqsat_test.runners.checks.devices import device_repro_main
+from eqsat_test.runners.records import FindingKind
+
+
+
+def signature(f: dict) -> str:
+    """Findings with the same signature are one underlying bug: kind, backend, device, the op
+    pattern of the (minimized, where known) program, the rules involved and the error type.
+
+    Once minimized (`min_ops` set) the rules are left out and seed-miscompile counts as
+    miscompile: the minimized program is the evidence, and rewrite paths (or none, for the seed)
+    that shrink to the same op pattern on the same backend and device are the same compiler bug,
+    not one bug per rule combination. Unminimized, `ops` is the whole graph's op list (the same
+    for every variant of a graph), so the rules are what tells different variants apart.
+    Minimized op names are compared by their base name (`torch.relu`, `Tensor.relu` and
+    `torch.nn.functional.relu` are all `relu`): spelling rewrites reach the same compiled code."""
+    minimized = f.get("min_ops") is not None
+    ops = [o.rsplit(".", 1)[-1] for o in f["min_ops"]] if minimized else (f.get("ops") or [])
+    kind = FindingKind.MISCOMPILE.value if minimized and f["kind"] == FindingKind.SEED_MISCOMPILE else f["kind"]
+    rules = [] if minimized else f.get("rules", [])
+    parts = [kind, f.get("backend", ""), f.get("device", ""), ",".join(sorted(set(ops))),
+             ",".join(sorted(rules)), (f.get("error") or {}).get("type", ""),
+             f.get("sweep_key", f.get("sweep", ""))]  # "dtype=int8", "sizes", "dynamic": not the exact sizes
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:12]
+
+
+def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
+    head = variant_src.split('\nif __name__ == "__main__":')[0]
+    head = re.sub(r'INPUTS_FILE = Path\(__file__\)\.with_name\(.*\)',
+                  'INPUTS_FILE = Path(__file__).with_name("inputs.pt")', head)
+    if f.get("kind") == FindingKind.DEVICE_MISMATCH:  # compiled on two devices against CPU fp64
+        return head.rstrip() + "\n" + device_repro_main(f)
+    backend, opts = compile_options(f.get("backend", "inductor"))
+    config = opts.pop("options", {})
+    opts.update(f.get("compile_extra") or {})  # e.g. dynamic=True for a finding of the dynamic sweep
+    # the verdict of the program this repro holds: the minimized one's own, where it was recorded
+    detail = (f.get("min_detail") if minimized else None) or f.get("detail")
+    input_set = (f.get("min_input_set") if minimized else None) or f.get("input_set")
+    context = [f"verdict: {detail}"] if detail else []
+    if input_set:
+        context.append(f"input set: {input_set}")
+    if f.get("sweep"):
+        context.append(f"sweep: {f['sweep']} (inputs.pt holds the swept inputs)")
+    if f.get("warmup_file"):
+        head = head.rstrip() + "\n\n" + render("repro_warmup.py.j2")
+    text = head.rstrip() + "\n\n" + render(
+        "repro_main.py.j2", kind=f["kind"], backend=backend, options=opts, device=f.get("device", "cpu"),
+        rules=f.get("rules", []), inductor_config=config, context_lines=context,
+        extreme_inputs=str(f.get("input_set") or "").startswith("special"))
+    return text.replace("dynamic=true", "dynamic=True").replace("dynamic=false", "dynamic=False")  # JSON -> Python
+
+
+def collect_env() -> str:
+    try:
+        from torch.utils.collect_env import get_pretty_env_info
+        return get_pretty_env_info()
+    except Exception as e:  # collect_env shells out; never fail a finding for it
+        return f"collect_env failed: {e}"
+
+
+_ENV_CACHE: dict = {}
+
+
+def versions() -> dict:
+    if not _ENV_CACHE:
+        import torch
+        v = {"torch": torch.__version__, "python": platform.python_version(), "platform": platform.platform()}
+        try:
+            import triton  # noqa: F401
+            v["triton"] = triton.__version__
+        except Exception:
+            v["triton"] = None
+        _ENV_CACHE.update(v)
+    return dict(_ENV_CACHE)
+
+
+def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *, env_text: str | None = None) -> Path:
+    """Write OUT/findings/<fid>/ for finding `f`; returns the folder."""
+    d = out / "findings" / fid
+    d.mkdir(parents=True, exist_ok=True)
+    variant = next(v for v in manifest["variants"] if v["id"] == f["variant"])
+    seed = next(v for v in manifest["variants"] if v["graph"] == variant["graph"] and v["seed"])
+    graph = next(g for g in manifest["graphs"] if g["id"] == variant["graph"])
+    shutil.copy(bundle / variant["file"], d / "variant.py")
+    shutil.copy(bundle / seed["file"], d / "seed.py")
+    shutil.copy(bundle / graph["inputs_file"], d / graph["inputs_file"])
+    failing = f.get("failing_inputs")
+    if failing and Path(failing).is_file():
+        shutil.copy(failing, d / "inputs.pt")
+    else:
+        shutil.copy(bundle / graph["inputs_file"], d / "inputs.pt")
+    if f.get("warmup_file") and Path(f["warmup_file"]).is_file():  # dynamic sweep: calls before the failing one
+        shutil.copy(f["warmup_file"], d / "warmup.pt")
+    src = (bundle / variant["file"]).read_text()
+    minimized = bool(f.get("minimized_file") and Path(f["minimized_file"]).is_file())
+    if minimized:
+        shutil.copy(f["minimized_file"], d / "minimized.py")
+        src = Path(f["minimized_file"]).read_text()
+    (d / "repro.py").write_text(_repro_source(src, f, minimized))
+    from eqsat_test.runners.findings.artifacts import write_test_repro  # test_repro.py: a PyTorch-style regression test
+    write_test_repro(d, src, f)
+    artifacts = dict(f.get("artifacts") or {})
+    if "kernel_source.py" not in artifacts and (f.get("kernel_files") or f.get("kernel_source_file")):
+        from eqsat_test.runners.checks.devices import kernel_artifacts  # Inductor's generated code, where it left it
+        artifacts.update(kernel_artifacts(f))
+    for name, text in artifacts.items():
+        (d / name).write_text(text)
+    meta = {k: v for k, v in f.items() if k not in ("failing_inputs", "minimized_file", "artifacts")}
+    meta.update({"versions": versions(), "model": manifest.get("model"), "graph": variant["graph"],
+                 "sizes": manifest.get("sizes"),
+                 "collect_env": env_text if env_text is not None else collect_env()})
+    (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
+    return d
+
+
+def notes_line(notes: list[dict]) -> str:
+    """One summary line counting informational notes by kind (terminal summaries)."""
+    kinds: dict[str, int] = {}
+    for n in notes:
+        kinds[n["kind"]] = kinds.get(n["kind"], 0) + 1
+    return "  notes (not compiler bugs): " + ", ".join(f"{v} {k}" for k, v in kinds.items())

@@ -1,0 +1,263 @@
+"""The eager side of a judgement: eager twice (nondeterminism), the fp64 run, index sources, and the coarsest floating dtype the program computes in."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, NamedTuple
+
+import torch
+
+from eqsat_test.runners.exec.protocol import to_cpu
+from eqsat_test.runners.oracle import numerics as nx
+from eqsat_test.runners.oracle.inputs import InputSet, flushed_fp64_inputs, perturbed_fp64_inputs, to_fp64_inputs
+from eqsat_test.runners.oracle.judge import Verdict, judge
+from eqsat_test.runners.oracle.modes import BeyondRange, FloatDtypes, KeptPrecision, RoundingNoise, TieOrder, coarsest, float64_default
+
+
+class EagerRef(NamedTuple):
+    set: InputSet
+    ref: Any  # eager output
+    ref2: Any  # a second eager output, not reseeded: a program that draws random numbers shows it
+    fp64: Any  # the program with every floating input in float64; None if that run fails
+    idx: Any  # index sources (lowering/emit.py): index outputs are judged by the values they select
+    compute_dtype: str | None  # the coarsest floating dtype of any intermediate (None: no floating op)
+    # the coarsest dtype the fp64 run rounds its floating data to (an explicit cast inside the program,
+    # x.bfloat16()); None: it stays in float64. The judge then has no independent fp64 run for NaN/inf
+    fp64_low: str | None = None
+    # the fp64 runs on inputs moved by +-SENS_DELTA (judge's conditioning term), made on the first call:
+    # only a verdict that fails without them needs them (S only widens the bound); None: no fp64 run
+    fp64p: Callable[[], list | None] | None = None
+    # the fp64 runs under Monte Carlo rounding of the intermediates to compute_dtype (numerics.py), then
+    # alternatives: where an input holds subnormals of it, one on inputs with those flushed to zero
+    # (Triton's default), and where the fp64 run casts to a coarser dtype, one that keeps the precision
+    # (KeptPrecision); made on the first call, by a verdict that fails with S; None: no fp64 run or float op
+    fp64mc: Callable[[], list | None] | None = None
+    # the marks of the fp64 run of the program under Inductor's decompositions (BeyondRange), per output
+    # element: 1 where it depends on a value beyond the range of D's accumulation dtype (a layer_norm's
+    # variance of values near float32's max, a uint8 cumprod), 2 where beyond float64's too (the fp64
+    # run's own overflow), else 0; made on the first call, by a verdict that still fails; None: none
+    fp64_beyond: Callable[[], Any] | None = None
+    # where the program sorts (sort, argsort, topk): its fp64 run with ties in index order and with each
+    # group of ties rotated by one (TieOrder); an element that differs between them depends on the order of tied keys and
+    # is not judged. Made on the first call, by a verdict that still fails; None: no sort, or no fp64 run
+    ties: Callable[[], tuple | None] | None = None
+
+def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> EagerRef:
+    """Run the program eagerly on one input set (raises what the program raises). cpu_forward (the
+    program on the CPU, runners.exec.protocol.on_cpu): a program that computes in float64 throughout
+    on a GPU has its fp64 run there instead, so that it is a second, independent float64 run (another
+    libm), not eager again: CUDA eager's own float64 hardswish is 6.5e-8 off, and a compiled value
+    that agrees with the CPU is no miscompile (judge's rule 6 otherwise compares with eager alone)."""
+    torch.manual_seed(0)
+    with torch.no_grad():
+        ref = forward(*s.inputs)
+        rec = FloatDtypes()
+        with rec:
+            ref2 = forward(*s.inputs)
+        idx = index_sources(*s.inputs)
+    fp64, rec64 = None, FloatDtypes(widen=True)
+    # a program that casts to a coarser dtype inside may mix dtypes in float64 (batch_norm of float64
+    # data with a weight cast to float32 raises): then the casts round once and keep the precision
+    # (KeptPrecision), so that there is an fp64 run all the same. A float64 program on a GPU has its
+    # fp64 run on the CPU (another libm), the device's only if that fails
+    low = coarsest(rec.seen)
+    cpu_first = cpu_forward is not None and low == torch.float64 and _on_gpu(s.inputs)
+    for fwd, mode in [(f, m) for f in ([cpu_forward, forward] if cpu_first else [forward])
+                      for m in (FloatDtypes(widen=True), KeptPrecision())]:
+        try:
+            with torch.no_grad(), float64_default(), mode:
+                torch.manual_seed(0)
+                fp64 = fwd(*to_fp64_inputs(s.inputs))
+            rec64 = mode
+            break
+        except Exception:  # noqa: BLE001 - no fp64 reference then (judge's rule 6)
+            fp64 = None
+    name = lambda d: str(d).removeprefix("torch.") if d else None  # noqa: E731
+    low64 = coarsest(rec64.narrowed)
+    if fp64 is None:
+        return EagerRef(s, ref, ref2, None, idx, name(low))
+    # one float64 copy of the inputs, made now (the compiled run comes between, and a miscompile may
+    # write into its inputs); the deferred runs derive theirs from it only on a failing verdict
+    plain = torch.utils._pytree.tree_map(
+        lambda t: t.clone() if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) else t,
+        to_fp64_inputs(s.inputs))
+    delta = nx.sens_delta(low64)
+    # two draws: one may move a cancelling pair of terms by nearly the same amount; each antithetic
+    # (+ and -): the judge widens only where the two changes mirror each other
+    draws = [(k, sign) for k in range(nx.SENS_DRAWS) for sign in (1, -1)]
+    moved = [(lambda k=k, d=sign * delta: perturbed_fp64_inputs(plain, d, seed=k), None) for k, sign in draws]
+    noisy = [(lambda: plain, lambda k=k, sign=sign: RoundingNoise(low, k, sign)) for k, sign in draws]
+    noisy += [(lambda: plain, lambda sign=sign, scale=scale: RoundingNoise(low, 0, sign, walk=True, scale=scale))
+              for scale in (1.0, nx.WALK_HALF) for sign in (1, -1)]
+    alts = [(lambda: flushed_fp64_inputs(plain, low), None)]  # no run where no input holds subnormals
+    if low64 is not None:
+        alts.append((lambda: plain, KeptPrecision))
+    beyond = None
+    if low is not None:  # float64 too: its reductions' partial results; any input set (a uint8 sweep's cumprod)
+        beyond = _deferred_beyond(forward, plain, nx.acc_dtype(low))
+    return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64), fp64p=_deferred(forward, moved),
+                    fp64mc=_deferred(forward, noisy + alts) if low is not None else None, fp64_beyond=beyond,
+                    ties=_deferred_ties(forward, plain))
+
+
+# The most rotations of the groups of tied sort keys (rule 9): a group of up to TIE_ROTATIONS + 1 keys has
+# each of its members at each of its positions in one run; a larger group is seen through that many.
+TIE_ROTATIONS = 7
+
+
+def _on_gpu(inputs) -> bool:
+    return any(isinstance(t, torch.Tensor) and t.device.type != "cpu" for t in torch.utils._pytree.tree_leaves(inputs))
+
+
+def _once(make: Callable[[], Any]) -> Callable[[], Any]:
+    """make() on the first call (only a verdict that fails needs it), its result on every call."""
+    out: list = []
+
+    def get() -> Any:
+        if not out:
+            out.append(make())
+        return out[0]
+    return get
+
+
+def _deferred_beyond(forward, plain: tuple, acc: torch.dtype) -> Callable[[], Any]:
+    """The fp64 run of the program traced with Inductor's decomposition table (make_fx, recursively,
+    as aot_eager_decomp_partition does) under BeyondRange(acc) and under BeyondRange(float64), on the
+    first call: per element of each output leaf, 0 (no mark), 1 (depends on a value beyond acc's range)
+    or 2 (beyond float64's too: the fp64 run's own overflow; or on a conversion of NaN/inf to an integer,
+    which both runs mark); None if it fails."""
+
+    def make() -> Any:
+        from torch._inductor.decomposition import select_decomp_table  # only on a failing verdict
+        from torch.fx.experimental.proxy_tensor import make_fx
+        for tracing in ("real", "fake"):  # fake: a program that mixes dtypes in float64 traces (decomposed, it promotes)
+            try:
+                with torch.no_grad(), float64_default():
+                    torch.manual_seed(0)
+                    gm = make_fx(forward, decomposition_table=select_decomp_table(), tracing_mode=tracing)(*plain)
+                    marks = []
+                    for dt in dict.fromkeys((acc, torch.float64)):  # beyond acc(D), then beyond float64 too
+                        torch.manual_seed(0)
+                        mode = BeyondRange(dt)
+                        with mode:
+                            out = gm(*plain)
+                        marks.append(to_cpu(mode.outputs(out)))
+                    beyond, own = marks[0], marks[-1]
+                    return torch.utils._pytree.tree_map(
+                        lambda a, b: a + b if isinstance(a, torch.Tensor) else a, beyond, own)
+            except Exception:  # noqa: BLE001 - no such run then
+                pass
+        return None
+    return _once(make)
+
+
+def _deferred_ties(forward, plain: tuple) -> Callable[[], tuple | None]:
+    """The fp64 runs under TieOrder on the first call: ties in index order, then rotated within each group
+    by 1, 2, ... up to the largest group seen less one (at most TIE_ROTATIONS); None if the program sorts
+    nothing, no key ties, or a run fails."""
+
+    def make() -> tuple | None:
+        runs = []
+        try:
+            with torch.no_grad(), float64_default():
+                first = TieOrder(0)
+                torch.manual_seed(0)
+                with first:
+                    runs.append(to_cpu(forward(*plain)))
+                if not first.sorted or first.largest < 2:  # no sort, or no tie: no further run
+                    return None
+                for shift in range(1, min(first.largest, TIE_ROTATIONS + 1)):
+                    torch.manual_seed(0)
+                    with TieOrder(shift):
+                        runs.append(to_cpu(forward(*plain)))
+        except Exception:  # noqa: BLE001 - no such runs then
+            return None
+        return tuple(runs)
+    return _once(make)
+
+
+def untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, int]:
+    """got with eager's value where the tie orders' runs differ from the first (NaN == NaN), and how many
+    such elements got had otherwise; (got, 0) where the structures do not line up. Index outputs
+    (`index_paths`) keep theirs: the judge already weighs an index by the value it selects."""
+    gl, rl = nx.leaves(got), nx.leaves(ref)
+    runs = [nx.leaves(t) for t in ties]
+    if any(len(x) != len(gl) for x in [rl, *runs]):
+        return got, 0
+    n, out = 0, []
+    for k, ((path, g), (_, r)) in enumerate(zip(gl, rl)):
+        ts = [x[k][1] for x in runs]
+        if path not in index_paths and all(isinstance(t, torch.Tensor) for t in (g, r, *ts)) \
+                and all(t.shape == g.shape for t in (r, *ts)) and g.dtype == r.dtype:
+            dep = torch.zeros(g.shape, dtype=torch.bool)
+            for b in ts[1:]:
+                dep |= ~nx.equal_nan(ts[0], b)
+            if bool(dep.any()):
+                n += int((dep & ~nx.equal_nan(g, r)).sum())
+                g = torch.where(dep, r, g)
+        out.append(g)
+    it = iter(out)
+    return nx._rebuild(got, lambda leaf: next(it)), n
+
+
+def _deferred(forward, runs_of: list) -> Callable[[], list | None]:
+    """fp64 runs made on the first call: (a maker of the inputs, a maker of a dispatch mode or None)
+    each; a maker that gives None inputs means no such run. A run that fails is None in the list (the
+    judge goes without it); None if every run fails."""
+
+    def make() -> list | None:
+        runs: list = []
+        with torch.no_grad(), float64_default():
+            for inputs, mode in runs_of:
+                xs = inputs()
+                if xs is None:
+                    continue
+                torch.manual_seed(0)
+                try:
+                    if mode is None:
+                        runs.append(to_cpu(forward(*xs)))
+                    else:
+                        with mode():
+                            runs.append(to_cpu(forward(*xs)))
+                except Exception:  # noqa: BLE001 - this run adds nothing then
+                    runs.append(None)
+        return None if all(r is None for r in runs) else runs
+    return _once(make)
+
+
+def conditioned(verdict_of: Callable[[Any, Any, Any, Any], Verdict], ref: Any, got: Any,
+                fp64p: Callable[[], list | None] | None, fp64mc: Callable[[], list | None] | None = None,
+                fp64_beyond: Callable[[], Any] | None = None, ties: Callable[[], tuple | None] | None = None,
+                index_paths=()) -> Verdict:
+    """verdict_of(None, None, None, got), judged without S; a failing verdict again with the perturbed
+    fp64 runs, one that still fails with the Monte Carlo rounding runs too, one that still fails on a
+    special set with the decomposed fp64 run under BeyondRange, and one that still fails, where the
+    program sorts, with eager's value at the elements that depend on the order of tied keys (a note).
+    The same verdict as judging with them always (each only widens what passes), at their cost only on
+    failure."""
+    v = verdict_of(None, None, None, got)
+    runs = fp64p() if not v.ok and fp64p is not None else None
+    if runs is not None:
+        v = verdict_of(runs, None, None, got)
+    mc = fp64mc() if not v.ok and fp64mc is not None else None
+    if mc is not None:  # judge's fp64_rounded: antithetic pairs, then alternatives
+        v = verdict_of(runs, mc, None, got)
+    beyond = fp64_beyond() if not v.ok and fp64_beyond is not None else None
+    if beyond is not None:
+        v = verdict_of(runs, mc, beyond, got)
+    pair = ties() if not v.ok and ties is not None else None
+    untied, n = untie(ref, got, pair, index_paths) if pair is not None else (got, 0)
+    if not n:
+        return v
+    v = verdict_of(runs, mc, beyond, untied)
+    note = f"{n} elements depend on the order of a sort's tied keys (stable sorts with ties in index order and " \
+           f"rotated within each group differ there): not judged"
+    return dataclasses.replace(v, detail=f"{v.detail}; note: {note}" if v.ok else f"{v.detail} ({note})")
+
+
+def judge_against(r: EagerRef, got: Any) -> Verdict:
+    """The verdict on one input set: single tasks and batches judge alike (on CPU copies)."""
+    ref, got, fp64, ref2, idx = to_cpu((r.ref, got, r.fp64, r.ref2, r.idx))
+    return conditioned(lambda fp, mc, beyond, g: judge(ref, g, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype,
+                                                    fp64_perturbed=fp, extreme_inputs=r.set.name.startswith("special"),
+                                                    fp64_low=r.fp64_low, fp64_rounded=mc, fp64_beyond=beyond),
+                       ref, got, r.fp64p, r.fp64mc, r.fp64_beyond, r.ties, index_paths=set(idx or {}))

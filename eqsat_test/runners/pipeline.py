@@ -1,0 +1,431 @@
+"""Execution half of the pipeline: run a bundle's variants eager and compiled, judge, write findings.
+
+Needs torch, numpy, click and jinja2 only (no egglog): bundles made on one host run on another.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from eqsat_test.runners.checks.configs import config_judge
+from eqsat_test.runners.checks.devices import cross_device_findings
+from eqsat_test.runners.checks.perf import slow_variant_findings, spread, write_slow_variant
+from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
+from eqsat_test.runners.checks.unsound import unsound_verdict
+from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched
+from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
+from eqsat_test.runners.exec.protocol import past
+from eqsat_test.runners.findings.artifacts import collect_all
+from eqsat_test.runners.findings.confirm import confirm_all
+from eqsat_test.runners.findings.minimize import minimize_findings
+from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
+from eqsat_test.runners.findings.triage import annotate
+from eqsat_test.runners.findings.write import collect_env, signature, versions, write_finding
+from eqsat_test.runners.records import (COMPILER_BUG_KINDS, CRASH_STATUSES, MINIMIZE_SECONDS, FindingKind, ResultStatus, Task,
+                              exit_code_of, new_finding)
+
+
+@dataclass
+class ExecOptions:
+    backends: tuple = ("inductor",)
+    devices: tuple = ("cpu",)
+    jobs: int = 1
+    timeout: float = 300.0
+    seed: int = 0
+    input_kinds: tuple = ("given", "random", "special")
+    env: dict = field(default_factory=dict)
+    collect_env: bool = True
+    progress: bool = True
+    minimize: bool = True  # shrink each compiler-bug finding while it still fails (runners/findings/minimize.py)
+    minimize_checks: int = 12  # subprocess checks per finding
+    minimize_seconds: float = MINIMIZE_SECONDS  # wall budget of all findings' minimization in a run
+    minimize_max_findings: int = 16  # findings beyond this many keep their full program only
+    configs: dict = field(default_factory=dict)  # runners/checks/configs.py: {backend spec: config name}, siblings of backends[0]
+    config_overrides: dict = field(default_factory=dict)  # {config name: Inductor overrides}
+    perf: bool = False  # runners/checks/perf.py: time compiled variants; slow-variant notes
+    perf_threshold: float = 3.0  # x the siblings' median compiled time
+    artifacts: object = None  # runners/artifacts.ArtifactOptions (debug rerun, minifier, bisector); None: off
+    sweep: dict | None = None  # runners/checks/sweep_plan.SweepConfig fields (dtype/size sweeps); None: off
+    batch: int = 1  # >1: this many variants per compile, suspects confirmed alone; 0: by graph size (runners/exec/batch.py)
+    confirm: bool = True  # re-run each candidate alone from its repro.py before claiming it (runners/findings/confirm.py)
+    time_budget: float | None = None  # seconds: no task starts after this; the run reports what was done
+
+
+class BadBundle(Exception):
+    """A folder that is not a usable bundle (exit code 4)."""
+
+
+def read_manifest(bundle: Path) -> dict:
+    m = bundle / "manifest.json"
+    if not m.is_file():
+        raise BadBundle(f"{bundle}: not a bundle (no manifest.json)")
+    try:
+        manifest = json.loads(m.read_text())
+    except json.JSONDecodeError as e:
+        raise BadBundle(f"{m}: not valid JSON: {e}") from e
+    if manifest.get("format") != "eqsat-bundle/1":
+        raise BadBundle(f"{m}: unknown bundle format {manifest.get('format')!r}")
+    return manifest
+
+
+def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -> list[dict]:
+    graphs = {g["id"]: g for g in manifest["graphs"]}
+    cross_device = len(set(opts.devices)) > 1  # keep every output: the device-mismatch judge compares them
+    tasks = []
+    for device in opts.devices:
+        for bi, backend in enumerate(opts.backends):
+            for v in manifest["variants"]:
+                tid = f"{v['id']}@{backend}@{device}"
+                safe = tid.replace("@", "__").replace("+", "_").replace("=", "_").replace(",", "_")
+                tasks.append(Task(
+                    id=tid, variant=v["id"], file=str((bundle / v["file"]).resolve()),
+                    backend=backend, device=device, seed=opts.seed,
+                    input_kinds=list(opts.input_kinds), is_param=graphs[v["graph"]]["is_param"],
+                    save_eager=str(scratch / "eager" / f"{v['id']}__{device}") if bi == 0 else None,
+                    save_compiled=str(scratch / "compiled" / safe),
+                    save_outputs=cross_device,
+                    perf={"budget": 0.15} if opts.perf else None,
+                ).to_dict())
+    return tasks
+
+
+class Progress:
+    """A bar on a terminal; a plain line every PLAIN_EVERY seconds otherwise (logs, CI, pipes), also
+    while no task finishes (the first compiles take a while)."""
+
+    PLAIN_EVERY = 10.0
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled, self.done, self.suspicious = total, enabled, 0, 0
+        self.t0 = self.last = time.monotonic()
+        self.bar = None
+        self._lock, self._stop = threading.Lock(), threading.Event()
+        if enabled and sys.stderr.isatty():
+            try:
+                from tqdm import tqdm  # optional: plain lines without it
+                self.bar = tqdm(total=total, unit="task", file=sys.stderr, dynamic_ncols=True)
+            except ImportError:
+                pass
+        if enabled and self.bar is None:
+            threading.Thread(target=self._tick, daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(max(self.PLAIN_EVERY / 2, 0.1)):
+            with self._lock:
+                if time.monotonic() - self.last >= self.PLAIN_EVERY:
+                    self._line()
+
+    def _line(self) -> None:
+        self.last = time.monotonic()
+        print(f"eqsat-test: {self.done}/{self.total} tasks done, {self.suspicious} suspicious, "
+              f"{self.last - self.t0:.0f} s", file=sys.stderr, flush=True)
+
+    def update(self, r: dict, suspicious: int) -> None:
+        with self._lock:
+            self.done += 1
+            self.suspicious = suspicious
+            if self.bar is not None:
+                self.bar.set_postfix_str(f"suspicious={suspicious}")
+                self.bar.update(1)
+            elif self.enabled and (time.monotonic() - self.last >= self.PLAIN_EVERY or self.done == self.total):
+                self._line()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self.bar is not None:
+            self.bar.close()
+
+
+def judge_results(manifest: dict, results: list[dict], scratch: Path,
+                  first_backend: str | None = None) -> tuple[list[dict], list[dict]]:
+    """Turn worker results into findings (compiler bugs and informational notes). The
+    unsound-rewrite check reads the eager outputs that the tasks of `first_backend` saved."""
+    findings: list[dict] = []
+    notes: list[dict] = []
+    variants = {v["id"]: v for v in manifest["variants"]}
+    seeds = {v["graph"]: v["id"] for v in manifest["variants"] if v["seed"]}
+    by_task = {(r["variant"], r["backend"], r["device"]): r for r in results}
+    for r in results:
+        v = variants[r["variant"]]
+        base = {"variant": v["id"], "graph": v["graph"], "backend": r["backend"], "device": r["device"],
+                "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(_ops_of(v, manifest))), "seed": v["seed"]}
+        status = r["status"]
+        if status == ResultStatus.TIMEOUT or status in CRASH_STATUSES:
+            kind = FindingKind.RUN_CRASH if status == ResultStatus.PROCESS_CRASH else FindingKind.parse(status)
+            findings.append(new_finding(kind, base, error=r.get("error"), input_set=r.get("input_set"),
+                                        detail=(r.get("error") or {}).get("message", "")))
+            continue
+        if status == ResultStatus.EAGER_ERROR:
+            if v["seed"]:
+                notes.append(new_finding(FindingKind.SEED_ERROR, base, detail=r["error"]["message"]))
+            else:
+                notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, detail=
+                             f"variant raises in eager mode: {r['error']['type']}: {r['error']['message']}"))
+            continue
+        if status == ResultStatus.INTERNAL_ERROR:
+            notes.append(new_finding(FindingKind.INTERNAL_ERROR, base, detail=r["error"]["message"],
+                                     error=r["error"]))
+            continue
+        # An input set the program refuses is set aside (the worker); a variant that refuses one its seed runs on
+        # does not compute what its seed computes.
+        seed_r = None if v["seed"] else by_task.get((seeds[v["graph"]], r["backend"], r["device"]))
+        if r.get("set_aside") and seed_r is not None and seed_r["status"] == ResultStatus.OK:
+            extra = {k: m for k, m in r["set_aside"].items() if k not in (seed_r.get("set_aside") or {})}
+            if extra:
+                name, message = next(iter(extra.items()))
+                notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=name, detail=
+                             f"variant raises in eager mode on an input set its seed runs on: {message}"))
+        for s in r["input_sets"]:
+            if s["kind"] == "nondeterministic":
+                notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s["name"], detail=s["detail"]))
+                break
+            if not s["ok"]:
+                findings.append(new_finding(FindingKind.SEED_MISCOMPILE if v["seed"] else FindingKind.MISCOMPILE,
+                                            base, input_set=s["name"], max_abs_err=s["max_abs_err"],
+                                            max_rel_err=s["max_rel_err"], leaf=s.get("leaf"), detail=s["detail"],
+                                            failing_inputs=s.get("inputs_file")))
+                break
+        # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
+        if not v["seed"] and r["backend"] == (first_backend or r["backend"]):
+            sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
+            vd = scratch / "eager" / f"{v['id']}__{r['device']}"
+            for s in r["input_sets"]:  # the first input set where the variant's eager output is not its seed's
+                verdict = unsound_verdict(sd / f"{s['name']}.pt", vd / f"{s['name']}.pt", v, manifest)
+                if verdict is not None:
+                    notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s["name"],
+                                             max_abs_err=verdict.max_abs_err, detail=verdict.detail))
+                    break
+    # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/checks/devices.py).
+    if len({r["device"] for r in results}) > 1:
+        findings += cross_device_findings(manifest, results, scratch, findings, notes)
+    for f in findings:  # where Inductor left its code; read only when the finding is written
+        r = by_task.get((f["variant"], f["backend"], f["device"]), {})
+        for k in ("kernel_files", "kernel_source_file"):
+            if r.get(k) and not f.get(k):
+                f[k] = r[k]
+    return findings, notes
+
+
+def _ops_of(v: dict, manifest: dict) -> list[str]:
+    g = next(g for g in manifest["graphs"] if g["id"] == v["graph"])
+    return g.get("op_names", [])
+
+
+def pool_options(opts: ExecOptions, deadline: float | None = None) -> PoolOptions:
+    """The worker pool `execute_bundle` runs its tasks on (`runners.exec.pool.prestart` takes the same)."""
+    return PoolOptions(jobs=opts.jobs, timeout=opts.timeout, env=opts.env, deadline=deadline)
+
+
+class VerdictStream:
+    """OUT/verdicts.jsonl: one JSON line per task result and per finding, appended and flushed as
+    they come, so a run killed at any point (kill -9 included) keeps every finished verdict."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file = path.open("a", buffering=1)
+        self.t0 = time.monotonic()
+
+    def result(self, r: dict) -> None:
+        sets = [{k: s.get(k) for k in ("name", "ok", "kind", "max_abs_err", "max_rel_err", "leaf", "detail")}
+                for s in r.get("input_sets") or []]
+        self._write({"type": "result", "task": r.get("task"), "variant": r.get("variant"),
+                     "backend": r.get("backend"), "device": r.get("device"), "status": r.get("status"),
+                     "error": (r.get("error") or {}).get("message"), "input_sets": sets,
+                     "timings": r.get("timings")})
+
+    def finding(self, f: dict) -> None:
+        self._write({"type": "finding", **_public(f)})
+
+    def _write(self, obj: dict) -> None:
+        obj["seconds"] = round(time.monotonic() - self.t0, 3)  # since execution started
+        self.file.write(json.dumps(obj, default=str) + "\n")
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=lambda s: None) -> dict:
+    """Execute every variant of `bundle` under every backend x device; write findings under `out`.
+
+    Stages: run the tasks (verdicts streamed to OUT/verdicts.jsonl) -> judge -> fold variant
+    candidates into their seed's -> deduplicate -> write finding folders and results.json (the
+    verdicts, first) -> confirm each candidate alone from its repro.py -> minimize and collect
+    artifacts for the confirmed ones -> results.json again, final."""
+    bundle, out = Path(bundle), Path(out)
+    manifest = read_manifest(bundle)
+    scratch = out / "scratch"
+    scratch.mkdir(parents=True, exist_ok=True)
+    t_start = time.perf_counter()
+    deadline = time.monotonic() + opts.time_budget if opts.time_budget else None
+    tasks = make_tasks(bundle, manifest, opts, scratch)
+    if opts.sweep is not None:  # dtype/size sweeps: tasks of their own, the longest first (runners/checks/sweeps.py)
+        tasks = make_sweep_tasks(bundle, manifest, opts.sweep, backends=opts.backends, devices=opts.devices,
+                                 seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
+                                 first_backend=opts.backends[0]) + tasks
+    stream = VerdictStream(out / "verdicts.jsonl")
+    results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log)
+    skipped = len(tasks) - len(results)
+    if skipped:
+        log(f"time budget of {opts.time_budget:g} s spent: {skipped} of {len(tasks)} tasks not started")
+
+    sweep_results = [r for r in results if str(r.get("task", "")).endswith("#sweep")]
+    results = [r for r in results if not str(r.get("task", "")).endswith("#sweep")]
+    findings, notes = judge_results(manifest, results, scratch, first_backend=opts.backends[0])
+    sweep_stats = None
+    if sweep_results:
+        sf, sn, sweep_stats = judge_sweep_results(manifest, sweep_results, tasks, scratch, opts.backends[0], findings)
+        findings += sf
+        notes += sn
+    if opts.configs:  # verdicts across Inductor configurations: config-mismatch (runners/checks/configs.py)
+        findings = config_judge(manifest, results, findings, opts.backends[0], opts.configs, opts.config_overrides)
+    folded = len(findings)
+    findings = fold_into_seeds(findings)
+    folded -= len(findings)
+    findings = dedupe(findings)
+    dyn = {(r["variant"], r["backend"], r["device"]): r.get("dynamo") for r in results}
+    for f in findings + notes:  # graph breaks / recompiles of the task, for triage
+        d = dyn.get((f.get("variant"), f.get("backend"), f.get("device")))
+        if d and "dynamo" not in f:
+            f["dynamo"] = d
+    annotate(findings)
+    annotate(notes)
+
+    env_text = collect_env() if (findings and opts.collect_env) else ""
+    written = []
+    for k, f in enumerate(findings, 1):
+        f["id"] = f"{k:03d}-{f['kind']}-{f['variant']}"
+        f["repro"] = str(write_finding(out, f["id"], f, bundle, manifest, env_text=env_text) / "repro.py")
+        stream.finding(f)
+        written.append(f)
+    stats = {"tasks": len(tasks), "tasks_not_started": skipped, "time_budget": opts.time_budget,
+             "wall_seconds": round(wall, 3), "backends": list(opts.backends), "devices": list(opts.devices),
+             "input_kinds": list(opts.input_kinds), "folded_into_seed": folded, "batch": batch_stats,
+             "sweep": sweep_stats, "exec_timings": _timings(results)}
+    write_results(out, manifest, results + sweep_results, written, notes, stats)  # verdicts first
+    bugs = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
+    if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
+        log(f"verdicts: {len(bugs)} compiler-bug candidate(s), {len(notes)} note(s) in {out / 'results.json'}; "
+            f"confirming each alone from its repro.py next")
+        for f in bugs:
+            log(f"  [{f['kind']}] {f['variant']} {f['backend']}/{f['device']}: {str(f.get('detail') or '')[:160]}")
+
+    confirm_stats = None
+    if opts.confirm and written:
+        confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, deadline=deadline, log=log)
+        notes += [f for f in written if f["kind"] not in COMPILER_BUG_KINDS]
+        written = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
+    confirmed = [f for f in written if f.get("confirmed") is not False]
+    min_stats = {"seconds": 0.0, "checks": 0}
+    if opts.minimize and confirmed and not past(deadline):
+        t1 = time.perf_counter()
+        # sweep findings keep their full program: minimize.py re-runs candidates on the model's own inputs
+        todo = [f for f in confirmed if not f.get("sweep")]
+        until = time.monotonic() + opts.minimize_seconds
+        minimize_findings(todo, bundle, manifest, tasks, opts, scratch / "minimize", log=log,
+                          deadline=min(until, deadline) if deadline is not None else until)
+        for f in todo:
+            if f.get("minimized_file"):  # the finding's repro.py now runs the minimized program
+                f["signature"] = signature(f)
+                write_finding(out, f["id"], f, bundle, manifest, env_text=env_text)
+        min_stats = {"seconds": round(time.perf_counter() - t1, 3),
+                     "checks": sum(f.get("min_checks") or 0 for f in confirmed)}
+    perf_stats = _perf(manifest, results, bundle, opts, notes, out, log) if opts.perf else None
+    art_stats = None
+    if opts.artifacts is not None and getattr(opts.artifacts, "enabled", False) and confirmed and not past(deadline):
+        art_stats = collect_all(confirmed, out, opts.artifacts, log=log)
+    stream.close()
+    stats.update({"wall_seconds_total": round(time.perf_counter() - t_start, 3), "confirm": confirm_stats,
+                  "minimize": min_stats, "perf": perf_stats, "artifacts": art_stats})
+    return write_results(out, manifest, results + sweep_results, written, notes, stats)
+
+
+def _run_tasks(tasks, manifest, opts, deadline, stream, log) -> tuple[list[dict], dict | None, float]:
+    bar = Progress(len(tasks), opts.progress)
+    counts = {"suspicious": 0}
+
+    def on_result(r: dict) -> None:
+        stream.result(r)
+        if r["status"] not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s["ok"] for s in r["input_sets"]):
+            counts["suspicious"] += 1
+        bar.update(r, counts["suspicious"])
+
+    t0 = time.perf_counter()
+    batch_stats = None
+    try:
+        pool = pool_options(opts, deadline)
+        if opts.batch != 1:  # K variants per compile, suspects confirmed alone (runners/exec/batch.py)
+            ops = {g["id"]: g.get("ops", 0) for g in manifest["graphs"]}
+            k = opts.batch if opts.batch > 1 else (lambda g: auto_batch_size(ops.get(g[0], 0)))
+            results, batch_stats = run_batched(tasks, pool, k, batch_group(manifest), on_result=on_result,
+                                               log=log, batch_timeout=opts.timeout * 4)
+        else:
+            results = run_tasks(tasks, pool, on_result=on_result, log=log)
+    finally:
+        bar.close()
+    return results, batch_stats, time.perf_counter() - t0
+
+
+def _timings(results: list[dict]) -> dict:
+    timings: dict[str, float] = {}
+    for r in results:
+        for k, v in (r.get("timings") or {}).items():
+            timings[k] = timings.get(k, 0.0) + v
+    return {k: round(v, 3) for k, v in timings.items()}
+
+
+def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
+    """slow-variant notes, confirmed A/B (runners/checks/perf.py); their folders are written here."""
+    t1 = time.perf_counter()
+    cores = os.cpu_count() or 1  # the workers' threads (runners/exec/pool.py): one share of the cores each
+    slow, screened = slow_variant_findings(manifest, results, bundle, threshold=opts.perf_threshold, env=opts.env,
+                                           threads=max(1, cores // max(1, opts.jobs)) if opts.jobs > 1 else cores,
+                                           log=log)
+    annotate(slow)
+    notes += slow
+    for k, n in enumerate(slow, 1):
+        n["id"] = f"slow-{k:03d}-{n['variant']}"
+        n["folder"] = str(write_slow_variant(out, n["id"], n, bundle, manifest))
+    return {"spread": spread(manifest, results), "screened": screened, "threshold": opts.perf_threshold,
+            "seconds_timing": round(sum((r.get("perf") or {}).get("seconds", 0.0) for r in results), 3),
+            "seconds_confirm": round(time.perf_counter() - t1, 3)}
+
+
+def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict], notes: list[dict],
+                  stats: dict) -> dict:
+    """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object)."""
+    executed = sum(1 for r in raw if r["status"] != ResultStatus.INTERNAL_ERROR
+                   and not str(r.get("task", "")).endswith("#sweep"))
+    seeds = {v["id"] for v in manifest["variants"] if v["seed"]}
+    report = {
+        "model": manifest["model"], "torch_version": versions()["torch"],
+        "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
+        "executed": executed, "sizes": manifest.get("sizes"),
+        "findings": [_public(f) for f in written] + [_public(n) for n in notes],
+        "stats": {**stats, "compiler_bugs": len(written), "notes": len(notes),
+                  "internal_errors": sum(1 for n in notes if n["kind"] == "internal-error"),
+                  # input sets the seed program itself raises on (not judged): name -> the error's first line
+                  "set_aside": {k: m for r in raw if r.get("variant") in seeds
+                                for k, m in (r.get("set_aside") or {}).items()},
+                  "triage": {c: sum(1 for f in written if f.get("triage") == c) for c in
+                             sorted({f.get("triage") for f in written if f.get("triage")})}},
+    }
+    tmp = out / "results.json.tmp"
+    tmp.write_text(json.dumps({"report": report, "raw": raw}, indent=1, default=str))
+    tmp.replace(out / "results.json")
+    return report
+
+
+def exit_code(report: dict) -> int:
+    """1: compiler-bug candidates; else 3 if eqsat-test itself failed on some task; else 0."""
+    return int(exit_code_of([f["kind"] for f in report["findings"]], report["stats"].get("internal_errors", 0)))
+
+
+def _public(f: dict) -> dict:
+    """A finding as reported (results.json, --json, verdicts.jsonl): without local scratch paths."""
+    return {k: v for k, v in f.items() if k not in ("failing_inputs", "minimized_file", "artifacts")}
