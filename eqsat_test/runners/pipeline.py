@@ -22,10 +22,13 @@ from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
 from eqsat_test.runners.exec.protocol import past
 from eqsat_test.runners.findings.artifacts import collect_all
 from eqsat_test.runners.findings.confirm import confirm_all
-from eqsat_test.runners.findings.minimize import minimize_findings
+from eqsat_test.runners.findings.clusters import cluster_findings, failing_cone
+from eqsat_test.runners.findings.ledger import load_ledger
+from eqsat_test.runners.findings.minimize import minimize_clusters
+from eqsat_test.runners.findings.notes import aggregate_notes
 from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 from eqsat_test.runners.findings.triage import annotate
-from eqsat_test.runners.findings.write import collect_env, signature, versions, write_finding
+from eqsat_test.runners.findings.write import collect_env, signature, update_meta, versions, write_finding
 from eqsat_test.runners.records import (COMPILER_BUG_KINDS, CRASH_STATUSES, MINIMIZE_SECONDS, FindingKind, ResultStatus, Task,
                               exit_code_of, new_finding)
 
@@ -88,7 +91,7 @@ def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -
                     input_kinds=list(opts.input_kinds), is_param=graphs[v["graph"]]["is_param"],
                     save_eager=str(scratch / "eager" / f"{v['id']}__{device}") if bi == 0 else None,
                     save_compiled=str(scratch / "compiled" / safe),
-                    save_outputs=cross_device,
+                    save_outputs=cross_device, save_fp64=bool(v["seed"]) and bi == 0,
                     perf={"budget": 0.15} if opts.perf else None,
                 ).to_dict())
     return tasks
@@ -288,6 +291,8 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     findings = fold_into_seeds(findings)
     folded -= len(findings)
     findings = dedupe(findings)
+    for f in findings:  # the ops the failing output depends on: the clusters' pattern before minimization
+        f["cone_ops"] = failing_cone(f, bundle, manifest)
     dyn = {(r["variant"], r["backend"], r["device"]): r.get("dynamo") for r in results}
     for f in findings + notes:  # graph breaks / recompiles of the task, for triage
         d = dyn.get((f.get("variant"), f.get("backend"), f.get("device")))
@@ -307,7 +312,9 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
              "wall_seconds": round(wall, 3), "backends": list(opts.backends), "devices": list(opts.devices),
              "input_kinds": list(opts.input_kinds), "folded_into_seed": folded, "batch": batch_stats,
              "sweep": sweep_stats, "exec_timings": _timings(results)}
-    write_results(out, manifest, results + sweep_results, written, notes, stats)  # verdicts first
+    ledger = load_ledger()
+    write_results(out, manifest, results + sweep_results, written, notes, stats,  # verdicts first
+                  cluster_findings(written, manifest["model"], ledger), _note_groups(notes, manifest, bundle))
     bugs = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
     if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
         log(f"verdicts: {len(bugs)} compiler-bug candidate(s), {len(notes)} note(s) in {out / 'results.json'}; "
@@ -321,20 +328,23 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
         notes += [f for f in written if f["kind"] not in COMPILER_BUG_KINDS]
         written = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
     confirmed = [f for f in written if f.get("confirmed") is not False]
+    clusters = cluster_findings(confirmed, manifest["model"], ledger)
     min_stats = {"seconds": 0.0, "checks": 0}
     if opts.minimize and confirmed and not past(deadline):
         t1 = time.perf_counter()
-        # sweep findings keep their full program: minimize.py re-runs candidates on the model's own inputs
-        todo = [f for f in confirmed if not f.get("sweep")]
+        # once per cluster, its smallest member (runners/findings/clusters.py); its pattern re-keys the cluster
         until = time.monotonic() + opts.minimize_seconds
-        minimize_findings(todo, bundle, manifest, tasks, opts, scratch / "minimize", log=log,
-                          deadline=min(until, deadline) if deadline is not None else until)
-        for f in todo:
+        reps, pattern_of = minimize_clusters(confirmed, clusters, bundle, manifest, tasks, opts, scratch / "minimize",
+                                             log=log, deadline=min(until, deadline) if deadline is not None else until)
+        for f in reps:
             if f.get("minimized_file"):  # the finding's repro.py now runs the minimized program
                 f["signature"] = signature(f)
                 write_finding(out, f["id"], f, bundle, manifest, env_text=env_text)
-        min_stats = {"seconds": round(time.perf_counter() - t1, 3),
+        clusters = cluster_findings(confirmed, manifest["model"], ledger, pattern_of)
+        min_stats = {"seconds": round(time.perf_counter() - t1, 3), "clusters": len(reps),
                      "checks": sum(f.get("min_checks") or 0 for f in confirmed)}
+    for f in confirmed:  # meta.json says which root cause the finding is, and whether it is a known one
+        update_meta(out / "findings" / f["id"], {k: f[k] for k in ("cluster", "known") if k in f})
     perf_stats = _perf(manifest, results, bundle, opts, notes, out, log) if opts.perf else None
     art_stats = None
     if opts.artifacts is not None and getattr(opts.artifacts, "enabled", False) and confirmed and not past(deadline):
@@ -342,7 +352,15 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     stream.close()
     stats.update({"wall_seconds_total": round(time.perf_counter() - t_start, 3), "confirm": confirm_stats,
                   "minimize": min_stats, "perf": perf_stats, "artifacts": art_stats})
-    return write_results(out, manifest, results + sweep_results, written, notes, stats)
+    return write_results(out, manifest, results + sweep_results, written, notes, stats, clusters,
+                         _note_groups(notes, manifest, bundle))
+
+
+def _note_groups(notes: list[dict], manifest: dict, bundle: Path) -> list:
+    """The run's notes, one group per (model, kind, cause) (runners/findings/notes.py)."""
+    return aggregate_notes(notes, manifest["model"], variant_rules={v["id"]: v["rules"] for v in manifest["variants"]},
+                           numerics=manifest["rules"].get("numerics") or {},
+                           paths={v["id"]: str(bundle / v["file"]) for v in manifest["variants"]})
 
 
 def _run_tasks(tasks, manifest, opts, deadline, stream, log) -> tuple[list[dict], dict | None, float]:
@@ -397,17 +415,22 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
 
 
 def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict], notes: list[dict],
-                  stats: dict) -> dict:
-    """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object)."""
+                  stats: dict, clusters: list | None = None, note_groups: list | None = None) -> dict:
+    """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object). The report
+    opens with the root causes (`clusters`) and the notes' groups; `findings` has every one of them."""
     executed = sum(1 for r in raw if r["status"] != ResultStatus.INTERNAL_ERROR
                    and not str(r.get("task", "")).endswith("#sweep"))
     seeds = {v["id"] for v in manifest["variants"] if v["seed"]}
+    clusters, note_groups = list(clusters or []), list(note_groups or [])
     report = {
+        "clusters": [c.to_dict() for c in clusters], "note_groups": [g.to_dict() for g in note_groups],
         "model": manifest["model"], "torch_version": versions()["torch"],
         "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
         "executed": executed, "sizes": manifest.get("sizes"),
         "findings": [_public(f) for f in written] + [_public(n) for n in notes],
-        "stats": {**stats, "compiler_bugs": len(written), "notes": len(notes),
+        "stats": {**stats, "compiler_bugs": len(written), "notes": len(notes), "root_causes": len(clusters),
+                  "exposed_only_by_rewrites": sum(1 for c in clusters if not c.seed_fails),
+                  "note_groups": len(note_groups),
                   "internal_errors": sum(1 for n in notes if n["kind"] == "internal-error"),
                   # input sets the seed program itself raises on (not judged): name -> the error's first line
                   "set_aside": {k: m for r in raw if r.get("variant") in seeds

@@ -145,6 +145,7 @@ class Task(_Record):
     save_eager: str | None = None  # folder for the eager outputs (the unsound-rewrite check reads them)
     save_compiled: str | None = None  # folder for compiled outputs and failing inputs
     save_outputs: bool = False  # keep every output (cross-device judging)
+    save_fp64: bool = False  # keep the fp64 run beside the eager outputs (a seed's: the unsound check's yardstick)
     perf: dict | None = None
     extra: dict = field(default_factory=dict)
 

@@ -1,7 +1,8 @@
 """HTML report of a campaign folder (its SQLite store) or of run folders: one self-contained file.
 
-Findings grouped by signature with their repro code, counts and sightings; inline-SVG charts of
-findings per rule family, op, backend and device, of variants checked over time (cumulative) and of
+The root causes (clusters) first, then the notes by cause; findings grouped by signature with their
+repro code, counts and sightings; inline-SVG charts of root causes per op pattern, findings per rule
+family, backend and device, of variants checked over time (cumulative) and of
 jobs running at once; the planned jobs and what is left; the rules that never fired. No JavaScript,
 no network: the page is the file.
 """
@@ -13,7 +14,9 @@ import re
 import time
 from pathlib import Path
 
+from eqsat_test.runners.findings.clusters import Cluster, merge_clusters, report_clusters, yield_line
 from eqsat_test.runners.findings.ledger import group_matches, load_ledger
+from eqsat_test.runners.findings.notes import merge_note_groups, report_note_groups
 from eqsat_test.runners.records import COMPILER_BUG_KINDS, FindingKind
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
@@ -53,7 +56,7 @@ def add_ledger_matches(data: dict, ledger: str | Path | None = None) -> None:
     any sighting matches by op and device (a hint at a known root cause); `data["ledger"]`: those
     entries by id. No ledger file (an installed copy): no matches."""
     entries = load_ledger(ledger)
-    used = set()
+    used = {i for c in data.get("clusters") or [] for i in c.get("ledger") or []}  # matched by the runs
     for g in data["groups"]:
         g["ledger"] = group_matches([g.get("example")] + [s.get("finding") for s in g.get("sightings") or []], entries)
         used.update(g["ledger"])
@@ -80,12 +83,18 @@ def _collect_campaign(folder: Path) -> dict:
                 "error": j["error"], "rules": (res.get("rules") or {}), "torch": j["torch_version"],
                 "host": j["host"]})
         groups = store.findings()
+        sightings = store.cluster_sightings()
+        clusters = [{**c.to_dict(), "sightings": sightings.get(c.key) or []} for c in store.clusters()]
+        note_groups = [g.to_dict() for g in store.note_groups()]
     return {"kind": "campaign", "title": f"campaign {meta.get('name') or folder.name}", "folder": folder,
-            "meta": meta, "jobs": jobs, "groups": groups, "plan": plan, "active": active}
+            "meta": meta, "jobs": jobs, "groups": groups, "plan": plan, "active": active,
+            "clusters": clusters, "note_groups": note_groups}
 
 
 def _collect_runs(folder: Path) -> dict:
     from eqsat_test.runners.findings.write import signature
+    per_run: list = []  # (run folder, its clusters), (its note groups)
+    note_groups: list = []
     runs = [r.parent for r in sorted(folder.rglob("report.json")) if (r.parent / "bundle" / "manifest.json").is_file()]
     if not runs:
         raise NoResults(f"{folder}: neither a campaign folder ({STORE_NAME}) nor a run folder "
@@ -108,6 +117,8 @@ def _collect_runs(folder: Path) -> dict:
             "executed": rep.get("executed") or 0, "run_dir": str(rd), "error": None,
             "rules": {k: rules.get(k) for k in ("names", "families", "fired", "numerics")},
             "torch": rep.get("torch_version"), "host": None})
+        per_run += [(rd, c) for c in report_clusters(rep)]
+        note_groups += report_note_groups(rep)
         for f in rep.get("findings") or []:
             sig = f.get("signature") or signature(f)
             g = groups.get(sig)
@@ -127,8 +138,14 @@ def _collect_runs(folder: Path) -> dict:
                                    "repro": f.get("repro"), "count": n, "seen": finished, "finding": f})
     ordered = sorted(groups.values(), key=lambda g: (-g["compiler_bug"], -g["count"], g["signature"]))
     title = f"run {Path(jobs[0]['model'] or runs[0]).name}" if len(runs) == 1 else f"{len(runs)} runs in {folder.name}"
+    sightings: dict[str, list] = {}
+    for rd, c in per_run:
+        sightings.setdefault(c.key, []).append({"key": c.key, "job_key": str(rd), "model": c.models[0] if c.models else None,
+                                                "run_dir": str(rd), "repro": c.repro, "count": c.count})
+    clusters = [{**c.to_dict(), "sightings": sightings.get(c.key) or []} for c in merge_clusters([c for _, c in per_run])]
     return {"kind": "run" if len(runs) == 1 else "runs", "title": title, "folder": folder, "meta": {},
-            "jobs": jobs, "groups": ordered, "plan": [], "active": False}
+            "jobs": jobs, "groups": ordered, "plan": [], "active": False, "clusters": clusters,
+            "note_groups": [g.to_dict() for g in merge_note_groups(note_groups)]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,7 +329,6 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
             fired[n] = fired.get(n, 0) + int(c or 0)
     in_findings: dict[str, int] = {}
     fam_rows: dict[str, list[int]] = {}
-    op_rows: dict[str, list[int]] = {}
     be_rows: dict[str, list[int]] = {}
     dev_rows: dict[str, list[int]] = {}
     kind_rows: dict[str, list[int]] = {}
@@ -323,8 +339,6 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
         fams = sorted({families.get(r, "?") for r in g["rules"]}) or ["(none: seed program)"]
         for f in fams:
             fam_rows.setdefault(f, [0, 0])[idx] += 1
-        for op in g["ops"] or ["(no ops)"]:
-            op_rows.setdefault(op, [0, 0])[idx] += 1
         be_rows.setdefault(g["backend"] or "?", [0, 0])[idx] += 1
         dev_rows.setdefault(g["device"] or "?", [0, 0])[idx] += 1
         kind_rows.setdefault(g["kind"], [0, 0])[idx] += g["count"]
@@ -373,11 +387,15 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
             "code_path": _rel(repro_path, html_dir), "code_is_repro": bool(repro_path and repro_path.endswith("repro.py")),
             "max_abs_err": ex.get("max_abs_err"), "error_type": (ex.get("error") or {}).get("type"),
         })
+    roots, pattern_rows = root_cause_rows(data, html_dir)
+    notes = note_rows(data, html_dir)
     series = [("compiler-bug candidates", BUG_COLOR), ("notes", NOTE_COLOR)]
     charts = [
         hbar_chart("Findings per rule family", list(fam_rows.items()), series,
                    note="distinct findings (signatures); a finding counts once for each family of its rules"),
-        hbar_chart("Findings per op", list(op_rows.items()), series, note="distinct findings whose program uses the op"),
+        hbar_chart("Root causes per op pattern", list(pattern_rows.items()), [("root causes", BUG_COLOR)],
+                   note="distinct root causes (clusters) by the ops of their minimized program (else the ops every "
+                        "failing program's output depends on, marked *)"),
         hbar_chart("Findings per backend", list(be_rows.items()), series),
         hbar_chart("Findings per device", list(dev_rows.items()), series),
         hbar_chart("Sightings per kind", list(kind_rows.items()), series, note="all sightings, duplicates included"),
@@ -401,7 +419,9 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
     ends = [j["finished"] for j in jobs if j.get("finished")]
     n_bugs = sum(1 for g in groups if g["compiler_bug"])
     plan = plan_view(jobs, data.get("plan") or [])
+    clusters = [Cluster.from_dict(c) for c in data.get("clusters") or []]
     summary = [
+        ("distinct root causes", f"{len(clusters)}" + (f" ({yield_line(clusters)})" if clusters else "")),
         ("jobs finished", f"{plan['finished']} / {plan['jobs']} planned, {plan['left']} left"
                           + (f" ({plan['running']} running)" if plan["running"] else "")),
         ("failed jobs", str(len(failed))),
@@ -430,7 +450,39 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
             "left_hidden": max(0, len(plan["left_rows"]) - 200), "never_fired": [{"name": n, "family": loaded[n]} for n in never],
             "rule_rows": rule_rows[:200], "rule_rows_hidden": max(0, len(rule_rows) - 200), "failed": failed,
             "cards_hidden": max(0, len(groups) - MAX_CARDS), "n_groups": len(groups),
+            "root_causes": roots, "note_rows": notes,
             "kind": data["kind"], "bug_color": BUG_COLOR, "note_color": NOTE_COLOR}
+
+
+def root_cause_rows(data: dict, html_dir: Path) -> tuple[list[dict], dict[str, list[int]]]:
+    """The root causes (clusters) as table rows, and how many there are per op pattern (the chart)."""
+    ledger = data.get("ledger") or {}
+    rows, patterns = [], {}
+    for c in data.get("clusters") or []:
+        pattern = " ".join(c.get("pattern") or []) or "(no ops)"
+        label = pattern if c.get("minimized") else pattern + " *"
+        patterns.setdefault(label, [0])[0] += 1
+        known = [{"id": i, "title": ledger[i]["title"] if i in ledger else "",
+                  "md": _rel(ledger[i]["ledger_md"], html_dir) if i in ledger else None} for i in c.get("ledger") or []]
+        sightings = c.get("sightings") or []
+        rows.append({"key": c["key"], "kind": c["kind"], "pattern": pattern, "minimized": c.get("minimized"),
+                     "symptom": c["symptom"], "input_class": c["input_class"], "backend": c["backend"],
+                     "device": c["device"], "count": c["count"], "programs": len(c.get("variants") or []),
+                     "jobs": len({s.get("job_key") for s in sightings}) or 1,
+                     "models": sorted({Path(m).name for m in (c.get("models") or [])}),
+                     "seed_fails": c.get("seed_fails"), "known": known, "detail": c.get("detail") or "",
+                     "repro": _rel(c.get("repro"), html_dir) if c.get("repro") else None})
+    return rows, patterns
+
+
+def note_rows(data: dict, html_dir: Path) -> list[dict]:
+    """The note groups (one per model, kind and cause) as table rows."""
+    return [{"kind": g["kind"], "model": Path(g.get("model") or "?").name, "cause": g["cause"], "count": g["count"],
+             "programs": len(g.get("variants") or []), "devices": "/".join(g.get("devices") or []),
+             "loud": g.get("loud"), "numerics": g.get("numerics"),
+             "example": ((g.get("examples") or [""])[0] or "")[:300],
+             "path": _rel(g.get("path"), html_dir) if g.get("path") else None}
+            for g in data.get("note_groups") or []]
 
 
 _UNSOUND_WORDS = re.compile(r"\b(compiled|eager)\b")

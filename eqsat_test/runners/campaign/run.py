@@ -541,14 +541,21 @@ def summarize(store, out: Path, jobs: list[dict] | None = None) -> dict:
                  "jobs": f["jobs"], "models": sorted({s["model"] for s in f["sightings"]}),
                  "repro": next((s["repro"] for s in f["sightings"] if s.get("repro")), None),
                  "detail": f["detail"]} for f in store.findings()]
+    clusters, sightings = store.clusters(), store.cluster_sightings()
+    roots = [{**c.to_dict(), "jobs": len(sightings.get(c.key) or []),
+              "models": sorted({s["model"] for s in sightings.get(c.key) or []} | set(c.models))} for c in clusters]
     return {"campaign": store.meta().get("name"), "out": str(out), "store": str(store.path),
+            "clusters": roots, "note_groups": [g.to_dict() for g in store.note_groups()],
             "jobs": {"total": len(keys) if keys is not None else len(st), **by},
             "plan": store.plan_status(),
-            "compiler_bugs": counts["compiler_bugs"], "findings": findings}
+            "compiler_bugs": counts["compiler_bugs"], "root_causes": len(clusters),
+            "exposed_only_by_rewrites": sum(1 for c in clusters if not c.seed_fails), "findings": findings}
 
 
 def _text_summary(s: dict) -> str:
-    from eqsat_test.runners.findings.write import notes_line
+    from eqsat_test.runners.findings.clusters import Cluster, yield_line
+    from eqsat_test.runners.findings.notes import NoteGroup
+    from eqsat_test.runners.findings.table import root_cause_table
 
     j = s["jobs"]
     lines = [f"eqsat-test: campaign {s['campaign']}: {j['total']} jobs: " +
@@ -566,20 +573,15 @@ def _text_summary(s: dict) -> str:
         lines.append(f"  this run: {r['ran']} jobs in {r['wall_seconds']:.0f} s{how}, {r['skipped']} skipped (done before)"
                      + (f", {r['left']} not run (budget spent; run again to resume)" if r["budget_spent"] else ""))
     bugs = [f for f in s["findings"] if f["compiler_bug"]]
-    notes = [f for f in s["findings"] if not f["compiler_bug"]]
+    roots = s.get("clusters") or []
     if bugs:
-        lines.append(f"  FOUND {len(bugs)} distinct compiler-bug candidate(s):")
-        for f in bugs[:30]:
-            lines.append(f"    [{f['kind']}] {f['signature']} {f['backend']}/{f['device']} x{f['count']} in "
-                         f"{f['jobs']} job(s), models: {', '.join(Path(m).name for m in f['models'][:4])}"
-                         f"{' ...' if len(f['models']) > 4 else ''}")
-            if f["repro"]:
-                lines.append(f"      repro: {f['repro']}")
+        lines.append(f"  FOUND {len(roots)} distinct root cause(s) ({yield_line([Cluster.from_dict(c) for c in roots])}) "
+                     f"from {len(bugs)} distinct compiler-bug signature(s), {sum(f['count'] for f in bugs)} sightings")
     else:
         lines.append("  no compiler-bug candidates")
-    if notes:
-        lines.append(notes_line(notes))
     lines.append(f"  store: {s['store']}   report: eqsat-test report {s['out']}")
+    lines += root_cause_table([Cluster.from_dict(c) for c in roots],
+                              [NoteGroup.from_dict(g) for g in s.get("note_groups") or []])
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""The campaign store: one SQLite file (WAL) of jobs, findings deduplicated by signature, and sightings.
+"""The campaign store: one SQLite file (WAL) of jobs, root causes (clusters) and note groups merged over jobs, findings deduplicated by signature, and sightings.
 
 Every job's outcome goes in with ONE transaction (the job row, its sightings and the finding
 counts together), and a job already recorded is never recorded again: a campaign killed with
@@ -55,6 +55,27 @@ CREATE TABLE IF NOT EXISTS sightings (
     PRIMARY KEY (signature, job_key)
 );
 CREATE INDEX IF NOT EXISTS sightings_job ON sightings(job_key);
+CREATE TABLE IF NOT EXISTS clusters (     -- runners.findings.clusters: one root cause, merged over jobs
+    key TEXT PRIMARY KEY,
+    kind TEXT, backend TEXT, device TEXT, symptom TEXT, input_class TEXT,
+    pattern TEXT,                   -- JSON list of canonical op names
+    ledger TEXT,                    -- JSON list of the ledger entries it matches
+    seed_fails INTEGER NOT NULL,    -- the unmodified seed fails with it in some job
+    count INTEGER NOT NULL,         -- sightings, summed over jobs
+    jobs INTEGER NOT NULL,
+    first_seen REAL, last_seen REAL,
+    cluster TEXT                    -- JSON of the merged Cluster
+);
+CREATE TABLE IF NOT EXISTS cluster_sightings (
+    key TEXT NOT NULL, job_key TEXT NOT NULL,
+    model TEXT, run_dir TEXT, repro TEXT, count INTEGER NOT NULL, seen REAL, cluster TEXT,
+    PRIMARY KEY (key, job_key)
+);
+CREATE TABLE IF NOT EXISTS note_groups (  -- runners.findings.notes: one per (model, kind, cause), merged over jobs
+    key TEXT PRIMARY KEY, kind TEXT, model TEXT, cause TEXT, loud INTEGER NOT NULL,
+    count INTEGER NOT NULL, jobs INTEGER NOT NULL,
+    grp TEXT                        -- JSON of the merged NoteGroup
+);
 CREATE TABLE IF NOT EXISTS planned (   -- the jobs the latest campaign run set out to do (its spec's jobs)
     key TEXT PRIMARY KEY, model TEXT NOT NULL, rules TEXT, backend TEXT, device TEXT, seed INTEGER
 );
@@ -205,7 +226,35 @@ class Store:
                     (sig, f["kind"], int(is_compiler_bug(f["kind"])), f.get("backend"), f.get("device"),
                      json.dumps(sorted(f.get("rules") or [])), json.dumps(sorted(set(f.get("min_ops") or f.get("ops") or []))),
                      (f.get("detail") or "")[:2000], n, finished, finished, job["key"], json.dumps(f, default=str)))
+            self._record_clusters(job, outcome, report, finished)
         return True
+
+    def _record_clusters(self, job: dict, outcome: dict, report: dict, finished: float) -> None:
+        """The job's root causes and note groups, merged into the campaign's (inside record_job's transaction)."""
+        from eqsat_test.runners.findings.clusters import Cluster, merge_clusters, report_clusters
+        from eqsat_test.runners.findings.notes import NoteGroup, merge_note_groups, report_note_groups
+        for c in report_clusters(report):
+            self.db.execute("INSERT INTO cluster_sightings VALUES (?,?,?,?,?,?,?,?)",
+                            (c.key, job["key"], job["model"], outcome.get("run_dir"), c.repro, c.count, finished,
+                             json.dumps(c.to_dict())))
+            row = self.db.execute("SELECT cluster, first_seen FROM clusters WHERE key=?", (c.key,)).fetchone()
+            merged = merge_clusters([Cluster.from_dict(json.loads(row["cluster"])), c])[0] if row else c
+            self.db.execute(
+                """INSERT INTO clusters VALUES (?,?,?,?,?,?,?,?,?,?,1,?,?,?)
+                   ON CONFLICT(key) DO UPDATE SET ledger=excluded.ledger, seed_fails=excluded.seed_fails,
+                       count=count+excluded.count, jobs=jobs+1, last_seen=excluded.last_seen,
+                       cluster=excluded.cluster""",
+                (c.key, merged.kind, merged.backend, merged.device, merged.symptom, merged.input_class,
+                 json.dumps(list(merged.pattern)), json.dumps(list(merged.ledger)), int(merged.seed_fails), c.count,
+                 row["first_seen"] if row else finished, finished, json.dumps(merged.to_dict())))
+        for g in report_note_groups(report):
+            row = self.db.execute("SELECT grp FROM note_groups WHERE key=?", (g.key,)).fetchone()
+            merged = merge_note_groups([NoteGroup.from_dict(json.loads(row["grp"])), g])[0] if row else g
+            self.db.execute(
+                """INSERT INTO note_groups VALUES (?,?,?,?,?,?,1,?)
+                   ON CONFLICT(key) DO UPDATE SET loud=excluded.loud, count=count+excluded.count, jobs=jobs+1,
+                       grp=excluded.grp""",
+                (g.key, g.kind, g.model, g.cause, int(merged.loud), g.count, json.dumps(merged.to_dict())))
 
     def mark_interrupted(self, keys: list[str] | None = None) -> int:
         """Jobs left running by a campaign that stopped (budget, Ctrl-C, kill -9: then at the next start)
@@ -276,10 +325,33 @@ class Store:
             r["sightings"] = sightings.get(r["signature"], [])
         return rows
 
+    def clusters(self) -> list:
+        """The campaign's root causes (runners.findings.clusters.Cluster), merged over jobs: new ones first,
+        then by sightings; a seed that fails with a cluster in any job marks it (seed_fails)."""
+        from eqsat_test.runners.findings.clusters import Cluster, merge_clusters
+        return merge_clusters([Cluster.from_dict(json.loads(r["cluster"]))
+                               for r in self.db.execute("SELECT cluster FROM clusters ORDER BY key")])
+
+    def cluster_sightings(self) -> dict[str, list[dict]]:
+        """cluster key -> its sightings (job, model, run folder, repro, count), oldest first."""
+        out: dict[str, list[dict]] = {}
+        for r in self.db.execute("SELECT * FROM cluster_sightings ORDER BY seen, job_key"):
+            d = _row(r)
+            d["cluster"] = json.loads(d["cluster"]) if isinstance(d.get("cluster"), str) else d.get("cluster")
+            out.setdefault(r["key"], []).append(d)
+        return out
+
+    def note_groups(self) -> list:
+        """The campaign's note groups (runners.findings.notes.NoteGroup), one per (model, kind, cause)."""
+        from eqsat_test.runners.findings.notes import NoteGroup
+        rows = self.db.execute("SELECT grp FROM note_groups ORDER BY loud DESC, count DESC, key")
+        return [NoteGroup.from_dict(json.loads(r["grp"])) for r in rows]
+
     def counts(self) -> dict:
         c = {r["status"]: r["n"] for r in self.db.execute("SELECT status, COUNT(*) AS n FROM jobs GROUP BY status")}
         f = self.db.execute("SELECT COUNT(*) AS n, COALESCE(SUM(compiler_bug),0) AS bugs FROM findings").fetchone()
-        return {"jobs": c, "findings": f["n"], "compiler_bugs": f["bugs"]}
+        rc = self.db.execute("SELECT COUNT(*) AS n FROM clusters").fetchone()
+        return {"jobs": c, "findings": f["n"], "compiler_bugs": f["bugs"], "root_causes": rc["n"]}
 
     def check(self) -> list[str]:
         """Invariants that must hold after any crash: every count equals its sightings."""
@@ -296,17 +368,28 @@ class Store:
         for r in self.db.execute(
                 "SELECT s.signature FROM sightings s LEFT JOIN findings f ON f.signature=s.signature WHERE f.signature IS NULL"):
             problems.append(f"sighting of unknown finding {r['signature']}")
+        for r in self.db.execute(
+                """SELECT c.key, c.count, c.jobs, COALESCE(SUM(s.count),0) AS sc, COUNT(s.job_key) AS sj
+                   FROM clusters c LEFT JOIN cluster_sightings s ON s.key=c.key GROUP BY c.key"""):
+            if r["count"] != r["sc"] or r["jobs"] != r["sj"]:
+                problems.append(f"cluster {r['key']}: count {r['count']}/{r['sc']}, jobs {r['jobs']}/{r['sj']}")
         return problems
 
     def export_jsonl(self, path: str | Path) -> int:
-        """One JSON object per line: the campaign (meta), then every job, then every finding with its
-        sightings. Returns the number of lines written."""
+        """One JSON object per line: the campaign (meta), then every job, every root cause (cluster),
+        every note group, then every finding with its sightings. Returns the number of lines written."""
         n = 0
         with open(path, "w") as fh:
             fh.write(json.dumps({"type": "campaign", **self.meta(), "store": str(self.path)}) + "\n")
             n += 1
             for j in self.jobs():
                 fh.write(json.dumps({"type": "job", **j}, default=str) + "\n")
+                n += 1
+            for c in self.clusters():
+                fh.write(json.dumps({"type": "cluster", **c.to_dict()}, default=str) + "\n")
+                n += 1
+            for g in self.note_groups():
+                fh.write(json.dumps({"type": "note-group", **g.to_dict()}, default=str) + "\n")
                 n += 1
             for f in self.findings():
                 fh.write(json.dumps({"type": "finding", **f}, default=str) + "\n")

@@ -121,6 +121,8 @@ class _Sweeper:
             self.save_eager.mkdir(parents=True, exist_ok=True)
             for set_name, e in job.eager.items():
                 torch.save(to_cpu(e["ref"]), self.save_eager / f"{job.name(set_name)}.pt")
+                if self.cfg.full and e.get("fp64") is not None:  # a seed's: the unsound check's yardstick
+                    torch.save(to_cpu(e["fp64"]), self.save_eager / f"{job.name(set_name)}.fp64.pt")
         return job
 
     # -- compiled --------------------------------------------------------------------------

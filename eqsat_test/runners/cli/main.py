@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from eqsat_test.runners.records import COMPILER_BUG_KINDS, MINIMIZE_SECONDS, ExitCode, FindingKind
+from eqsat_test.runners.records import COMPILER_BUG_KINDS, MINIMIZE_SECONDS, ExitCode
 
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
 # stay fast and `exec` never imports egglog (the generation side) on a host without it.
@@ -261,20 +261,9 @@ def _log(msg: str) -> None:
     _err(f"eqsat-test: {msg}")
 
 
-
-
-def _err_text(f: dict) -> str:
-    if f.get("max_abs_err") is None:
-        return ""
-    if "differ in kind" in str(f.get("detail", "")) or "NaN/Inf" in str(f.get("detail", "")):
-        return " NaN/inf positions differ"
-    return f" max_abs_err={f['max_abs_err']:.3g}"
-
-
 def _summary(report: dict, manifest: dict, out: Path) -> str:
-    import textwrap
-
-    from eqsat_test.runners.findings.write import notes_line
+    from eqsat_test.runners.findings.clusters import report_clusters
+    from eqsat_test.runners.findings.table import report_table
 
     lines = [f"eqsat-test: {report['model']}  (torch {report['torch_version']})"]
     gs = manifest["graphs"]
@@ -310,30 +299,14 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
     if st.get("folded_into_seed"):
         lines.append(f"  {st['folded_into_seed']} variant candidate(s) fail like their seed: counted as the seed's finding")
     bugs = [f for f in report["findings"] if f.get("repro") and f["kind"] in COMPILER_BUG_KINDS]
-    notes = [f for f in report["findings"] if f not in bugs]
+    clusters = [c.to_dict() for c in report_clusters(report)]
     if bugs:
         conf = st.get("confirm") or {}
         how = " (each confirmed alone from its repro.py)" if conf.get("checked") else ""
-        lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s){how}:")
-        for f in bugs:
-            tri = f" triage={f['triage']}" if f.get("triage") else ""
-            rules = "none (the unmodified model)" if f["kind"] == FindingKind.SEED_MISCOMPILE else (", ".join(f["rules"]) or "-")
-            lines.append(f"    [{f['kind']}]{tri} {f['variant']} {f['backend']}/{f['device']}{_err_text(f)} "
-                         f"(x{f.get('count', 1)}) rules: {rules}")
-            lines.append("      " + textwrap.shorten(str(f.get("detail", "")), 200, placeholder=" ..."))
-            lines.append(f"      repro: python {f['repro']}")
+        lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s){how} in {len(clusters)} distinct root cause(s), "
+                     f"listed below")
     else:
         lines.append("  no compiler-bug candidates")
-    if notes:
-        lines.append(notes_line(notes))
-        for n in notes:
-            if n["kind"] == FindingKind.SLOW_VARIANT:
-                lines.append(f"    [slow-variant] {n['variant']} {n['ratio']:.1f}x slower compiled than {n['baseline']}: "
-                             f"{n['folder']}")
-            elif n["kind"] in (FindingKind.UNSOUND_REWRITE, FindingKind.FLAKY, FindingKind.RESOURCE):
-                rules = f" rules: {', '.join(n.get('rules') or [])}" if n["kind"] == FindingKind.UNSOUND_REWRITE else ""
-                lines.append(f"    [{n['kind']}] {n['variant']}{rules}: "
-                             + textwrap.shorten(str(n.get("detail", "")), 140, placeholder=" ..."))
     perf = st.get("perf")
     if perf and perf.get("spread"):
         for row in perf["spread"]:
@@ -341,8 +314,10 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
                          f"min {row['min_us']:.1f} us, median {row['median_us']:.1f} us, max {row['max_us']:.1f} us "
                          f"(max/min {row['max_over_min']}x; slow-variant at >= {perf['threshold']:g}x, A/B confirmed)")
     lines.append(f"  results: {out / 'results.json'} (verdicts as they came: {out / 'verdicts.jsonl'})")
-    if bugs:
-        lines.append(f"  next: python {bugs[0]['repro']}   (exits 1 while the bug reproduces)")
+    first = next((c["repro"] for c in clusters if c.get("repro")), bugs[0]["repro"] if bugs else None)
+    if first:
+        lines.append(f"  next: python {first}   (exits 1 while the bug reproduces)")
+    lines += report_table(report)  # the root causes and the notes by kind, one line each
     return "\n".join(lines)
 
 

@@ -105,9 +105,10 @@ def run_task(task: dict) -> Result | dict:
             out = Path(task["save_eager"]) / f"{s.name}.pt"
             out.parent.mkdir(parents=True, exist_ok=True)
             torch.save(to_cpu(ref), out)
-            if save_outputs:  # the cross-device judge's fp64 reference and tie-aware indices
-                if fp64 is not None:
-                    torch.save(to_cpu(fp64), out.with_suffix(".fp64.pt"))
+            # the fp64 run: the cross-device judge's reference; a seed's, the unsound check's yardstick
+            if fp64 is not None and (save_outputs or task.get("save_fp64")):
+                torch.save(to_cpu(fp64), out.with_suffix(".fp64.pt"))
+            if save_outputs:  # tie-aware indices
                 if idx:
                     torch.save(to_cpu(idx), out.with_suffix(".idx.pt"))
     if not refs:  # (no given set among the kinds asked for, and the program refuses every other)

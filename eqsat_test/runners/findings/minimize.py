@@ -310,6 +310,28 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
 # the pipeline's entry point
 
 
+def minimize_clusters(findings: list[dict], clusters: list, bundle: Path, manifest: dict, tasks: list[dict], opts,
+                      work: Path, log: Callable[[str], None] = lambda s: None,
+                      deadline: float | None = None) -> tuple[list[dict], dict[str, list[str]]]:
+    """Minimize once per cluster (runners/findings/clusters.py): its smallest member that can be
+    minimized (the seed first; sweep findings keep their full program, as minimize re-runs candidates
+    on the model's own inputs). Returns the findings minimized and {cluster key: minimized ops}."""
+    reps = []
+    for c in clusters:
+        members = [f for f in findings if f.get("cluster") == c.key and f["kind"] in MINIMIZABLE_KINDS
+                   and not f.get("sweep")]
+        if members:
+            reps.append(min(members, key=_smallest))
+    minimize_findings(reps, bundle, manifest, tasks, opts, work, log=log, deadline=deadline)
+    return reps, {f["cluster"]: f["min_ops"] for f in reps if f.get("min_ops") is not None}
+
+
+def _smallest(f: dict) -> tuple:
+    """The seed first, then the fewest ops in the failing output's cone."""
+    return (not (f.get("seed") or f["kind"] == FindingKind.SEED_MISCOMPILE),
+            len(f.get("cone_ops") or f.get("ops") or []), str(f.get("variant")))
+
+
 def minimize_findings(findings: list[dict], bundle: Path, manifest: dict, tasks: list[dict], opts, work: Path,
                       log: Callable[[str], None] = lambda s: None, deadline: float | None = None) -> None:
     """Minimize each finding in place: adds `min_ops`, `min_checks`, `minimized_file` (when a

@@ -125,9 +125,11 @@ def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *,
     return d
 
 
-def notes_line(notes: list[dict]) -> str:
-    """One summary line counting informational notes by kind (terminal summaries)."""
-    kinds: dict[str, int] = {}
-    for n in notes:
-        kinds[n["kind"]] = kinds.get(n["kind"], 0) + 1
-    return "  notes (not compiler bugs): " + ", ".join(f"{v} {k}" for k, v in kinds.items())
+def update_meta(folder: Path, fields: dict) -> None:
+    """Set `fields` in folder/meta.json (a finding folder written by write_finding); nothing if it is not there."""
+    meta = Path(folder) / "meta.json"
+    if not fields or not meta.is_file():
+        return
+    m = json.loads(meta.read_text())
+    m.update(fields)
+    meta.write_text(json.dumps(m, indent=1, default=str))

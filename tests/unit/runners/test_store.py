@@ -101,9 +101,11 @@ def test_export_jsonl(tmp_path):
         for i in range(6):
             st.record_job(_job(i), _outcome(i))
         n = st.export_jsonl(tmp_path / "out.jsonl")
-        nf = len(st.findings())
+        nf, nc, ng = len(st.findings()), len(st.clusters()), len(st.note_groups())
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
-    assert n == len(lines) == 1 + 6 + nf
+    assert nc and ng
+    assert n == len(lines) == 1 + 6 + nc + ng + nf
+    assert [x["type"] for x in lines[7:7 + nc + ng]] == ["cluster"] * nc + ["note-group"] * ng
     assert lines[0]["type"] == "campaign" and lines[0]["name"] == "t"
     assert [x["type"] for x in lines[1:7]] == ["job"] * 6
     f = [x for x in lines if x["type"] == "finding"]

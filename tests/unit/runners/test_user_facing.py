@@ -59,11 +59,16 @@ def test_summary_says_what_happened_and_what_to_do_next(tmp_path):
     text = _summary(report, manifest, tmp_path)
     assert "(stopped: iteration budget)" in text
     assert "WARNING: g0 got 0 distinct variants" in text
-    assert "NaN/inf positions differ" in text and "max_abs_err=0" not in text
-    assert "rules: relu_is_where" in text and "[unsound-rewrite] g0_v002 rules: bad_rule" in text
+    assert "FOUND 1 compiler-bug candidate(s) (each confirmed alone from its repro.py) in 1 distinct root cause(s)" in text
     assert "next: python /o/findings/001/repro.py" in text
-    detail_line = next(line for line in text.splitlines() if "NaN/Inf positions differ at 2" in line)
-    assert detail_line.rstrip().endswith("...") and "wor ..." not in detail_line  # cut at a word
+    # the summary ends with the table: one line per root cause with its repro, one per note group
+    table = text.splitlines()[text.splitlines().index("  root causes (compiler bugs): 1 distinct; "
+                                                       "exposed only by rewrites: 1 of 1"):]
+    assert len(table) == 4, table
+    assert table[1].startswith("     1. [miscompile]") and "NaN/inf" in table[1]
+    assert "exposed only by rewrites (relu_is_where)" in table[1] and table[1].endswith("repro: /o/findings/001/repro.py")
+    assert table[2] == "  notes (not compiler bugs), by kind: unsound-rewrite 1 in 1 cause(s)"
+    assert table[3].startswith("    - [unsound-rewrite] rule bad_rule: 1 note(s) in 1 program(s)")
 
 
 def test_repro_prints_the_positions_that_differ_with_fp64():

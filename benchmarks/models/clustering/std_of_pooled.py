@@ -1,0 +1,12 @@
+"""The spread of pooled features, `std(x, dim=(0, 2), correction=0)`: the size sweep's one-element inputs with NaN/inf reach ledger #20 (Welford's M2 of one element is 0, CPU)."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.std(x, dim=(0, 2), correction=0) + 1.0
+
+
+def get_inputs():
+    return [torch.randn(4, 6, 8)]

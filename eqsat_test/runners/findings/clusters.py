@@ -1,0 +1,418 @@
+"""Root-cause clusters: compiler-bug findings grouped by what makes them one bug (op pattern, symptom, input class, backend, device), not by how they were reached.
+
+A finding's signature (write.signature) tells findings apart by their rule lists until they are
+minimized, so one seed whose 27 variants fail alike gives 27 signatures. A cluster is keyed by:
+
+- the op pattern: the minimized program's ops where the cluster's representative was minimized
+  (canonical op names: `operator.floordiv`, `torch.floor_divide` and `Tensor.__floordiv__` are one
+  `floor_divide`); before minimization, the ops that every member's failing output depends on
+  (the intersection of their cones) within one scope: the model, its graph and the failing output;
+- the symptom class: NaN where finite, finite where NaN/inf, a NaN/inf of another kind, a wrong
+  index, exceeds the bound, wrong integers, dtype/shape/structure, or a crash's type and message
+  with numbers, names and paths taken out;
+- the input class: special values or ordinary ones, the swept dtype, dynamic shapes;
+- the backend and the device (seed-miscompile and miscompile are one kind here).
+
+Minimization runs once per cluster, on its smallest member (the seed where it is one); the
+pattern it leaves re-keys the whole cluster, and clusters whose minimized keys agree merge (in a
+run and across a campaign). A cluster names the ledger entry it matches (`known: ledger #N`) and
+whether the unmodified seed also fails with it anywhere (`seed_fails`; a cluster without is
+"exposed only by rewrites"). Compiler-bug kinds are those of records.is_compiler_bug: kinds added
+later cluster like the others. Stdlib only (the campaign store and report read clusters without
+torch), except `failing_cone`, which reads a stored program.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from eqsat_test.runners.findings.ledger import LedgerEntry, ledger_matches
+from eqsat_test.runners.records import FindingKind, is_compiler_bug
+
+# ---------------------------------------------------------------------------------------------
+# the parts of a cluster's key
+# ---------------------------------------------------------------------------------------------
+
+# Spellings of one operation (after the module prefix, dunders and the in-place `_` are gone).
+_ALIASES = {
+    "truediv": "div", "rtruediv": "div", "divide": "div", "true_divide": "div", "itruediv": "div",
+    "floordiv": "floor_divide", "rfloordiv": "floor_divide", "ifloordiv": "floor_divide",
+    "mod": "remainder", "rmod": "remainder", "imod": "remainder",
+    "radd": "add", "iadd": "add", "rsub": "sub", "subtract": "sub", "isub": "sub",
+    "multiply": "mul", "rmul": "mul", "imul": "mul", "rpow": "pow", "ipow": "pow", "float_power": "pow",
+    "negative": "neg", "absolute": "abs", "clip": "clamp", "arccosh": "acosh", "arctanh": "atanh",
+    "arcsinh": "asinh", "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
+    "greater": "gt", "less": "lt", "greater_equal": "ge", "less_equal": "le", "not_equal": "ne",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "invert": "bitwise_not",
+    "rand": "bitwise_and", "ror": "bitwise_or", "rxor": "bitwise_xor",
+    "linalg_vector_norm": "vector_norm", "concat": "cat", "concatenate": "cat",
+    "rmatmul": "matmul", "imatmul": "matmul",
+}
+
+
+def canonical_op(name: str) -> str:
+    """One name per operation: the base name (after the last "."), without dunders or the in-place
+    suffix, spelled as torch spells the function (`operator.truediv` -> div, `Tensor.__rfloordiv__`
+    -> floor_divide, `Tensor.add_` -> add)."""
+    base = str(name).rsplit(".", 1)[-1]
+    if base.startswith("__") and base.endswith("__") and len(base) > 4:
+        base = base[2:-2]
+    if base.endswith("_") and not base.startswith("_") and len(base) > 1:
+        base = base[:-1]
+    return _ALIASES.get(base, base)
+
+
+def base_op(name: str) -> str:
+    """The part after the last "." (the ledger's and the signature's op names)."""
+    return str(name).rsplit(".", 1)[-1]
+
+
+_NUMBERS = re.compile(r"(?<![A-Za-z_])[-+]?(0x[0-9a-fA-F]+|\d+(\.\d*)?([eE][-+]?\d+)?)")
+_PATHS = re.compile(r"(/[^\s:'\"()]+)+")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def normalize_message(msg: str, limit: int = 120) -> str:
+    """A crash message with what varies between sightings of one crash taken out: paths, quoted
+    names, numbers (shapes, sizes, addresses), whitespace; its first line only."""
+    first = next((ln for ln in str(msg or "").splitlines() if ln.strip()), "")
+    s = _PATHS.sub("<path>", first)
+    s = _QUOTED.sub("<name>", s)
+    s = _NUMBERS.sub("N", s)
+    s = re.sub(r"\s+", " ", s).strip()
+    return s[:limit]
+
+
+def symptom_class(f: dict) -> str:
+    """What went wrong, in a word that one bug keeps across the programs that reach it."""
+    kind = str(f.get("kind"))
+    if kind == FindingKind.TIMEOUT:
+        return "timeout"
+    err = f.get("error") or {}
+    if err or kind in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH):
+        typ = err.get("type") or "?"
+        return f"crash: {typ}: {normalize_message(err.get('message') or f.get('detail') or '')}".rstrip(": ")
+    d = str(f.get("detail") or "")
+    if "structure differs" in d or re.search(r"\b(type|keys differ|length) ", d) and "structure" in d:
+        return "wrong structure"
+    m = re.search(r"\b(shape|dtype) \S.* vs ", d)
+    if m:
+        return f"wrong {m.group(1)}"
+    if "selected values differ" in d or "out of range" in d or "indices repeat" in d:
+        return "wrong index"
+    if "(exact)" in d:
+        return "wrong integer/bool values"
+    if "NaN/Inf positions differ" in d or "non-finite" in d or "disagrees in kind" in d:
+        m = re.search(r"eager (\S+), compiled (\S+)", d)
+        e, c = (m.group(1).rstrip(","), m.group(2).rstrip(",")) if m else ("", "")
+        nonfin = ("nan", "inf", "-inf", "+inf")
+        if c == "nan" and e not in nonfin:
+            return "NaN where finite"
+        if c in nonfin and e not in nonfin:
+            return "inf where finite"
+        if e in nonfin and c not in nonfin:
+            return "finite where NaN/inf"
+        if e in nonfin and c in nonfin:
+            return "wrong sign of infinity" if {e.lstrip("+"), c.lstrip("+")} == {"inf", "-inf"} else "wrong NaN/inf kind"
+        return "NaN/inf where not expected"
+    if "signed zero" in d or "sign of zero" in d:
+        return "wrong sign of zero"
+    if "exceed" in d:
+        return "exceeds bound"
+    return "wrong values"
+
+
+def input_class(f: dict) -> str:
+    """The inputs that show it: special values or ordinary ones; the swept dtype; dynamic shapes."""
+    name = str(f.get("input_set") or "")
+    sweep = str(f.get("sweep_key") or f.get("sweep") or "")
+    special = name.startswith("special") or name.endswith("special") or "-special" in name
+    parts = ["special values" if special else "ordinary values"]
+    dtype = f.get("sweep_dtype") or next((p.split("=", 1)[1] for p in sweep.split(",") if p.startswith("dtype=")), None)
+    if dtype:
+        parts.append(f"dtype={dtype}")
+    if "dynamic" in sweep:
+        parts.append("dynamic")
+    return ", ".join(parts)
+
+
+def leaf_index(f: dict) -> int | None:
+    """The program output a finding's failing leaf belongs to ("[2]['logits']" -> 2), or None."""
+    m = re.match(r"\s*\[(\d+)\]", str(f.get("leaf") or ""))
+    return int(m.group(1)) if m else None
+
+
+def _kind(f: dict) -> str:
+    return FindingKind.MISCOMPILE.value if f.get("kind") == FindingKind.SEED_MISCOMPILE else str(f.get("kind"))
+
+
+def _scope(f: dict, model: str) -> str:
+    """Where an unminimized pattern holds: the model, its graph and the failing output."""
+    leaf = leaf_index(f)
+    return f"{model}:{f.get('graph') or '?'}" + (f":[{leaf}]" if leaf is not None else "")
+
+
+def _digest(*parts) -> str:
+    return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()[:12]
+
+
+def is_seed_finding(f: dict) -> bool:
+    return bool(f.get("seed")) or f.get("kind") == FindingKind.SEED_MISCOMPILE
+
+
+def member_ops(f: dict) -> list[str]:
+    """The ops a member's failure depends on, as recorded: the minimized program's, else the failing
+    output's cone (`cone_ops`, set by the pipeline), else the whole graph's."""
+    for k in ("min_ops", "cone_ops", "ops"):
+        if f.get(k) is not None:
+            return list(f[k])
+    return []
+
+
+# ---------------------------------------------------------------------------------------------
+# the record
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One root cause: its key's parts, its members and what a person needs to act on it."""
+
+    key: str  # digest of the key's parts (kind, backend, device, symptom, input class, pattern or scope)
+    kind: str  # compiler-bug kind (seed-miscompile counts as miscompile)
+    backend: str
+    device: str
+    symptom: str
+    input_class: str
+    pattern: tuple[str, ...]  # canonical op names, sorted: minimized, or the members' shared cone
+    minimized: bool  # the pattern is a minimized program's
+    scope: str  # "" once minimized; else model:graph[:output], where the pattern holds
+    variants: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()  # rules that built the members (none for the seed)
+    models: tuple[str, ...] = ()
+    input_sets: tuple[str, ...] = ()
+    findings: int = 0  # member findings
+    count: int = 0  # sightings (a finding's variants that failed alike included)
+    seed_members: int = 0  # members that are the unmodified seed
+    seed_fails: bool = False  # the unmodified seed fails with this root cause somewhere
+    representative: str = ""  # the finding id whose repro stands for the cluster
+    repro: str | None = None
+    detail: str = ""  # the representative's verdict
+    ledger: tuple[int, ...] = ()  # ledger entries it matches (docs/bugs/ledger.toml)
+    raw_ops: tuple[str, ...] = ()  # the pattern's ops as spelled in the programs (ledger matching)
+
+    @property
+    def known(self) -> str:
+        """"known: ledger #N" (or "#N or #M"), or "new"."""
+        if not self.ledger:
+            return "new"
+        return "known: ledger " + " or ".join(f"#{i}" for i in self.ledger)
+
+    @property
+    def exposed_only_by_rewrites(self) -> bool:
+        return not self.seed_fails
+
+    def line(self) -> str:
+        """One line for a summary."""
+        pat = " ".join(self.pattern) if self.pattern else "(no ops)"
+        where = "" if self.minimized else " (not minimized)"
+        rules = ", ".join(self.rules[:2]) + (f", +{len(self.rules) - 2}" if len(self.rules) > 2 else "")
+        seed = "" if self.seed_fails else f", exposed only by rewrites ({rules or 'no rule recorded'})"
+        return (f"[{self.kind}] {pat}{where}: {self.symptom}; {self.input_class}; {self.backend}/{self.device}; "
+                f"{self.count} sighting(s) in {len(self.variants)} program(s)"
+                f"{f' of {len(self.models)} models' if len(self.models) > 1 else ''}{seed}; {self.known}")
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        for k, v in d.items():
+            if isinstance(v, tuple):
+                d[k] = list(v)
+        d["known"] = self.known
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Cluster":
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items() if k in names}
+        return cls(**kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# clustering
+# ---------------------------------------------------------------------------------------------
+
+
+def member_key(f: dict, model: str) -> tuple:
+    """The key parts of one finding: the minimized pattern where it has one, else its scope."""
+    head = (_kind(f), f.get("backend") or "", f.get("device") or "", symptom_class(f), input_class(f))
+    if f.get("min_ops") is not None:
+        return head + ("pattern", tuple(sorted({canonical_op(o) for o in f["min_ops"]})))
+    return head + ("scope", _scope(f, model))
+
+
+def _rank(f: dict) -> tuple:
+    """The smallest member first: minimized, the seed, a non-sweep finding, fewest ops."""
+    return (f.get("min_ops") is None, not is_seed_finding(f), bool(f.get("sweep")), len(member_ops(f)),
+            str(f.get("variant")))
+
+
+def cluster_findings(findings: list[dict], model: str, ledger: list[LedgerEntry] | None = None,
+                     pattern_of: dict[str, tuple[str, ...]] | None = None) -> list[Cluster]:
+    """The clusters of a run's compiler-bug findings (notes and unconfirmed candidates are left out).
+
+    Each member finding gets `cluster` (the key) and, where known, `known` ("ledger #N").
+    pattern_of: cluster key (a member's `cluster` from an earlier call) -> the minimized ops of that
+    cluster's representative: the members take its pattern. Clusters come new first, then by sightings."""
+    bugs = [f for f in findings if is_compiler_bug(f.get("kind", "")) and f.get("confirmed") is not False]
+    groups: dict[tuple, list[dict]] = {}
+    for f in bugs:
+        k = member_key(f, model)
+        if k[-2] == "scope" and pattern_of and f.get("cluster") in pattern_of:
+            k = k[:-2] + ("pattern", tuple(sorted({canonical_op(o) for o in pattern_of[f["cluster"]]})))
+        groups.setdefault(k, []).append(f)
+    out = [_make(k, members, model, ledger or []) for k, members in groups.items()]
+    out = mark_seed_fails(out)
+    by_key = {c.key: c for c in out}
+    for k, members in groups.items():
+        c = by_key[_digest(*k)]
+        for f in members:
+            f["cluster"] = c.key
+            if c.ledger:
+                f["known"] = c.known
+    return sort_clusters(out)
+
+
+def _make(k: tuple, members: list[dict], model: str, ledger: list[LedgerEntry]) -> Cluster:
+    kind, backend, device, symptom, inputs, how, what = k
+    rep = min(members, key=_rank)
+    minimized = how == "pattern"
+    if minimized:
+        pattern = tuple(what)
+        raw = sorted({base_op(o) for f in members if f.get("min_ops") is not None for o in f["min_ops"]}
+                     | {base_op(o) for f in members for o in member_ops(f) if canonical_op(o) in pattern})
+    else:
+        shared = None
+        for f in members:
+            ops = {canonical_op(o) for o in member_ops(f)}
+            shared = ops if shared is None else shared & ops
+        pattern = tuple(sorted(shared or ()))
+        raw = sorted({base_op(o) for f in members for o in member_ops(f) if canonical_op(o) in pattern})
+    variants = sorted({f["variant"] for f in members if f.get("variant")}
+                      | {v for f in members for v in (f.get("variants_failing_alike") or [])}
+                      | {v for f in members for v in (f.get("also_seen_in") or [])})
+    probe = {**rep, "min_ops": raw, "ops": raw}
+    ids = tuple(sorted({e.id for e in ledger_matches(probe, ledger)})) if raw else ()
+    return Cluster(
+        key=_digest(*k), kind=kind, backend=backend, device=device, symptom=symptom, input_class=inputs,
+        pattern=pattern, minimized=minimized, scope="" if minimized else str(what),
+        variants=tuple(variants), rules=tuple(sorted({r for f in members for r in (f.get("rules") or [])})),
+        models=(model,) if model else (), input_sets=tuple(sorted({str(f.get("min_input_set") or f.get("input_set"))
+                                                                    for f in members if f.get("input_set")})),
+        findings=len(members), count=sum(int(f.get("count", 1) or 1) for f in members),
+        seed_members=sum(1 for f in members if is_seed_finding(f)), seed_fails=False,
+        representative=str(rep.get("id") or rep.get("variant") or ""), repro=rep.get("repro"),
+        detail=str(rep.get("min_detail") or rep.get("detail") or "")[:400], ledger=ids, raw_ops=tuple(raw))
+
+
+def mark_seed_fails(clusters: list[Cluster]) -> list[Cluster]:
+    """seed_fails: the cluster holds the unmodified seed, or, on its backend and device, a cluster that
+    holds it fails the same way (the same scope and symptom) or shrinks to the same pattern."""
+    seeded = [c for c in clusters if c.seed_members or c.seed_fails]
+    out = []
+    for c in clusters:
+        fails = c.seed_fails or bool(c.seed_members) or any(
+            s.backend == c.backend and s.device == c.device and
+            ((s.scope and s.scope == c.scope and s.symptom == c.symptom) or
+             (s.minimized and c.minimized and s.pattern == c.pattern))
+            for s in seeded)
+        out.append(dataclasses.replace(c, seed_fails=fails))
+    return out
+
+
+def sort_clusters(clusters: list[Cluster]) -> list[Cluster]:
+    """New root causes first, then known ones; more sightings first."""
+    return sorted(clusters, key=lambda c: (bool(c.ledger), -c.count, c.key))
+
+
+def merge_clusters(clusters: list[Cluster]) -> list[Cluster]:
+    """One cluster per key (clusters of several runs or jobs): members united, counts summed, the
+    first minimized representative kept, seed_fails if any run's seed failed."""
+    by: dict[str, Cluster] = {}
+    for c in clusters:
+        o = by.get(c.key)
+        if o is None:
+            by[c.key] = c
+            continue
+        rep = o if (o.repro or not c.repro) else c
+
+        def union(a, b):
+            return tuple(sorted(set(a) | set(b)))
+
+        by[c.key] = dataclasses.replace(
+            rep, variants=union(o.variants, c.variants), rules=union(o.rules, c.rules), models=union(o.models, c.models),
+            input_sets=union(o.input_sets, c.input_sets), findings=o.findings + c.findings, count=o.count + c.count,
+            seed_members=o.seed_members + c.seed_members, seed_fails=o.seed_fails or c.seed_fails,
+            ledger=union(o.ledger, c.ledger), raw_ops=union(o.raw_ops, c.raw_ops))
+    return sort_clusters(mark_seed_fails(list(by.values())))
+
+
+def report_clusters(report: dict, ledger: list[LedgerEntry] | None = None) -> list[Cluster]:
+    """A run report's clusters: its own "clusters", or, for a report written before there were any,
+    clusters of its findings (no cones: their graphs' ops stand for the pattern)."""
+    if "clusters" in report:
+        return [Cluster.from_dict(c) for c in report.get("clusters") or []]
+    findings = [dict(f) for f in report.get("findings") or []]
+    return cluster_findings(findings, str(report.get("model") or ""), ledger)
+
+
+def rewrite_yield(clusters: list[Cluster]) -> tuple[int, int]:
+    """(clusters exposed only by rewrites, all clusters)."""
+    return sum(1 for c in clusters if not c.seed_fails), len(clusters)
+
+
+def yield_line(clusters: list[Cluster]) -> str:
+    n, m = rewrite_yield(clusters)
+    return f"exposed only by rewrites: {n} of {m}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the failing output's cone, from the variant's stored program
+# ---------------------------------------------------------------------------------------------
+
+
+def failing_cone(f: dict, bundle: Path, manifest: dict) -> list[str] | None:
+    """The ops the finding's failing output depends on (the whole program's for a crash), in program
+    order, from the variant's stored program; None where there is none."""
+    # lowering imports torch; this module is also read by the campaign store and report without it
+    from eqsat_test.lowering.bundle import program_file_name, read_program
+    v = next((v for v in manifest.get("variants") or [] if v["id"] == f.get("variant")), None)
+    if v is None:
+        return None
+    pf = bundle / v["program"] if v.get("program") else bundle / program_file_name(v["file"])
+    if not pf.is_file():
+        return None
+    try:
+        prog = read_program(pf).program
+    except (ValueError, OSError, KeyError):
+        return None
+    return cone_ops(prog, leaf_index(f))
+
+
+def cone_ops(prog, leaf: int | None) -> list[str]:
+    """The call targets reachable from output `leaf` of a lowering.program.Program (all outputs: None)."""
+    out = prog.nodes[prog.output]
+    roots = [out.args[leaf]] if leaf is not None and 0 <= leaf < len(out.args) else [prog.output]
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        n = prog.nodes[i]
+        stack.extend(n.args)
+        stack.extend(v for _, v in n.kwargs)
+    return [prog.nodes[i].name for i in sorted(seen) if prog.nodes[i].kind == "call"]

@@ -1,0 +1,192 @@
+"""Notes aggregated: one note group per (model, kind, cause) with counts and examples, instead of one note per variant.
+
+The cause of a note, by kind:
+- `unsound-rewrite`: the rule to blame. A variant is built by several rules; the one blamed is the
+  rule whose variants most often differ from the seed (unsound variants using it / variants using
+  it, over the run's variants), the variants' other rules are listed. A rule declared `exact` that
+  shows a difference is a loud group (a rule bug); `approximate`/`ieee-edge` ones say so.
+- `nondeterministic`: the op that makes the program so (a random op, or one whose CUDA kernel
+  accumulates with atomics: conv-transpose, index_add, scatter_add ...), the first such op of the
+  graph; "an op of graph G" where none is known.
+- every other kind: its detail's first line with numbers, names and paths taken out (a `flaky`
+  note: the kind it claimed and its symptom).
+Stdlib only (the campaign store reads note groups without torch).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass
+
+from eqsat_test.runners.findings.clusters import canonical_op, normalize_message, symptom_class
+from eqsat_test.runners.records import FindingKind, is_compiler_bug
+
+EXAMPLES = 3  # details kept per group
+
+# Ops whose eager result differs between two runs: random ops (any device), and ops whose CUDA
+# kernels accumulate with atomics in an order that varies (forward pass). Compared without "_"
+# and case, so that module names (ConvTranspose2d) and functions (conv_transpose2d) both match.
+RANDOM_OPS = ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+              "native_dropout", "rand", "randn", "rand_like", "randn_like", "randint", "randint_like", "randperm",
+              "bernoulli", "multinomial", "normal", "uniform", "rrelu", "poisson", "exponential", "geometric",
+              "cauchy", "log_normal", "gumbel_softmax")
+ATOMIC_OPS = ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "index_add", "index_put", "unsafe_index_put", "scatter_add", "scatter_reduce",
+              "index_reduce", "put", "index_copy", "embedding_bag", "bincount", "histc", "kthvalue", "median",
+              "nanmedian", "ctc_loss", "grid_sampler", "grid_sample")
+_SQUASH = {op.replace("_", "").lower(): op for op in RANDOM_OPS + ATOMIC_OPS}
+
+
+def nondeterministic_op(ops: list[str]) -> str | None:
+    """The first op of `ops` known to make a program nondeterministic (random ops before atomic ones)."""
+    names = [canonical_op(o) for o in ops]
+    for table in (RANDOM_OPS, ATOMIC_OPS):
+        for n in names:
+            hit = _SQUASH.get(n.replace("_", "").lower())
+            if hit in table:
+                return hit
+    return None
+
+
+@dataclass(frozen=True)
+class NoteGroup:
+    """Notes of one kind with one cause on one model: how many, where, and a few examples."""
+
+    key: str  # digest of (model, kind, cause)
+    kind: str
+    model: str
+    cause: str
+    count: int = 0  # notes
+    variants: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()  # unsound-rewrite: the member variants' rules (the blamed one first)
+    input_sets: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ()
+    backends: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()  # the first few notes' details
+    numerics: str | None = None  # unsound-rewrite: the blamed rule's declared class
+    loud: bool = False  # an exact rule shows a difference: a rule bug, not declared behaviour
+    path: str | None = None  # where to look: a repro, a variant module or a note's folder
+
+    def line(self) -> str:
+        """One line for a summary."""
+        what = self.cause
+        if self.kind == FindingKind.UNSOUND_REWRITE:
+            what = f"rule {self.cause}" + (f" ({self.numerics})" if self.numerics else "")
+            if self.loud:
+                what += ", declared exact: a rule bug"
+        sets = f", inputs {', '.join(self.input_sets[:3])}{' ...' if len(self.input_sets) > 3 else ''}" \
+            if self.input_sets else ""
+        return (f"[{self.kind}] {what}: {self.count} note(s) in {len(self.variants)} program(s) on "
+                f"{'/'.join(self.devices) or '?'}{sets}")
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NoteGroup":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items() if k in names})
+
+
+def _digest(*parts) -> str:
+    return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()[:12]
+
+
+def blame(notes: list[dict], variant_rules: dict[str, list[str]]) -> dict[str, str]:
+    """variant -> the rule blamed for its unsound-rewrite notes: among its rules, the one whose
+    variants most often differ from their seed (ties: more unsound variants, then the name)."""
+    unsound = {n["variant"] for n in notes if n.get("kind") == FindingKind.UNSOUND_REWRITE}
+    used: dict[str, int] = {}
+    bad: dict[str, int] = {}
+    rules_of = dict(variant_rules)
+    for n in notes:  # a note's own rules where the manifest is not at hand
+        rules_of.setdefault(n["variant"], list(n.get("rules") or []))
+    for v, rules in rules_of.items():
+        for r in set(rules):
+            used[r] = used.get(r, 0) + 1
+            bad[r] = bad.get(r, 0) + (v in unsound)
+    out = {}
+    for v in unsound:
+        rules = sorted(set(rules_of.get(v) or []))
+        if rules:
+            out[v] = min(rules, key=lambda r: (-bad[r] / max(1, used[r]), -bad[r], r))
+    return out
+
+
+def cause_of(n: dict, culprit: dict[str, str] | None = None) -> str:
+    kind = n.get("kind")
+    if kind == FindingKind.UNSOUND_REWRITE:
+        return (culprit or {}).get(n.get("variant"), "") or ",".join(sorted(n.get("rules") or [])) or "(no rule)"
+    if kind == FindingKind.NONDETERMINISTIC:
+        op = nondeterministic_op(list(n.get("ops") or []))
+        return op or f"an op of graph {n.get('graph') or '?'}"
+    if kind == FindingKind.FLAKY and n.get("claimed_kind"):
+        return f"claimed {n['claimed_kind']}: {symptom_class({**n, 'kind': n['claimed_kind']})}"
+    err = n.get("error") or {}
+    if err.get("type"):
+        return f"{err['type']}: {normalize_message(err.get('message') or '')}".rstrip(": ")
+    detail = str(n.get("detail") or "")
+    if n.get("sweep") and detail.startswith("["):  # "[dtype=int8] ...": the sweep point is no cause
+        detail = detail.split("] ", 1)[-1]
+    return normalize_message(detail, 100) or kind
+
+
+def aggregate_notes(notes: list[dict], model: str, *, variant_rules: dict[str, list[str]] | None = None,
+                    numerics: dict[str, str] | None = None, paths: dict[str, str] | None = None) -> list[NoteGroup]:
+    """One group per (model, kind, cause), in order of first appearance; loud ones first.
+
+    variant_rules: every variant's rules (the manifest's), for the blame; numerics: rule -> its
+    declared class; paths: variant -> the module to look at. Compiler-bug kinds are left out."""
+    culprit = blame(notes, variant_rules or {})
+    groups: dict[tuple, list[dict]] = {}
+    for n in notes:
+        if is_compiler_bug(n.get("kind", "")):
+            continue
+        groups.setdefault((n["kind"], cause_of(n, culprit)), []).append(n)
+    out = []
+    for (kind, cause), members in groups.items():
+        num = (numerics or {}).get(cause) if kind == FindingKind.UNSOUND_REWRITE else None
+        rules = [] if kind != FindingKind.UNSOUND_REWRITE else \
+            [cause] + sorted({r for n in members for r in (n.get("rules") or []) if r != cause})
+        first = members[0]
+        path = first.get("repro") or first.get("folder") or (paths or {}).get(first.get("variant"))
+        out.append(NoteGroup(
+            key=_digest(model, kind, cause), kind=kind, model=model, cause=cause, count=len(members),
+            variants=tuple(dict.fromkeys(n["variant"] for n in members if n.get("variant"))),
+            rules=tuple(rules),
+            input_sets=tuple(dict.fromkeys(str(n.get("sweep") or n.get("input_set")) for n in members
+                                           if n.get("sweep") or n.get("input_set"))),
+            devices=tuple(sorted({str(n.get("device")) for n in members if n.get("device")})),
+            backends=tuple(sorted({str(n.get("backend")) for n in members if n.get("backend")})),
+            examples=tuple(dict.fromkeys(str(n.get("detail") or "")[:300] for n in members))[:EXAMPLES],
+            numerics=num, loud=num == "exact", path=str(path) if path else None))
+    return sorted(out, key=lambda g: not g.loud)
+
+
+def merge_note_groups(groups: list[NoteGroup]) -> list[NoteGroup]:
+    """One group per key over several runs: counts summed, members united, examples kept."""
+    by: dict[str, NoteGroup] = {}
+    for g in groups:
+        o = by.get(g.key)
+        if o is None:
+            by[g.key] = g
+            continue
+
+        def union(a, b):
+            return tuple(dict.fromkeys(a + b))
+
+        by[g.key] = dataclasses.replace(
+            o, count=o.count + g.count, variants=union(o.variants, g.variants), rules=union(o.rules, g.rules),
+            input_sets=union(o.input_sets, g.input_sets), devices=tuple(sorted(set(o.devices) | set(g.devices))),
+            backends=tuple(sorted(set(o.backends) | set(g.backends))),
+            examples=union(o.examples, g.examples)[:EXAMPLES], loud=o.loud or g.loud, path=o.path or g.path)
+    return sorted(by.values(), key=lambda g: not g.loud)
+
+
+def report_note_groups(report: dict) -> list[NoteGroup]:
+    """A run report's note groups: its own "note_groups", or those of its notes (a report written before
+    there were any; without the manifest, each note's own rules are what the blame weighs)."""
+    if "note_groups" in report:
+        return [NoteGroup.from_dict(g) for g in report.get("note_groups") or []]
+    notes = [f for f in report.get("findings") or [] if not is_compiler_bug(f.get("kind", ""))]
+    return aggregate_notes(notes, str(report.get("model") or ""))
