@@ -44,10 +44,10 @@ class ExecOptions:
     env: dict = field(default_factory=dict)
     collect_env: bool = True
     progress: bool = True
-    minimize: bool = True  # shrink each compiler-bug finding while it still fails (runners/findings/minimize.py)
-    minimize_checks: int = 12  # subprocess checks per finding
-    minimize_seconds: float = MINIMIZE_SECONDS  # wall budget of all findings' minimization in a run
-    minimize_max_findings: int = 16  # findings beyond this many keep their full program only
+    minimize: bool = True  # shrink each root cause's smallest finding while it still fails (runners/findings/minimize.py)
+    minimize_checks: int = 12  # subprocess checks per root cause
+    minimize_seconds: float = MINIMIZE_SECONDS  # wall budget of all minimization in a run
+    minimize_max_findings: int = 16  # root causes beyond this many keep their full programs only
     configs: dict = field(default_factory=dict)  # runners/checks/configs.py: {backend spec: config name}, siblings of backends[0]
     config_overrides: dict = field(default_factory=dict)  # {config name: Inductor overrides}
     perf: bool = False  # runners/checks/perf.py: time compiled variants; slow-variant notes
@@ -258,8 +258,9 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
 
     Stages: run the tasks (verdicts streamed to OUT/verdicts.jsonl) -> judge -> fold variant
     candidates into their seed's -> deduplicate -> write finding folders and results.json (the
-    verdicts, first) -> confirm each candidate alone from its repro.py -> minimize and collect
-    artifacts for the confirmed ones -> results.json again, final."""
+    verdicts, first) -> confirm each candidate alone from its repro.py -> cluster the confirmed ones
+    into root causes (runners/findings/clusters.py) and minimize once per cluster -> collect
+    artifacts -> results.json again, final: the root causes and the notes' groups first."""
     bundle, out = Path(bundle), Path(out)
     manifest = read_manifest(bundle)
     scratch = out / "scratch"

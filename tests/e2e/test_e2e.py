@@ -62,6 +62,9 @@ def test_hard_cases_raise_no_false_alarm(eqsat, tmp_path, name):
     if name == "dropout_train":  # random by design: set aside as nondeterministic, never judged
         nd = [f for f in report["findings"] if f["kind"] == "nondeterministic"]
         assert {f["backend"] for f in nd} == {"eager", "aot_eager", "inductor"}
+        # one note line for them all: the model's random op
+        groups = [g for g in report["note_groups"] if g["kind"] == "nondeterministic"]
+        assert [(g["cause"], g["count"]) for g in groups] == [("dropout", len(nd))], groups
 
 
 def test_injected_miscompile_is_found_minimized_deduplicated_and_reproduced(eqsat, tmp_path):
@@ -82,6 +85,12 @@ def test_injected_miscompile_is_found_minimized_deduplicated_and_reproduced(eqsa
         assert (folder / name).is_file(), name
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["min_ops"] == f["min_ops"] and meta["count"] == f["count"]
+    # one root cause, first in the report; the seed fails with it, so it is not a rewrite's
+    assert list(report)[0] == "clusters" and len(report["clusters"]) == 1, report["clusters"]
+    c = report["clusters"][0]
+    assert c["minimized"] and "relu" in c["pattern"] and c["seed_fails"] and c["count"] == f["count"]
+    assert meta["cluster"] == c["key"] == f["cluster"] and c["repro"] == f["repro"]
+    assert report["stats"]["root_causes"] == 1 and report["stats"]["exposed_only_by_rewrites"] == 0
     # The minimized program is small, and the repro (built from it) still shows the bug.
     minimized = (folder / "minimized.py").read_text()
     body = minimized.split("def forward", 1)[1].split("\ndef ", 1)[0]
@@ -124,6 +133,12 @@ def test_live_bug_rewrite_exposes_pow_neg_half(eqsat, tmp_path):
     assert [f["kind"] for f in bugs] == ["miscompile"], bugs  # not the seed
     assert bugs[0]["min_ops"] == ["operator.pow"] and bugs[0]["input_set"].startswith("special")
     assert bugs[0]["rules"] == ["live_rsqrt_is_pow_neg_half"]
+    # the root cause is ledger #1, found by the rewrite alone, and says so in the report and meta.json
+    [c] = res.json["clusters"]
+    assert c["pattern"] == ["pow"] and c["ledger"] == [1] and c["known"] == "known: ledger #1"
+    assert not c["seed_fails"] and res.json["stats"]["exposed_only_by_rewrites"] == 1
+    meta = json.loads((Path(bugs[0]["repro"]).parent / "meta.json").read_text())
+    assert meta["known"] == "known: ledger #1" and meta["cluster"] == c["key"]
 
 
 BAD_MODELS = {

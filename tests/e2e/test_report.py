@@ -31,10 +31,10 @@ def make_campaign(out: Path) -> dict:
     """A campaign folder with a store holding a compiler bug (with repro), notes and a timed-out job."""
     runs = out / "runs"
     bug = {"kind": "miscompile", "backend": "inductor", "device": "cpu", "ops": ["torch.relu", "operator.mul"],
-           "rules": ["mul_spelling", "relu_twice"], "variant": "g0_v001", "max_abs_err": 0.25,
+           "min_ops": ["torch.relu"], "rules": ["mul_spelling", "relu_twice"], "variant": "g0_v001", "max_abs_err": 0.25,
            "detail": "[0] float32[4]: 1 of 4 elements differ", "input_set": "special-0"}
     crash = {"kind": "compile-crash", "backend": "inductor", "device": "cpu", "ops": ["torch.cumsum"],
-             "rules": [], "variant": "g0_seed", "error": {"type": "LoweringException"},
+             "rules": [], "variant": "g0_seed", "seed": True, "error": {"type": "LoweringException"},
              "detail": "LoweringException: cumsum of bool"}
     note = {"kind": "unsound-rewrite", "backend": "inductor", "device": "cpu",
             "ops": ["torch.exp", "torch.nn.functional.scaled_dot_product_attention"],
@@ -101,11 +101,17 @@ def test_campaign_report_content(tmp_path):
     tiles = dict(view["summary"])
     assert tiles["jobs finished"] == "4 / 6 planned, 2 left" and tiles["models"].startswith("4 / 6 planned done")
     assert sorted(j["model"] for j in view["left_jobs"]) == ["later1.py", "later2.py"]
-    # op names: shortened to fit, whole in the tooltip
-    ops = next(c for c in view["charts"] if c["title"] == "Findings per op")
-    sdpa = next(b for b in ops["bars"] if "scaled_dot" in b["full"])
-    assert sdpa["label"] == "F.scaled_dot_product_attention"
-    assert sdpa["full"] == "torch.nn.functional.scaled_dot_product_attention"
+    # root causes first: the minimized relu of a.py and b.py is one, the seed's cumsum crash another
+    assert tiles["distinct root causes"] == "2 (exposed only by rewrites: 1 of 2)"
+    roots = {r["pattern"]: r for r in view["root_causes"]}
+    assert set(roots) == {"relu", "cumsum"} and roots["relu"]["count"] == 2 and roots["relu"]["jobs"] == 2
+    assert roots["relu"]["models"] == ["a.py", "b.py"] and not roots["relu"]["seed_fails"]
+    assert roots["cumsum"]["seed_fails"] and not roots["cumsum"]["minimized"]
+    pat = next(c for c in view["charts"] if c["title"] == "Root causes per op pattern")
+    assert {b["full"]: b["total"] for b in pat["bars"]} == {"relu": 1, "cumsum *": 1}
+    # notes: one line per model and cause
+    assert [(n["model"], n["cause"], n["count"]) for n in view["note_rows"]] == [("a.py", "exp_wrong", 1),
+                                                                               ("c.py", "exp_wrong", 1)]
     # unsound-rewrite notes compare two eager runs, and say so
     assert cards["unsound-rewrite"]["detail"] == ("[0] float32[4]: first at [2]: seed eager -inf, variant eager nan "
                                                  "(variant eager is non-finite where seed eager is finite)")
@@ -119,7 +125,8 @@ def test_campaign_report_content(tmp_path):
     assert 'href="runs/a-000000000000/findings/001-miscompile-g0_v001/repro.py"' in html  # relative links
     assert not re.search(r'(src|href)="(https?:)?//', html)  # self-contained: nothing from a network
     assert "never_used" in html and "no result within the job timeout" in html
-    assert "<title>torch.nn.functional.scaled_dot_product_attention</title>" in html
+    assert "Root causes (2)" in html and "Notes by cause (2)" in html and "exposed only by rewrites" in html
+    assert html.index("Root causes (2)") < html.index("Findings by signature")
     assert "seed eager vs variant eager" in html and "eager -inf, compiled nan" not in html
     assert "Jobs not finished yet (2)" in html and "later1.py" in html
 

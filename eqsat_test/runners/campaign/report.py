@@ -117,8 +117,8 @@ def _collect_runs(folder: Path) -> dict:
             "executed": rep.get("executed") or 0, "run_dir": str(rd), "error": None,
             "rules": {k: rules.get(k) for k in ("names", "families", "fired", "numerics")},
             "torch": rep.get("torch_version"), "host": None})
-        per_run += [(rd, c) for c in report_clusters(rep)]
-        note_groups += report_note_groups(rep)
+        per_run += [(rd, c) for c in report_clusters(rep, model=str(rd))]
+        note_groups += report_note_groups(rep, model=str(rd))
         for f in rep.get("findings") or []:
             sig = f.get("signature") or signature(f)
             g = groups.get(sig)
@@ -477,12 +477,16 @@ def root_cause_rows(data: dict, html_dir: Path) -> tuple[list[dict], dict[str, l
 
 def note_rows(data: dict, html_dir: Path) -> list[dict]:
     """The note groups (one per model, kind and cause) as table rows."""
-    return [{"kind": g["kind"], "model": Path(g.get("model") or "?").name, "cause": g["cause"], "count": g["count"],
-             "programs": len(g.get("variants") or []), "devices": "/".join(g.get("devices") or []),
-             "loud": g.get("loud"), "numerics": g.get("numerics"),
-             "example": ((g.get("examples") or [""])[0] or "")[:300],
-             "path": _rel(g.get("path"), html_dir) if g.get("path") else None}
-            for g in data.get("note_groups") or []]
+    rows = []
+    for g in data.get("note_groups") or []:
+        example = ((g.get("examples") or [""])[0] or "")[:300]
+        if g["kind"] == FindingKind.UNSOUND_REWRITE:  # both sides are eager runs: the seed's and the variant's
+            example = unsound_wording(example)
+        rows.append({"kind": g["kind"], "model": Path(g.get("model") or "?").name, "cause": g["cause"],
+                     "count": g["count"], "programs": len(g.get("variants") or []),
+                     "devices": "/".join(g.get("devices") or []), "loud": g.get("loud"), "numerics": g.get("numerics"),
+                     "example": example, "path": _rel(g.get("path"), html_dir) if g.get("path") else None})
+    return rows
 
 
 _UNSOUND_WORDS = re.compile(r"\b(compiled|eager)\b")

@@ -233,7 +233,7 @@ class Store:
         """The job's root causes and note groups, merged into the campaign's (inside record_job's transaction)."""
         from eqsat_test.runners.findings.clusters import Cluster, merge_clusters, report_clusters
         from eqsat_test.runners.findings.notes import NoteGroup, merge_note_groups, report_note_groups
-        for c in report_clusters(report):
+        for c in report_clusters(report, model=job["model"]):
             self.db.execute("INSERT INTO cluster_sightings VALUES (?,?,?,?,?,?,?,?)",
                             (c.key, job["key"], job["model"], outcome.get("run_dir"), c.repro, c.count, finished,
                              json.dumps(c.to_dict())))
@@ -247,7 +247,7 @@ class Store:
                 (c.key, merged.kind, merged.backend, merged.device, merged.symptom, merged.input_class,
                  json.dumps(list(merged.pattern)), json.dumps(list(merged.ledger)), int(merged.seed_fails), c.count,
                  row["first_seen"] if row else finished, finished, json.dumps(merged.to_dict())))
-        for g in report_note_groups(report):
+        for g in report_note_groups(report, model=job["model"]):
             row = self.db.execute("SELECT grp FROM note_groups WHERE key=?", (g.key,)).fetchone()
             merged = merge_note_groups([NoteGroup.from_dict(json.loads(row["grp"])), g])[0] if row else g
             self.db.execute(
@@ -344,7 +344,7 @@ class Store:
     def note_groups(self) -> list:
         """The campaign's note groups (runners.findings.notes.NoteGroup), one per (model, kind, cause)."""
         from eqsat_test.runners.findings.notes import NoteGroup
-        rows = self.db.execute("SELECT grp FROM note_groups ORDER BY loud DESC, count DESC, key")
+        rows = self.db.execute("SELECT grp FROM note_groups ORDER BY loud DESC, count DESC, model, kind, cause")
         return [NoteGroup.from_dict(json.loads(r["grp"])) for r in rows]
 
     def counts(self) -> dict:

@@ -96,11 +96,11 @@ def symptom_class(f: dict) -> str:
         typ = err.get("type") or "?"
         return f"crash: {typ}: {normalize_message(err.get('message') or f.get('detail') or '')}".rstrip(": ")
     d = str(f.get("detail") or "")
-    if "structure differs" in d or re.search(r"\b(type|keys differ|length) ", d) and "structure" in d:
-        return "wrong structure"
     m = re.search(r"\b(shape|dtype) \S.* vs ", d)
     if m:
         return f"wrong {m.group(1)}"
+    if "structure differs" in d:
+        return "wrong structure"
     if "selected values differ" in d or "out of range" in d or "indices repeat" in d:
         return "wrong index"
     if "(exact)" in d:
@@ -359,13 +359,14 @@ def merge_clusters(clusters: list[Cluster]) -> list[Cluster]:
     return sort_clusters(mark_seed_fails(list(by.values())))
 
 
-def report_clusters(report: dict, ledger: list[LedgerEntry] | None = None) -> list[Cluster]:
+def report_clusters(report: dict, ledger: list[LedgerEntry] | None = None, model: str | None = None) -> list[Cluster]:
     """A run report's clusters: its own "clusters", or, for a report written before there were any,
-    clusters of its findings (no cones: their graphs' ops stand for the pattern)."""
+    clusters of its findings (no cones: their graphs' ops stand for the pattern; `model` where the
+    report does not name its own)."""
     if "clusters" in report:
         return [Cluster.from_dict(c) for c in report.get("clusters") or []]
     findings = [dict(f) for f in report.get("findings") or []]
-    return cluster_findings(findings, str(report.get("model") or ""), ledger)
+    return cluster_findings(findings, str(report.get("model") or model or ""), ledger)
 
 
 def rewrite_yield(clusters: list[Cluster]) -> tuple[int, int]:

@@ -183,10 +183,11 @@ def merge_note_groups(groups: list[NoteGroup]) -> list[NoteGroup]:
     return sorted(by.values(), key=lambda g: not g.loud)
 
 
-def report_note_groups(report: dict) -> list[NoteGroup]:
+def report_note_groups(report: dict, model: str | None = None) -> list[NoteGroup]:
     """A run report's note groups: its own "note_groups", or those of its notes (a report written before
-    there were any; without the manifest, each note's own rules are what the blame weighs)."""
+    there were any; without the manifest, each note's own rules are what the blame weighs; `model`
+    where the report does not name its own)."""
     if "note_groups" in report:
         return [NoteGroup.from_dict(g) for g in report.get("note_groups") or []]
     notes = [f for f in report.get("findings") or [] if not is_compiler_bug(f.get("kind", ""))]
-    return aggregate_notes(notes, str(report.get("model") or ""))
+    return aggregate_notes(notes, str(report.get("model") or model or ""))

@@ -151,8 +151,9 @@ def test_crashes_cluster_by_type_and_normalized_message():
     ("[0] i: selected values differ along dim 1 at 3 of 8 indices", "wrong index"),
     ("[0] i: compiled index 300 out of range [0, 256) at (1,)", "wrong index"),
     ("[0] i: 2 of 8 elements differ (exact), first at (0,): eager -128, compiled 128", "wrong integer/bool values"),
-    ("[0] shape (2, 1) vs (2, 1, 1)", "wrong shape"),
-    ("[0] dtype torch.float16 vs torch.float32", "wrong dtype"),
+    ("[0]: structure differs: shape (2, 1) vs (2, 1, 1)", "wrong shape"),
+    ("[0]: structure differs: dtype torch.float16 vs torch.float32", "wrong dtype"),
+    ("output: structure differs: length 2 vs 3", "wrong structure"),
     (BOUND, "exceeds bound"),
 ])
 def test_symptom_classes(detail, want):

@@ -186,3 +186,45 @@ def test_plan_interrupted_jobs_and_runs(tmp_path):
         st.add_run({"jobs_at_once": 2})
         st.add_run({"jobs_at_once": 3})
         assert [r["jobs_at_once"] for r in st.meta()["runs"]] == [2, 3]
+
+
+def test_root_causes_merge_over_jobs_and_notes_stay_one_line_per_cause(tmp_path):
+    """Jobs' clusters (results.json's "clusters") merge by key in the store: sightings summed, the seed of
+    any job marks the cause as one the unmodified model shows; note groups merge per (model, kind, cause)."""
+    from eqsat_test.runners.findings.clusters import cluster_findings
+    from eqsat_test.runners.findings.notes import aggregate_notes
+
+    def report(i: int, seed: bool) -> dict:
+        f = {"kind": "seed-miscompile" if seed else "miscompile", "variant": "g0_seed" if seed else f"g0_v{i:03d}",
+             "graph": "g0", "backend": "inductor", "device": "cpu", "rules": [] if seed else [f"r{i}"], "seed": seed,
+             "ops": ["torch.expm1"], "min_ops": ["torch.expm1"], "input_set": "given", "leaf": "[0]",
+             "detail": "[0] x: 3 exceed the fp64 bound", "id": f"00{i}", "repro": f"/runs/job{i}/f/repro.py"}
+        notes = [{"kind": "nondeterministic", "variant": f"g0_v{k:03d}", "graph": "g0", "backend": "inductor",
+                  "device": "cuda", "ops": ["torch.conv_transpose2d"], "detail": "nondeterministic"} for k in range(5)]
+        model = f"/models/m{i % 2}.py"
+        return {"model": model, "findings": [f] + notes, "stats": {},
+                "clusters": [c.to_dict() for c in cluster_findings([f], model)],
+                "note_groups": [g.to_dict() for g in aggregate_notes(notes, model)]}
+
+    with Store(tmp_path / "c.sqlite") as st:
+        for i, seed in enumerate([False, False, True, False]):
+            out = {"status": "done", "exit_code": 1, "started": 10.0 + i, "finished": 11.0 + i,
+                   "run_dir": f"/runs/job{i}", "report": report(i, seed)}
+            assert st.record_job(_job(i), out)
+        assert not st.record_job(_job(0), out)  # never twice
+        assert st.check() == []
+        [c] = st.clusters()
+        assert c.count == 4 and c.pattern == ("expm1",) and c.seed_fails and c.models == ("/models/m0.py", "/models/m1.py")
+        assert len(st.cluster_sightings()[c.key]) == 4
+        groups = st.note_groups()
+        assert [(g.model, g.cause, g.count) for g in groups] == [("/models/m0.py", "conv_transpose2d", 10),
+                                                                ("/models/m1.py", "conv_transpose2d", 10)]
+        assert st.counts()["root_causes"] == 1
+        # the campaign summary counts distinct root causes and ends with their table
+        from eqsat_test.runners.campaign.run import _text_summary, summarize
+        s = summarize(st, tmp_path)
+        assert s["root_causes"] == 1 and s["exposed_only_by_rewrites"] == 0 and s["clusters"][0]["jobs"] == 4
+        text = _text_summary(s)
+        assert "FOUND 1 distinct root cause(s) (exposed only by rewrites: 0 of 1)" in text
+        assert text.splitlines()[-4].strip().startswith("1. [miscompile] expm1: exceeds bound")
+        assert text.splitlines()[-3].startswith("  notes (not compiler bugs), by kind: nondeterministic 20")
