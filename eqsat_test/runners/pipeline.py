@@ -292,8 +292,10 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     findings = fold_into_seeds(findings)
     folded -= len(findings)
     findings = dedupe(findings)
-    for f in findings:  # the ops the failing output depends on: the clusters' pattern before minimization
-        f["cone_ops"] = failing_cone(f, bundle, manifest)
+    for f in findings:  # the ops the failing output depends on (the clusters' pattern before minimization),
+        cone = failing_cone(f, bundle, manifest)  # and the dtypes of the inputs it reads (ledger matching)
+        if cone is not None:
+            f["cone_ops"], f["input_dtypes"] = cone
     dyn = {(r["variant"], r["backend"], r["device"]): r.get("dynamo") for r in results}
     for f in findings + notes:  # graph breaks / recompiles of the task, for triage
         d = dyn.get((f.get("variant"), f.get("backend"), f.get("device")))

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from eqsat_test.runners.findings.ledger import LedgerEntry, ledger_matches
+from eqsat_test.runners.findings.ledger import LedgerEntry, ledger_matches, load_ledger
 from eqsat_test.runners.records import FindingKind, is_compiler_bug
 
 # ---------------------------------------------------------------------------------------------
@@ -70,8 +70,8 @@ def base_op(name: str) -> str:
     return str(name).rsplit(".", 1)[-1]
 
 
-_NUMBERS = re.compile(r"(?<![A-Za-z_])[-+]?(0x[0-9a-fA-F]+|\d+(\.\d*)?([eE][-+]?\d+)?)")
-_PATHS = re.compile(r"(/[^\s:'\"()]+)+")
+_NUMBERS = re.compile(r"(?<![\w.])[-+]?(0x[0-9a-fA-F]+|\d+(\.\d*)?([eE][-+]?\d+)?)")
+_PATHS = re.compile(r"(?<![\w.])(/[\w.+\-]+){2,}")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
@@ -126,12 +126,16 @@ def symptom_class(f: dict) -> str:
 
 
 def input_class(f: dict) -> str:
-    """The inputs that show it: special values or ordinary ones; the swept dtype; dynamic shapes."""
+    """The inputs that show it: special values or ordinary ones; the swept dtype (else the inputs' own,
+    where not float32); dynamic shapes."""
     name = str(f.get("input_set") or "")
     sweep = str(f.get("sweep_key") or f.get("sweep") or "")
     special = name.startswith("special") or name.endswith("special") or "-special" in name
     parts = ["special values" if special else "ordinary values"]
     dtype = f.get("sweep_dtype") or next((p.split("=", 1)[1] for p in sweep.split(",") if p.startswith("dtype=")), None)
+    own = sorted(set(f.get("input_dtypes") or ()) - {"float32"})
+    if dtype is None and own:  # the model's own inputs, where they are not float32
+        dtype = "/".join(own)
     if dtype:
         parts.append(f"dtype={dtype}")
     if "dynamic" in sweep:
@@ -362,11 +366,12 @@ def merge_clusters(clusters: list[Cluster]) -> list[Cluster]:
 def report_clusters(report: dict, ledger: list[LedgerEntry] | None = None, model: str | None = None) -> list[Cluster]:
     """A run report's clusters: its own "clusters", or, for a report written before there were any,
     clusters of its findings (no cones: their graphs' ops stand for the pattern; `model` where the
-    report does not name its own)."""
+    report does not name its own; `ledger` by default the checkout's)."""
     if "clusters" in report:
         return [Cluster.from_dict(c) for c in report.get("clusters") or []]
     findings = [dict(f) for f in report.get("findings") or []]
-    return cluster_findings(findings, str(report.get("model") or model or ""), ledger)
+    return cluster_findings(findings, str(report.get("model") or model or ""),
+                            load_ledger() if ledger is None else ledger)
 
 
 def rewrite_yield(clusters: list[Cluster]) -> tuple[int, int]:
@@ -384,9 +389,10 @@ def yield_line(clusters: list[Cluster]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def failing_cone(f: dict, bundle: Path, manifest: dict) -> list[str] | None:
+def failing_cone(f: dict, bundle: Path, manifest: dict) -> tuple[list[str], list[str]] | None:
     """The ops the finding's failing output depends on (the whole program's for a crash), in program
-    order, from the variant's stored program; None where there is none."""
+    order, and the dtypes of the inputs it reads, from the variant's stored program; None where there
+    is none."""
     # lowering imports torch; this module is also read by the campaign store and report without it
     from eqsat_test.lowering.bundle import program_file_name, read_program
     v = next((v for v in manifest.get("variants") or [] if v["id"] == f.get("variant")), None)
@@ -399,11 +405,14 @@ def failing_cone(f: dict, bundle: Path, manifest: dict) -> list[str] | None:
         prog = read_program(pf).program
     except (ValueError, OSError, KeyError):
         return None
-    return cone_ops(prog, leaf_index(f))
+    seen = _cone(prog, leaf_index(f))
+    ops = [prog.nodes[i].name for i in seen if prog.nodes[i].kind == "call"]
+    meta = list(prog.meta or ())
+    dtypes = sorted({meta[i].dtype for i in seen if prog.nodes[i].kind == "input" and i < len(meta) and meta[i]})
+    return ops, dtypes
 
 
-def cone_ops(prog, leaf: int | None) -> list[str]:
-    """The call targets reachable from output `leaf` of a lowering.program.Program (all outputs: None)."""
+def _cone(prog, leaf: int | None) -> list[int]:
     out = prog.nodes[prog.output]
     roots = [out.args[leaf]] if leaf is not None and 0 <= leaf < len(out.args) else [prog.output]
     seen: set[int] = set()
@@ -416,4 +425,9 @@ def cone_ops(prog, leaf: int | None) -> list[str]:
         n = prog.nodes[i]
         stack.extend(n.args)
         stack.extend(v for _, v in n.kwargs)
-    return [prog.nodes[i].name for i in sorted(seen) if prog.nodes[i].kind == "call"]
+    return sorted(seen)
+
+
+def cone_ops(prog, leaf: int | None) -> list[str]:
+    """The call targets reachable from output `leaf` of a lowering.program.Program (all outputs: None)."""
+    return [prog.nodes[i].name for i in _cone(prog, leaf) if prog.nodes[i].kind == "call"]

@@ -1,8 +1,8 @@
 """The bug ledger as data (docs/bugs/ledger.toml, one entry per row of docs/bugs.md): load it, and tell which known root causes a finding may be, by op and device, so a report can point at the entry.
 
 A match is a hint, not a proof: the entry's ops are in the finding's program (the minimized one
-where known), its device is the entry's, and its sweep dtype and input set agree where the entry
-names them. Stdlib only; where the ledger file is missing (an installed copy without docs/)
+where known), its device is the entry's, and its dtype (the sweep's, else its inputs') and input set agree where
+the entry names them. Stdlib only; where the ledger file is missing (an installed copy without docs/)
 nothing matches.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ class LedgerEntry:
     repro: str  # file name under docs/bugs/
     devices: tuple[str, ...]
     ops: tuple[tuple[str, ...], ...]  # every item must be in the program; an item's alternatives: any one
-    dtypes: tuple[str, ...] = ()  # empty: any; else the finding's sweep must name one ("dtype=int8")
+    dtypes: tuple[str, ...] = ()  # empty: any; else the finding's sweep ("dtype=int8") or its inputs must have one
     input_sets: tuple[str, ...] = ()  # empty: any; else a prefix of the finding's input set
     path: Path | None = None  # the ledger file it came from
 
@@ -83,9 +83,12 @@ def _base(op: str) -> str:
     return op.rsplit(".", 1)[-1]  # torch.expm1, Tensor.expm1, torch.special.expm1 -> expm1 (as signature())
 
 
-def _sweep_dtypes(f: dict) -> set[str]:
+def _dtypes(f: dict) -> set[str]:
+    """The dtypes a finding ran at: its sweep's ("dtype=int8"), else those of the inputs its failing
+    output reads (`input_dtypes`, recorded by the pipeline)."""
     key = f.get("sweep_key") or f.get("sweep") or ""  # "dtype=int8", "dynamic,dtype=int16", "dtype=uint8,sizes"
-    return {part.split("=", 1)[1] for part in str(key).split(",") if part.startswith("dtype=")}
+    swept = {part.split("=", 1)[1] for part in str(key).split(",") if part.startswith("dtype=")}
+    return swept or {str(d) for d in f.get("input_dtypes") or ()}
 
 
 def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntry]:
@@ -98,7 +101,7 @@ def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntr
     ops_src = finding.get("min_ops")
     ops = {_base(o) for o in (ops_src if ops_src is not None else finding.get("ops") or [])}
     devices = {d.lower() for d in str(finding.get("device") or "").split("/") if d}
-    dtypes = _sweep_dtypes(finding)
+    dtypes = _dtypes(finding)
     sets = [str(s) for s in (finding.get("min_input_set"), finding.get("input_set")) if s]
     out = []
     for e in entries:

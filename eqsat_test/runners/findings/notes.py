@@ -122,6 +122,10 @@ def cause_of(n: dict, culprit: dict[str, str] | None = None) -> str:
         return op or f"an op of graph {n.get('graph') or '?'}"
     if kind == FindingKind.FLAKY and n.get("claimed_kind"):
         return f"claimed {n['claimed_kind']}: {symptom_class({**n, 'kind': n['claimed_kind']})}"
+    if kind in (FindingKind.SWEEP_ALSO_BASE, FindingKind.SWEEP_UNCONFIRMED):  # a verdict at some sweep point
+        what = "fails on special values as at the model's own dtype" if kind == FindingKind.SWEEP_ALSO_BASE \
+            else "failed in a batch, not alone"
+        return f"{what}: {symptom_class({'kind': FindingKind.MISCOMPILE.value, 'detail': n.get('detail')})}"
     err = n.get("error") or {}
     if err.get("type"):
         return f"{err['type']}: {normalize_message(err.get('message') or '')}".rstrip(": ")

@@ -179,3 +179,22 @@ def test_cone_of_one_output():
     assert cone_ops(prog, 0) == ["torch.sin", "torch.expm1"]
     assert cone_ops(prog, 1) == ["torch.floor_divide"]
     assert cone_ops(prog, None) == ["torch.sin", "torch.expm1", "torch.floor_divide"]
+
+
+def test_the_failing_cone_and_its_input_dtypes_from_a_stored_program(tmp_path):
+    from eqsat_test.lowering.bundle import StoredProgram, write_program
+    from eqsat_test.lowering.program import TensorMeta
+    from eqsat_test.runners.findings.clusters import failing_cone
+    b = ProgramBuilder()
+    x = b.input("x", TensorMeta((12, 40), "uint8"))
+    y = b.input("y", TensorMeta((12,), "float32"))
+    s = b.call("torch.amin", [x])
+    t = b.call("torch.sin", [y])
+    prog = b.build(b.seq("tuple", [s, t]))
+    write_program(tmp_path / "g0_seed.program.json",
+                  StoredProgram(prog, ("x", "y"), "g0.inputs.pt", "seed program"))
+    manifest = {"variants": [{"id": "g0_seed", "file": "g0_seed.py", "program": "g0_seed.program.json"}]}
+    assert failing_cone({"variant": "g0_seed", "leaf": "[0]"}, tmp_path, manifest) == (["torch.amin"], ["uint8"])
+    assert failing_cone({"variant": "g0_seed", "leaf": "[1]"}, tmp_path, manifest) == (["torch.sin"], ["float32"])
+    assert failing_cone({"variant": "g0_v009"}, tmp_path, manifest) is None
+    assert input_class({"input_set": "given", "input_dtypes": ["uint8"]}) == "ordinary values, dtype=uint8"

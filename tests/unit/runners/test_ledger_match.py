@@ -86,3 +86,13 @@ def test_report_links_a_matching_finding_to_its_ledger_entry(tmp_path):
     assert f'<a href="{md}">ledger #6: vectorized expm1' in html
     assert "expm1_vectorized_exp_minus_one.py" in html and "known root cause?" in html
     assert html.count("known root cause?") == 1  # the relu finding has none
+
+
+def test_a_models_own_input_dtypes_stand_for_a_sweeps():
+    """A uint8 model's own reduction (no sweep) is ledger #5; a float32 model's is not; a sweep's dtype wins."""
+    entries = load_ledger()
+    f = {"kind": "seed-miscompile", "backend": "inductor", "device": "cpu", "min_ops": ["torch.amin"],
+         "input_set": "given", "input_dtypes": ["uint8"]}
+    assert _ids(f, entries) == [5]
+    assert _ids({**f, "input_dtypes": ["float32"]}, entries) == []
+    assert _ids({**f, "sweep_key": "dtype=float16", "sweep": "dtype=float16"}, entries) == []

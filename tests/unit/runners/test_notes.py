@@ -84,3 +84,17 @@ def test_the_table_has_one_line_per_root_cause_and_per_note_group():
     assert lines[1].strip().startswith("notes (not compiler bugs), by kind: nondeterministic 5 in 1 cause(s), "
                                        "unsound-rewrite 4 in 1 cause(s)")
     assert len(lines) == 4
+
+
+def test_sweep_notes_group_by_symptom_not_by_sweep_point():
+    notes = [_n("sweep-also-base", "g0_v001", sweep="dtype=bfloat16,sizes=[31]", detail=(
+                "[dtype=bfloat16,sizes=[31]] fails on special values, as the model's own dtype and sizes already do: "
+                "[0] bfloat16[31, 16]: NaN/Inf positions differ at 8 of 496 elements, first at (9, 7): eager inf, "
+                "compiled -inf, fp64 inf")),
+             _n("sweep-also-base", "g0_v002", sweep="dtype=float16", detail=(
+                "[dtype=float16] fails on special values, as the model's own dtype and sizes already do: "
+                "[0] float16[8, 16]: NaN/Inf positions differ at 2 of 128 elements, first at (1, 1): eager -inf, "
+                "compiled inf, fp64 -inf"))]
+    [g] = aggregate_notes(notes, MODEL)
+    assert g.count == 2 and g.cause == "fails on special values as at the model's own dtype: wrong sign of infinity"
+    assert g.input_sets == ("dtype=bfloat16,sizes=[31]", "dtype=float16")
