@@ -361,9 +361,11 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
 
 def _note_groups(notes: list[dict], manifest: dict, bundle: Path) -> list:
     """The run's notes, one group per (model, kind, cause) (runners/findings/notes.py)."""
+    numerics = dict(manifest["rules"].get("numerics") or {})
+    for v in manifest["variants"]:  # a user rule's declared class is on the variants it built
+        numerics.update(v.get("rule_numerics") or {})
     return aggregate_notes(notes, manifest["model"], variant_rules={v["id"]: v["rules"] for v in manifest["variants"]},
-                           numerics=manifest["rules"].get("numerics") or {},
-                           paths={v["id"]: str(bundle / v["file"]) for v in manifest["variants"]})
+                           numerics=numerics, paths={v["id"]: str(bundle / v["file"]) for v in manifest["variants"]})
 
 
 def _run_tasks(tasks, manifest, opts, deadline, stream, log) -> tuple[list[dict], dict | None, float]:

@@ -125,19 +125,22 @@ def symptom_class(f: dict) -> str:
     return "wrong values"
 
 
+_FLOATING = {"float16", "bfloat16", "float32", "float64", "complex64", "complex128"}
+
+
 def input_class(f: dict) -> str:
-    """The inputs that show it: special values or ordinary ones; the swept dtype (else the inputs' own,
-    where not float32); dynamic shapes."""
+    """The inputs that show it: special values or ordinary ones; the dtype, where it is not floating
+    (the swept one, else the inputs' own: each integer dtype and bool is a class of its own, integer
+    bugs being width-specific, while a float bug shows at every float dtype); dynamic shapes."""
     name = str(f.get("input_set") or "")
     sweep = str(f.get("sweep_key") or f.get("sweep") or "")
     special = name.startswith("special") or name.endswith("special") or "-special" in name
     parts = ["special values" if special else "ordinary values"]
-    dtype = f.get("sweep_dtype") or next((p.split("=", 1)[1] for p in sweep.split(",") if p.startswith("dtype=")), None)
-    own = sorted(set(f.get("input_dtypes") or ()) - {"float32"})
-    if dtype is None and own:  # the model's own inputs, where they are not float32
-        dtype = "/".join(own)
-    if dtype:
-        parts.append(f"dtype={dtype}")
+    swept = f.get("sweep_dtype") or next((p.split("=", 1)[1] for p in sweep.split(",") if p.startswith("dtype=")), None)
+    dtypes = {str(swept)} if swept else set(f.get("input_dtypes") or ())
+    dtypes -= _FLOATING
+    if dtypes:
+        parts.append(f"dtype={'/'.join(sorted(dtypes))}")
     if "dynamic" in sweep:
         parts.append("dynamic")
     return ", ".join(parts)

@@ -92,24 +92,32 @@ def _digest(*parts) -> str:
     return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()[:12]
 
 
-def blame(notes: list[dict], variant_rules: dict[str, list[str]]) -> dict[str, str]:
-    """variant -> the rule blamed for its unsound-rewrite notes: among its rules, the one whose
-    variants most often differ from their seed (ties: more unsound variants, then the name)."""
+def blame(notes: list[dict], variant_rules: dict[str, list[str]], numerics: dict[str, str] | None = None) -> dict[str, str]:
+    """variant -> the rule blamed for its unsound-rewrite notes: the fewest rules that explain every
+    unsound variant, picked greedily: a rule declared other than `exact` first (a difference is what
+    an approximate or ieee-edge rule may cause; one an exact rule causes is a bug of that rule), then
+    the rule in the most unsound variants not yet explained, then the one whose variants most often
+    differ from their seed (over the run's variants), then the name."""
     unsound = {n["variant"] for n in notes if n.get("kind") == FindingKind.UNSOUND_REWRITE}
+    rules_of = {v: set(r) for v, r in variant_rules.items()}
+    for n in notes:  # a note's own rules where the manifest is not at hand
+        rules_of.setdefault(n["variant"], set(n.get("rules") or []))
     used: dict[str, int] = {}
     bad: dict[str, int] = {}
-    rules_of = dict(variant_rules)
-    for n in notes:  # a note's own rules where the manifest is not at hand
-        rules_of.setdefault(n["variant"], list(n.get("rules") or []))
     for v, rules in rules_of.items():
-        for r in set(rules):
+        for r in rules:
             used[r] = used.get(r, 0) + 1
             bad[r] = bad.get(r, 0) + (v in unsound)
-    out = {}
-    for v in unsound:
-        rules = sorted(set(rules_of.get(v) or []))
-        if rules:
-            out[v] = min(rules, key=lambda r: (-bad[r] / max(1, used[r]), -bad[r], r))
+    out: dict[str, str] = {}
+    left = {v for v in unsound if rules_of.get(v)}
+    while left:
+        def score(r: str) -> tuple:
+            return ((numerics or {}).get(r) == "exact", -sum(1 for v in left if r in rules_of[v]),
+                    -bad[r] / max(1, used[r]), r)
+        best = min({r for v in left for r in rules_of[v]}, key=score)
+        for v in [v for v in left if best in rules_of[v]]:
+            out[v] = best
+            left.discard(v)
     return out
 
 
@@ -141,7 +149,7 @@ def aggregate_notes(notes: list[dict], model: str, *, variant_rules: dict[str, l
 
     variant_rules: every variant's rules (the manifest's), for the blame; numerics: rule -> its
     declared class; paths: variant -> the module to look at. Compiler-bug kinds are left out."""
-    culprit = blame(notes, variant_rules or {})
+    culprit = blame(notes, variant_rules or {}, numerics)
     groups: dict[tuple, list[dict]] = {}
     for n in notes:
         if is_compiler_bug(n.get("kind", "")):

@@ -167,6 +167,10 @@ def test_names_and_inputs():
     assert input_class({"input_set": "given"}) == "ordinary values"
     assert input_class({"input_set": "sweep-dynamic-x-special", "sweep_key": "dynamic,dtype=int16"}) == \
         "special values, dtype=int16, dynamic"
+    # a float bug shows at every float dtype: float sweeps are the model's own class; integer widths are not
+    assert input_class({"input_set": "sweep-x-random", "sweep_key": "dtype=bfloat16", "sweep_dtype": "bfloat16"}) == \
+        "ordinary values"
+    assert input_class({"input_set": "given", "input_dtypes": ["float16"]}) == "ordinary values"
 
 
 def test_cone_of_one_output():
@@ -198,3 +202,19 @@ def test_the_failing_cone_and_its_input_dtypes_from_a_stored_program(tmp_path):
     assert failing_cone({"variant": "g0_seed", "leaf": "[1]"}, tmp_path, manifest) == (["torch.sin"], ["float32"])
     assert failing_cone({"variant": "g0_v009"}, tmp_path, manifest) is None
     assert input_class({"input_set": "given", "input_dtypes": ["uint8"]}) == "ordinary values, dtype=uint8"
+
+
+def test_a_float_sweep_of_the_seed_is_the_same_root_cause_an_integer_sweep_is_not():
+    base = _f("g0_seed", kind="seed-miscompile", seed=True, detail=BOUND, leaf="[1]", input_set="given",
+              cone=["torch.expm1"])
+    bf16 = _f("g0_seed", kind="seed-miscompile", seed=True, detail="[dtype=bfloat16] " + BOUND, leaf="[1]",
+              input_set="sweep-dtype=bfloat16-x-random", sweep="dtype=bfloat16", sweep_key="dtype=bfloat16",
+              sweep_dtype="bfloat16", cone=["torch.expm1"])
+    int8 = _f("g0_seed", kind="seed-miscompile", seed=True, detail="[dtype=int8] " + BOUND, leaf="[1]",
+              input_set="sweep-dtype=int8-x-random", sweep="dtype=int8", sweep_key="dtype=int8", sweep_dtype="int8",
+              cone=["torch.expm1"])
+    first = cluster_findings([base, bf16, int8], MODEL)
+    assert sorted(c.findings for c in first) == [1, 2]
+    base["min_ops"] = ["torch.expm1"]  # the cluster's representative, minimized: the sweep finding takes its pattern
+    final = cluster_findings([base, bf16, int8], MODEL, pattern_of={base["cluster"]: base["min_ops"]})
+    assert sorted((c.findings, c.minimized) for c in final) == [(1, False), (2, True)]

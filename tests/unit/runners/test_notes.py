@@ -98,3 +98,18 @@ def test_sweep_notes_group_by_symptom_not_by_sweep_point():
     [g] = aggregate_notes(notes, MODEL)
     assert g.count == 2 and g.cause == "fails on special values as at the model's own dtype: wrong sign of infinity"
     assert g.input_sets == ("dtype=bfloat16,sizes=[31]", "dtype=float16")
+
+
+def test_the_blame_goes_to_the_fewest_declared_rules_that_explain_every_unsound_variant():
+    # expm1 rewritten to exp(x) - 1 (approximate) loses precision near 0; the exact spelling rules that
+    # rewrite the new exp afterwards ride along in the same variants and must not be blamed
+    variant_rules = {"g0_seed": [], "g0_v001": ["expm1_is_exp_minus_one", "torch_exp_is_method"],
+                     "g0_v002": ["expm1_is_exp_minus_one", "exp_in_float64_rounds_back"],
+                     "g0_v003": ["expm1_is_exp_minus_one", "div_is_mul_reciprocal", "torch_exp_is_method"],
+                     "g0_v004": ["div_is_mul_reciprocal"]}
+    numerics = {"expm1_is_exp_minus_one": "approximate", "exp_in_float64_rounds_back": "approximate",
+                "div_is_mul_reciprocal": "approximate", "torch_exp_is_method": "exact"}
+    notes = [_n("unsound-rewrite", v, rules=variant_rules[v]) for v in ("g0_v001", "g0_v002", "g0_v003")]
+    assert set(blame(notes, variant_rules, numerics).values()) == {"expm1_is_exp_minus_one"}
+    [g] = aggregate_notes(notes, MODEL, variant_rules=variant_rules, numerics=numerics)
+    assert (g.cause, g.count, g.loud, g.numerics) == ("expm1_is_exp_minus_one", 3, False, "approximate")
