@@ -84,7 +84,8 @@ def _collect_campaign(folder: Path) -> dict:
                 "host": j["host"]})
         groups = store.findings()
         sightings = store.cluster_sightings()
-        clusters = [{**c.to_dict(), "sightings": sightings.get(c.key) or []} for c in store.clusters()]
+        clusters = [{**c.to_dict(), "sightings": [s for k in (c.key, *c.absorbed) for s in sightings.get(k) or []]}
+                    for c in store.clusters()]
         note_groups = [g.to_dict() for g in store.note_groups()]
     return {"kind": "campaign", "title": f"campaign {meta.get('name') or folder.name}", "folder": folder,
             "meta": meta, "jobs": jobs, "groups": groups, "plan": plan, "active": active,
@@ -142,7 +143,8 @@ def _collect_runs(folder: Path) -> dict:
     for rd, c in per_run:
         sightings.setdefault(c.key, []).append({"key": c.key, "job_key": str(rd), "model": c.models[0] if c.models else None,
                                                 "run_dir": str(rd), "repro": c.repro, "count": c.count})
-    clusters = [{**c.to_dict(), "sightings": sightings.get(c.key) or []} for c in merge_clusters([c for _, c in per_run])]
+    clusters = [{**c.to_dict(), "sightings": [s for k in (c.key, *c.absorbed) for s in sightings.get(k) or []]}
+                for c in merge_clusters([c for _, c in per_run])]
     return {"kind": "run" if len(runs) == 1 else "runs", "title": title, "folder": folder, "meta": {},
             "jobs": jobs, "groups": ordered, "plan": [], "active": False, "clusters": clusters,
             "note_groups": [g.to_dict() for g in merge_note_groups(note_groups)]}

@@ -542,8 +542,9 @@ def summarize(store, out: Path, jobs: list[dict] | None = None) -> dict:
                  "repro": next((s["repro"] for s in f["sightings"] if s.get("repro")), None),
                  "detail": f["detail"]} for f in store.findings()]
     clusters, sightings = store.clusters(), store.cluster_sightings()
-    roots = [{**c.to_dict(), "jobs": len(sightings.get(c.key) or []),
-              "models": sorted({s["model"] for s in sightings.get(c.key) or []} | set(c.models))} for c in clusters]
+    seen = {c.key: [s for k in (c.key, *c.absorbed) for s in sightings.get(k) or []] for c in clusters}
+    roots = [{**c.to_dict(), "jobs": len({s["job_key"] for s in seen[c.key]}),
+              "models": sorted({s["model"] for s in seen[c.key]} | set(c.models))} for c in clusters]
     return {"campaign": store.meta().get("name"), "out": str(out), "store": str(store.path),
             "clusters": roots, "note_groups": [g.to_dict() for g in store.note_groups()],
             "jobs": {"total": len(keys) if keys is not None else len(st), **by},

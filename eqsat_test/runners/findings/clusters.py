@@ -210,6 +210,9 @@ class Cluster:
     detail: str = ""  # the representative's verdict
     ledger: tuple[int, ...] = ()  # ledger entries it matches (docs/bugs/ledger.toml)
     raw_ops: tuple[str, ...] = ()  # the pattern's ops as spelled in the programs (ledger matching)
+    also: tuple[str, ...] = ()  # "symptom; input class" of members that show it otherwise (other inputs)
+    scopes: tuple[str, ...] = ()  # model:graph[:output] of every member (where unminimized clusters join it)
+    absorbed: tuple[str, ...] = ()  # keys of other runs' clusters merged into this one (their sightings)
 
     @property
     def known(self) -> str:
@@ -228,7 +231,8 @@ class Cluster:
         where = "" if self.minimized else " (not minimized)"
         rules = ", ".join(self.rules[:2]) + (f", +{len(self.rules) - 2}" if len(self.rules) > 2 else "")
         seed = "" if self.seed_fails else f", exposed only by rewrites ({rules or 'no rule recorded'})"
-        return (f"[{self.kind}] {pat}{where}: {self.symptom}; {self.input_class}; {self.backend}/{self.device}; "
+        also = f" (also: {' | '.join(self.also)})" if self.also else ""
+        return (f"[{self.kind}] {pat}{where}: {self.symptom}; {self.input_class}{also}; {self.backend}/{self.device}; "
                 f"{self.count} sighting(s) in {len(self.variants)} program(s)"
                 f"{f' of {len(self.models)} models' if len(self.models) > 1 else ''}{seed}; {self.known}")
 
@@ -280,6 +284,7 @@ def cluster_findings(findings: list[dict], model: str, ledger: list[LedgerEntry]
         if k[-2] == "scope" and pattern_of and f.get("cluster") in pattern_of:
             k = k[:-2] + ("pattern", tuple(sorted({canonical_op(o) for o in pattern_of[f["cluster"]]})))
         groups.setdefault(k, []).append(f)
+    groups = _absorb(groups, model)
     out = [_make(k, members, model, ledger or []) for k, members in groups.items()]
     out = mark_seed_fails(out)
     by_key = {c.key: c for c in out}
@@ -292,6 +297,34 @@ def cluster_findings(findings: list[dict], model: str, ledger: list[LedgerEntry]
     return sort_clusters(out)
 
 
+def _cone_pattern(members: list[dict]) -> set[str]:
+    """The canonical ops every member's failure depends on."""
+    shared: set[str] | None = None
+    for f in members:
+        ops = {canonical_op(o) for o in member_ops(f)}
+        shared = ops if shared is None else shared & ops
+    return shared or set()
+
+
+def _absorb(groups: dict[tuple, list[dict]], model: str) -> dict[tuple, list[dict]]:
+    """An unminimized cluster (its findings could not be minimized: sweep points) joins the one minimized
+    cluster of its kind, backend and device that has members on the same output and whose pattern its
+    failing programs all contain: the same root cause met under other inputs, with another symptom
+    (its symptom and input class are listed as the cluster's `also`). Where two minimized clusters
+    qualify (two bugs on one output), it stays a cluster of its own."""
+    minimized = {k: (set(k[-1]), {_scope(f, model) for f in m}) for k, m in groups.items() if k[-2] == "pattern"}
+    out = {k: list(m) for k, m in groups.items()}
+    for k, members in groups.items():
+        if k[-2] != "scope" or not minimized:
+            continue
+        cone = _cone_pattern(members)
+        hits = [mk for mk, (pat, scopes) in minimized.items()
+                if mk[:3] == k[:3] and k[-1] in scopes and pat and pat <= cone]
+        if len(hits) == 1:
+            out[hits[0]] += out.pop(k)
+    return out
+
+
 def _make(k: tuple, members: list[dict], model: str, ledger: list[LedgerEntry]) -> Cluster:
     kind, backend, device, symptom, inputs, how, what = k
     rep = min(members, key=_rank)
@@ -301,17 +334,15 @@ def _make(k: tuple, members: list[dict], model: str, ledger: list[LedgerEntry]) 
         raw = sorted({base_op(o) for f in members if f.get("min_ops") is not None for o in f["min_ops"]}
                      | {base_op(o) for f in members for o in member_ops(f) if canonical_op(o) in pattern})
     else:
-        shared = None
-        for f in members:
-            ops = {canonical_op(o) for o in member_ops(f)}
-            shared = ops if shared is None else shared & ops
-        pattern = tuple(sorted(shared or ()))
+        pattern = tuple(sorted(_cone_pattern(members)))
         raw = sorted({base_op(o) for f in members for o in member_ops(f) if canonical_op(o) in pattern})
     variants = sorted({f["variant"] for f in members if f.get("variant")}
                       | {v for f in members for v in (f.get("variants_failing_alike") or [])}
                       | {v for f in members for v in (f.get("also_seen_in") or [])})
-    probe = {**rep, "min_ops": raw, "ops": raw}
-    ids = tuple(sorted({e.id for e in ledger_matches(probe, ledger)})) if raw else ()
+    # the ledger by the cluster's ops, each member's device, dtype and input set (absorbed members too)
+    ids = tuple(sorted({e.id for f in members for e in ledger_matches({**f, "min_ops": raw, "ops": raw}, ledger)})) \
+        if raw else ()
+    also = sorted({f"{symptom_class(f)}; {input_class(f)}" for f in members} - {f"{symptom}; {inputs}"})
     return Cluster(
         key=_digest(*k), kind=kind, backend=backend, device=device, symptom=symptom, input_class=inputs,
         pattern=pattern, minimized=minimized, scope="" if minimized else str(what),
@@ -321,7 +352,8 @@ def _make(k: tuple, members: list[dict], model: str, ledger: list[LedgerEntry]) 
         findings=len(members), count=sum(int(f.get("count", 1) or 1) for f in members),
         seed_members=sum(1 for f in members if is_seed_finding(f)), seed_fails=False,
         representative=str(rep.get("id") or rep.get("variant") or ""), repro=rep.get("repro"),
-        detail=str(rep.get("min_detail") or rep.get("detail") or "")[:400], ledger=ids, raw_ops=tuple(raw))
+        detail=str(rep.get("min_detail") or rep.get("detail") or "")[:400], ledger=ids, raw_ops=tuple(raw),
+        also=tuple(also), scopes=tuple(sorted({_scope(f, model) for f in members})))
 
 
 def mark_seed_fails(clusters: list[Cluster]) -> list[Cluster]:
@@ -344,25 +376,41 @@ def sort_clusters(clusters: list[Cluster]) -> list[Cluster]:
     return sorted(clusters, key=lambda c: (bool(c.ledger), -c.count, c.key))
 
 
+def _union(a, b) -> tuple:
+    return tuple(sorted(set(a) | set(b)))
+
+
+def _join(o: Cluster, c: Cluster, *, absorbed: bool = False) -> Cluster:
+    """`o` with `c`'s members (the first with a repro represents both). absorbed: `c` is another
+    cluster taken in (its key, symptom and input class are kept as `absorbed` and `also`)."""
+    rep = o if (absorbed or o.repro or not c.repro) else c
+    also = _union(o.also, c.also)
+    if absorbed:
+        also = _union(also, (f"{c.symptom}; {c.input_class}",))
+    return dataclasses.replace(
+        rep, variants=_union(o.variants, c.variants), rules=_union(o.rules, c.rules), models=_union(o.models, c.models),
+        input_sets=_union(o.input_sets, c.input_sets), findings=o.findings + c.findings, count=o.count + c.count,
+        seed_members=o.seed_members + c.seed_members, seed_fails=o.seed_fails or c.seed_fails,
+        ledger=_union(o.ledger, c.ledger), raw_ops=_union(o.raw_ops, c.raw_ops), scopes=_union(o.scopes, c.scopes),
+        also=tuple(a for a in also if a != f"{rep.symptom}; {rep.input_class}"),
+        absorbed=_union(_union(o.absorbed, c.absorbed), (c.key,) if absorbed else ()))
+
+
 def merge_clusters(clusters: list[Cluster]) -> list[Cluster]:
     """One cluster per key (clusters of several runs or jobs): members united, counts summed, the
-    first minimized representative kept, seed_fails if any run's seed failed."""
+    first minimized representative kept, seed_fails if any run's seed failed. Then, as within a run
+    (_absorb), an unminimized cluster joins the one minimized cluster of its kind, backend and device
+    with members on its output whose pattern it contains."""
     by: dict[str, Cluster] = {}
     for c in clusters:
-        o = by.get(c.key)
-        if o is None:
-            by[c.key] = c
+        by[c.key] = _join(by[c.key], c) if c.key in by else c
+    for k, c in list(by.items()):
+        if c.minimized:
             continue
-        rep = o if (o.repro or not c.repro) else c
-
-        def union(a, b):
-            return tuple(sorted(set(a) | set(b)))
-
-        by[c.key] = dataclasses.replace(
-            rep, variants=union(o.variants, c.variants), rules=union(o.rules, c.rules), models=union(o.models, c.models),
-            input_sets=union(o.input_sets, c.input_sets), findings=o.findings + c.findings, count=o.count + c.count,
-            seed_members=o.seed_members + c.seed_members, seed_fails=o.seed_fails or c.seed_fails,
-            ledger=union(o.ledger, c.ledger), raw_ops=union(o.raw_ops, c.raw_ops))
+        hits = [m for m in by.values() if m.minimized and (m.kind, m.backend, m.device) == (c.kind, c.backend, c.device)
+                and c.scope in m.scopes and m.pattern and set(m.pattern) <= set(c.pattern)]
+        if len(hits) == 1:
+            by[hits[0].key] = _join(hits[0], by.pop(k), absorbed=True)
     return sort_clusters(mark_seed_fails(list(by.values())))
 
 

@@ -204,7 +204,7 @@ def test_the_failing_cone_and_its_input_dtypes_from_a_stored_program(tmp_path):
     assert input_class({"input_set": "given", "input_dtypes": ["uint8"]}) == "ordinary values, dtype=uint8"
 
 
-def test_a_float_sweep_of_the_seed_is_the_same_root_cause_an_integer_sweep_is_not():
+def test_a_float_sweep_shares_the_seeds_cluster_an_integer_sweep_joins_it_once_minimized():
     base = _f("g0_seed", kind="seed-miscompile", seed=True, detail=BOUND, leaf="[1]", input_set="given",
               cone=["torch.expm1"])
     bf16 = _f("g0_seed", kind="seed-miscompile", seed=True, detail="[dtype=bfloat16] " + BOUND, leaf="[1]",
@@ -217,4 +217,37 @@ def test_a_float_sweep_of_the_seed_is_the_same_root_cause_an_integer_sweep_is_no
     assert sorted(c.findings for c in first) == [1, 2]
     base["min_ops"] = ["torch.expm1"]  # the cluster's representative, minimized: the sweep finding takes its pattern
     final = cluster_findings([base, bf16, int8], MODEL, pattern_of={base["cluster"]: base["min_ops"]})
-    assert sorted((c.findings, c.minimized) for c in final) == [(1, False), (2, True)]
+    [c] = final
+    assert c.findings == 3 and c.minimized and c.also == ("exceeds bound; ordinary values, dtype=int8",)
+
+
+def test_unminimizable_findings_on_the_same_output_join_the_minimized_root_cause():
+    """floor division (ledger #7): the seed's special set, minimized; its float16 and int8 dynamic sweep
+    points (never minimized) fail on the same output with another symptom: one root cause."""
+    special = _f("g0_seed", kind="seed-miscompile", seed=True, cone=["torch.floor_divide", "operator.mul"],
+                 min_ops=["torch.floor_divide"])
+    f16 = _f("g0_seed", kind="seed-miscompile", seed=True, detail="[dtype=float16] " + BOUND, input_set="sweep-x-random",
+             sweep="dtype=float16", sweep_key="dtype=float16", sweep_dtype="float16",
+             cone=["torch.floor_divide", "operator.mul", "operator.add"])
+    i8 = _f("g0_seed", kind="seed-miscompile", seed=True, detail="[dynamic,dtype=int8] " + BOUND,
+            input_set="sweep-y-random", sweep="dynamic,dtype=int8", sweep_key="dynamic,dtype=int8", sweep_dtype="int8",
+            cone=["torch.floor_divide", "operator.mul"])
+    for f in (f16, i8):
+        f["leaf"] = "[0]"
+    [c] = cluster_findings([special, f16, i8], MODEL, load_ledger())
+    assert c.minimized and c.pattern == ("floor_divide",) and c.findings == 3 and c.ledger == (7,)
+    assert c.also == ("exceeds bound; ordinary values", "exceeds bound; ordinary values, dtype=int8, dynamic")
+    assert "also: exceeds bound; ordinary values | exceeds bound" in c.line()
+    # two minimized root causes on that output: the sweep finding stays apart (nothing says whose it is)
+    other = _f("g0_v001", rules=["r1"], detail=BOUND, input_set="given", cone=["operator.mul"], min_ops=["operator.mul"])
+    assert len(cluster_findings([special, f16, other], MODEL)) == 3
+
+
+def test_a_jobs_unminimized_cluster_joins_another_jobs_minimized_one_on_the_same_output():
+    special = _f("g0_seed", kind="seed-miscompile", seed=True, cone=["torch.floor_divide"], min_ops=["torch.floor_divide"])
+    f16 = _f("g0_seed", kind="seed-miscompile", seed=True, detail="[dtype=float16] " + BOUND, input_set="sweep-x-random",
+             sweep="dtype=float16", sweep_key="dtype=float16", cone=["torch.floor_divide", "operator.mul"])
+    a, b = cluster_findings([special], MODEL), cluster_findings([f16], MODEL)
+    [m] = merge_clusters(a + b)
+    assert m.key == a[0].key and m.absorbed == (b[0].key,) and m.count == 2
+    assert m.also == ("exceeds bound; ordinary values",)
