@@ -9,4 +9,4 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(4, 6, 8)]
+    return [torch.randn(6, 6, 6)]  # one free size: the size sweep's 1 makes a one-element tensor

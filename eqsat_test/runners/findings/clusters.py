@@ -284,17 +284,16 @@ def cluster_findings(findings: list[dict], model: str, ledger: list[LedgerEntry]
         if k[-2] == "scope" and pattern_of and f.get("cluster") in pattern_of:
             k = k[:-2] + ("pattern", tuple(sorted({canonical_op(o) for o in pattern_of[f["cluster"]]})))
         groups.setdefault(k, []).append(f)
-    groups = _absorb(groups, model)
-    out = [_make(k, members, model, ledger or []) for k, members in groups.items()]
-    out = mark_seed_fails(out)
-    by_key = {c.key: c for c in out}
+    made = {_digest(*k): _make(k, members, model, ledger or []) for k, members in groups.items()}
+    out = merge_clusters(list(made.values()))
+    final = {k: c for c in out for k in (c.key, *c.absorbed)}
     for k, members in groups.items():
-        c = by_key[_digest(*k)]
+        c = final[_digest(*k)]
         for f in members:
             f["cluster"] = c.key
             if c.ledger:
                 f["known"] = c.known
-    return sort_clusters(out)
+    return out
 
 
 def _cone_pattern(members: list[dict]) -> set[str]:
@@ -304,25 +303,6 @@ def _cone_pattern(members: list[dict]) -> set[str]:
         ops = {canonical_op(o) for o in member_ops(f)}
         shared = ops if shared is None else shared & ops
     return shared or set()
-
-
-def _absorb(groups: dict[tuple, list[dict]], model: str) -> dict[tuple, list[dict]]:
-    """An unminimized cluster (its findings could not be minimized: sweep points) joins the one minimized
-    cluster of its kind, backend and device that has members on the same output and whose pattern its
-    failing programs all contain: the same root cause met under other inputs, with another symptom
-    (its symptom and input class are listed as the cluster's `also`). Where two minimized clusters
-    qualify (two bugs on one output), it stays a cluster of its own."""
-    minimized = {k: (set(k[-1]), {_scope(f, model) for f in m}) for k, m in groups.items() if k[-2] == "pattern"}
-    out = {k: list(m) for k, m in groups.items()}
-    for k, members in groups.items():
-        if k[-2] != "scope" or not minimized:
-            continue
-        cone = _cone_pattern(members)
-        hits = [mk for mk, (pat, scopes) in minimized.items()
-                if mk[:3] == k[:3] and k[-1] in scopes and pat and pat <= cone]
-        if len(hits) == 1:
-            out[hits[0]] += out.pop(k)
-    return out
 
 
 def _make(k: tuple, members: list[dict], model: str, ledger: list[LedgerEntry]) -> Cluster:
@@ -397,13 +377,30 @@ def _join(o: Cluster, c: Cluster, *, absorbed: bool = False) -> Cluster:
 
 
 def merge_clusters(clusters: list[Cluster]) -> list[Cluster]:
-    """One cluster per key (clusters of several runs or jobs): members united, counts summed, the
-    first minimized representative kept, seed_fails if any run's seed failed. Then, as within a run
-    (_absorb), an unminimized cluster joins the one minimized cluster of its kind, backend and device
-    with members on its output whose pattern it contains."""
+    """One cluster per root cause, over the clusters of one run or of a campaign's jobs:
+    - one per key: members united, counts summed, the first minimized representative kept, seed_fails
+      if any run's seed failed;
+    - minimized clusters of one kind, backend, device and pattern with members on a common output join
+      (one op pattern failing on one output under other inputs, or with another symptom, is one bug:
+      floor division's off-by-one and its NaN for inf are ledger #7 both);
+    - an unminimized cluster (its findings could not be minimized: sweep points) joins the one
+      minimized cluster of its kind, backend and device with members on its output whose pattern its
+      failing programs all contain; where two qualify (two bugs on one output) it stays apart.
+    A cluster taken in keeps its key in `absorbed`, its symptom and input class in `also`."""
     by: dict[str, Cluster] = {}
     for c in clusters:
         by[c.key] = _join(by[c.key], c) if c.key in by else c
+    for k in sorted(by, key=lambda k: (-by[k].findings, -by[k].seed_members, k)):  # the largest (the seed's) keeps its key
+        c = by.get(k)
+        if c is None or not c.minimized:
+            continue
+        while True:  # until no other shares an output with it (each join widens its outputs)
+            o = next((o for o in by.values() if o.key != k and o.minimized and o.pattern == c.pattern and
+                      (o.kind, o.backend, o.device) == (c.kind, c.backend, c.device) and set(o.scopes) & set(c.scopes)),
+                     None)
+            if o is None:
+                break
+            c = by[k] = _join(c, by.pop(o.key), absorbed=True)
     for k, c in list(by.items()):
         if c.minimized:
             continue

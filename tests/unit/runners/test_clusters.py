@@ -251,3 +251,16 @@ def test_a_jobs_unminimized_cluster_joins_another_jobs_minimized_one_on_the_same
     [m] = merge_clusters(a + b)
     assert m.key == a[0].key and m.absorbed == (b[0].key,) and m.count == 2
     assert m.also == ("exceeds bound; ordinary values",)
+
+
+def test_one_minimized_pattern_on_one_output_is_one_root_cause_whatever_the_inputs():
+    """floor division's NaN for inf (special values) and its off-by-one (ordinary values) on one output
+    are ledger #7 both; the same pattern with another symptom on another model's output stays apart."""
+    special = _f("g0_seed", kind="seed-miscompile", seed=True, cone=["torch.floor_divide"], min_ops=["torch.floor_divide"])
+    ordinary = _f("g0_v003", rules=["r3"], detail=BOUND, input_set="random-0", cone=["operator.floordiv"],
+                  min_ops=["operator.floordiv"])
+    [c] = cluster_findings([special, ordinary], MODEL)
+    assert c.findings == 2 and c.also == ("exceeds bound; ordinary values",) and c.seed_fails
+    assert special["cluster"] == ordinary["cluster"] == c.key
+    elsewhere = cluster_findings([dict(ordinary)], "models/other.py")
+    assert len(merge_clusters([c] + elsewhere)) == 2
