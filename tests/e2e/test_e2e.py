@@ -91,6 +91,7 @@ def test_injected_miscompile_is_found_minimized_deduplicated_and_reproduced(eqsa
     assert c["minimized"] and "relu" in c["pattern"] and c["seed_fails"] and c["count"] == f["count"]
     assert meta["cluster"] == c["key"] == f["cluster"] and c["repro"] == f["repro"]
     assert report["stats"]["root_causes"] == 1 and report["stats"]["exposed_only_by_rewrites"] == 0
+    assert report["stats"]["minimize"]["clusters"] == 1  # minimized once, for the one root cause
     # The minimized program is small, and the repro (built from it) still shows the bug.
     minimized = (folder / "minimized.py").read_text()
     body = minimized.split("def forward", 1)[1].split("\ndef ", 1)[0]

@@ -316,13 +316,20 @@ def minimize_clusters(findings: list[dict], clusters: list, bundle: Path, manife
     """Minimize once per cluster (runners/findings/clusters.py): its smallest member that can be
     minimized (the seed first; sweep findings keep their full program, as minimize re-runs candidates
     on the model's own inputs). Returns the findings minimized and {cluster key: minimized ops}."""
-    reps = []
+    queues = []
     for c in clusters:
         members = [f for f in findings if f.get("cluster") == c.key and f["kind"] in MINIMIZABLE_KINDS
                    and not f.get("sweep")]
         if members:
-            reps.append(min(members, key=_smallest))
+            queues.append(sorted(members, key=_smallest))
+    reps = [q[0] for q in queues]
     minimize_findings(reps, bundle, manifest, tasks, opts, work, log=log, deadline=deadline)
+    # a member that has no program to shrink (NotMinimizable): the cluster's next smallest, once
+    again = [q[1] for q in queues if len(q) > 1 and q[0].get("min_ops") is None and q[0].get("min_skipped")
+             and "budget" not in q[0]["min_skipped"] and "more than" not in q[0]["min_skipped"]]
+    if again and not past(deadline):
+        minimize_findings(again, bundle, manifest, tasks, opts, work, log=log, deadline=deadline)
+        reps += again
     return reps, {f["cluster"]: f["min_ops"] for f in reps if f.get("min_ops") is not None}
 
 

@@ -264,3 +264,11 @@ def test_one_minimized_pattern_on_one_output_is_one_root_cause_whatever_the_inpu
     assert special["cluster"] == ordinary["cluster"] == c.key
     elsewhere = cluster_findings([dict(ordinary)], "models/other.py")
     assert len(merge_clusters([c] + elsewhere)) == 2
+
+
+def test_a_cluster_is_minimized_on_its_smallest_member_the_seed_first():
+    from eqsat_test.runners.findings.minimize import _smallest
+    big = _f("g0_v001", cone=["a", "b", "c"])
+    small = _f("g0_v002", cone=["a"])
+    seed = _f("g0_seed", kind="seed-miscompile", seed=True, cone=["a", "b", "c", "d"])
+    assert [f["variant"] for f in sorted([big, small, seed], key=_smallest)] == ["g0_seed", "g0_v002", "g0_v001"]
