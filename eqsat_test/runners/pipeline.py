@@ -316,14 +316,15 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
              "input_kinds": list(opts.input_kinds), "folded_into_seed": folded, "batch": batch_stats,
              "sweep": sweep_stats, "exec_timings": _timings(results)}
     ledger = load_ledger()
+    clusters = cluster_findings(written, manifest["model"], ledger)
     write_results(out, manifest, results + sweep_results, written, notes, stats,  # verdicts first
-                  cluster_findings(written, manifest["model"], ledger), _note_groups(notes, manifest, bundle))
+                  clusters, _note_groups(notes, manifest, bundle))
     bugs = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
     if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
-        log(f"verdicts: {len(bugs)} compiler-bug candidate(s), {len(notes)} note(s) in {out / 'results.json'}; "
-            f"confirming each alone from its repro.py next")
-        for f in bugs:
-            log(f"  [{f['kind']}] {f['variant']} {f['backend']}/{f['device']}: {str(f.get('detail') or '')[:160]}")
+        log(f"verdicts: {len(bugs)} compiler-bug candidate(s) in {len(clusters)} root cause(s), {len(notes)} note(s) "
+            f"in {out / 'results.json'}; confirming each alone from its repro.py next")
+        for c in clusters:
+            log(f"  {c.line()[:200]}")
 
     confirm_stats = None
     if opts.confirm and written:
