@@ -105,6 +105,21 @@ class Store:
                     self.db.execute(stmt)
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('created', ?)", (str(time.time()),))
+            self._backfill_clusters()
+
+    def _backfill_clusters(self) -> None:
+        """A store made before there were clusters: its done jobs' root causes and note groups, once."""
+        if self.db.execute("SELECT 1 FROM meta WHERE key='clusters_from_jobs'").fetchone():
+            return
+        if not self.db.execute("SELECT 1 FROM clusters LIMIT 1").fetchone():
+            for r in self.db.execute("SELECT key, model, run_dir, finished, result FROM jobs WHERE status='done'").fetchall():
+                try:
+                    report = (json.loads(r["result"] or "{}") or {}).get("report") or {}
+                except json.JSONDecodeError:
+                    continue
+                self._record_clusters({"key": r["key"], "model": r["model"]}, {"run_dir": r["run_dir"]}, report,
+                                      r["finished"] or 0.0)
+        self.db.execute("INSERT INTO meta VALUES ('clusters_from_jobs', '1')")
 
     def close(self) -> None:
         self.db.close()

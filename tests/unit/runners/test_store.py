@@ -228,3 +228,22 @@ def test_root_causes_merge_over_jobs_and_notes_stay_one_line_per_cause(tmp_path)
         assert "FOUND 1 distinct root cause(s) (exposed only by rewrites: 0 of 1)" in text
         assert text.splitlines()[-4].strip().startswith("1. [miscompile] expm1: exceeds bound")
         assert text.splitlines()[-3].startswith("  notes (not compiler bugs), by kind: nondeterministic 20")
+
+
+def test_a_store_from_before_clusters_gets_its_jobs_root_causes_once(tmp_path):
+    import sqlite3
+    with Store(tmp_path / "c.sqlite") as st:
+        for i in range(6):
+            st.record_job(_job(i), _outcome(i))
+        n = len(st.clusters())
+    assert n
+    db = sqlite3.connect(tmp_path / "c.sqlite")  # as an older eqsat-test left it: no clusters, no mark
+    for t in ("clusters", "cluster_sightings", "note_groups"):
+        db.execute(f"DELETE FROM {t}")
+    db.execute("DELETE FROM meta WHERE key='clusters_from_jobs'")
+    db.commit()
+    db.close()
+    with Store(tmp_path / "c.sqlite") as st:
+        assert len(st.clusters()) == n and st.check() == []
+    with Store(tmp_path / "c.sqlite") as st:  # once: a second opening adds nothing
+        assert len(st.clusters()) == n and st.check() == []
