@@ -198,7 +198,7 @@ class Cluster:
     minimized: bool  # the pattern is a minimized program's
     scope: str  # "" once minimized; else model:graph[:output], where the pattern holds
     variants: tuple[str, ...] = ()
-    rules: tuple[str, ...] = ()  # rules that built the members (none for the seed)
+    rules: tuple[str, ...] = ()  # rules that built the members (none for the seed), the most used first
     models: tuple[str, ...] = ()
     input_sets: tuple[str, ...] = ()
     findings: int = 0  # member findings
@@ -326,7 +326,7 @@ def _make(k: tuple, members: list[dict], model: str, ledger: list[LedgerEntry]) 
     return Cluster(
         key=_digest(*k), kind=kind, backend=backend, device=device, symptom=symptom, input_class=inputs,
         pattern=pattern, minimized=minimized, scope="" if minimized else str(what),
-        variants=tuple(variants), rules=tuple(sorted({r for f in members for r in (f.get("rules") or [])})),
+        variants=tuple(variants), rules=tuple(_by_frequency(r for f in members for r in set(f.get("rules") or []))),
         models=(model,) if model else (), input_sets=tuple(sorted({str(f.get("min_input_set") or f.get("input_set"))
                                                                     for f in members if f.get("input_set")})),
         findings=len(members), count=sum(int(f.get("count", 1) or 1) for f in members),
@@ -360,6 +360,14 @@ def _union(a, b) -> tuple:
     return tuple(sorted(set(a) | set(b)))
 
 
+def _by_frequency(items) -> list:
+    """Distinct items, the most frequent first (a cluster's rules: the one every member used first)."""
+    counts: dict = {}
+    for x in items:
+        counts[x] = counts.get(x, 0) + 1
+    return sorted(counts, key=lambda x: (-counts[x], x))
+
+
 def _join(o: Cluster, c: Cluster, *, absorbed: bool = False) -> Cluster:
     """`o` with `c`'s members (the first with a repro represents both). absorbed: `c` is another
     cluster taken in (its key, symptom and input class are kept as `absorbed` and `also`)."""
@@ -368,7 +376,8 @@ def _join(o: Cluster, c: Cluster, *, absorbed: bool = False) -> Cluster:
     if absorbed:
         also = _union(also, (f"{c.symptom}; {c.input_class}",))
     return dataclasses.replace(
-        rep, variants=_union(o.variants, c.variants), rules=_union(o.rules, c.rules), models=_union(o.models, c.models),
+        rep, variants=_union(o.variants, c.variants), rules=tuple(dict.fromkeys(o.rules + c.rules)),
+        models=_union(o.models, c.models),
         input_sets=_union(o.input_sets, c.input_sets), findings=o.findings + c.findings, count=o.count + c.count,
         seed_members=o.seed_members + c.seed_members, seed_fails=o.seed_fails or c.seed_fails,
         ledger=_union(o.ledger, c.ledger), raw_ops=_union(o.raw_ops, c.raw_ops), scopes=_union(o.scopes, c.scopes),
