@@ -148,6 +148,9 @@ def test_campaign_over_many_models(tmp_path):
     notes = [f for f in summary["findings"] if f["kind"] == "unsound-rewrite"]
     assert notes and any(any(x.startswith("test_wrong_") for x in f["rules"]) for f in notes)
     assert summary["compiler_bugs"] == 0  # eager vs eager: nothing to find
+    assert summary["root_causes"] == 0 and summary["clusters"] == []
+    keys = [(g["model"], g["kind"], g["cause"]) for g in summary["note_groups"]]
+    assert keys and len(keys) == len(set(keys))  # one line per model, kind and cause
     print(f"\n{n_models} jobs (eager, -n 2) on 2 workers: {wall:.1f} s")
 
     snap = snapshot(out)
@@ -190,6 +193,8 @@ def test_campaign_over_many_models(tmp_path):
     assert s2["jobs"] == {"total": 1, "done": 1}
     bugs = [f for f in s2["findings"] if f["compiler_bug"]]
     assert bugs and all(f["backend"] == INJECTED_BUG for f in bugs)
+    # the seed and its variants hit one injected relu bug: one root cause, the seed's
+    assert s2["root_causes"] == 1 and s2["clusters"][0]["seed_fails"] and s2["exposed_only_by_rewrites"] == 0
     assert all(Path(f["repro"]).is_file() and str(out / "runs") in f["repro"] for f in bugs if f["repro"])
     assert (out / "cache" / "worker0" / "inductor").is_dir()
     assert len(snapshot(out)["jobs"]) == n_models + 1
