@@ -21,7 +21,7 @@ from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batc
 from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
 from eqsat_test.runners.exec.protocol import past
 from eqsat_test.runners.findings.artifacts import collect_all
-from eqsat_test.runners.findings.confirm import confirm_all
+from eqsat_test.runners.findings.confirm import confirm_all, unconfirmed_timeouts
 from eqsat_test.runners.findings.minimize import minimize_findings
 from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 from eqsat_test.runners.findings.triage import annotate
@@ -317,9 +317,12 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
 
     confirm_stats = None
     if opts.confirm and written:
-        confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, deadline=deadline, log=log)
-        notes += [f for f in written if f["kind"] not in COMPILER_BUG_KINDS]
-        written = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
+        confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, deadline=deadline, log=log,
+                                    tasks=tasks, env=opts.env)
+    elif written:
+        unconfirmed_timeouts(written)  # a timeout is claimed only once it hangs alone
+    notes += [f for f in written if f["kind"] not in COMPILER_BUG_KINDS]
+    written = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
     confirmed = [f for f in written if f.get("confirmed") is not False]
     min_stats = {"seconds": 0.0, "checks": 0}
     if opts.minimize and confirmed and not past(deadline):
