@@ -15,6 +15,22 @@ _INDEX_OPS = {"argmax", "argmin", "argsort"}
 _PAIR_OPS = {"topk", "sort", "max", "min", "kthvalue", "median", "mode", "cummax", "cummin"}
 
 
+# torch functions that make a tensor from nothing (no tensor argument to take a device from): without a
+# device they make it on the CPU, so a program run on a GPU would mix devices. Rendered with the
+# program's device (DEVICE, which the runner sets) unless the call names a device of its own.
+FACTORIES = frozenset({
+    "tensor", "as_tensor", "scalar_tensor", "zeros", "ones", "full", "empty", "empty_strided", "arange", "range",
+    "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm", "tril_indices", "triu_indices",
+    "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window",
+})
+
+
+def makes_tensor(name: str) -> bool:
+    """Whether a call target (a dotted name) is a FACTORIES function of the torch namespace."""
+    mod, _, base = name.rpartition(".")
+    return mod == "torch" and base in FACTORIES
+
+
 def _base(node: torch.fx.Node) -> str:
     if node.op == "call_method":
         return str(node.target)
@@ -44,9 +60,14 @@ class _Emitter:
             return f"({inner},)" if len(a) == 1 else f"({inner})"
         return lit_source(a)
 
-    def call_args(self, node: torch.fx.Node, skip_first: bool = False) -> str:
+    def call_args(self, node: torch.fx.Node, skip_first: bool = False, on_device: bool = False) -> str:
+        """The call's arguments; on_device: a device that is not given (None, or no device at all) or given as
+        a string (a captured "cpu") is the program's, DEVICE."""
         args = node.args[1:] if skip_first else node.args
-        parts = [self.arg(a) for a in args] + [f"{k}={self.arg(v)}" for k, v in node.kwargs.items()]
+        kwargs = dict(node.kwargs)
+        if on_device and (kwargs.get("device") is None or isinstance(kwargs.get("device"), str)):
+            kwargs["device"] = torch.device("cpu")  # rendered as DEVICE (lowering/program.py lit_source)
+        parts = [self.arg(a) for a in args] + [f"{k}={self.arg(v)}" for k, v in kwargs.items()]
         return ", ".join(parts)
 
     def expr(self, node: torch.fx.Node) -> str:
@@ -62,7 +83,8 @@ class _Emitter:
         if node.target is operator.getitem and len(node.args) == 2:
             return f"{self.arg(node.args[0])}[{self.arg(node.args[1])}]"
         self.modules.add(name.split(".", 1)[0])
-        return f"{name}({self.call_args(node)})"
+        positional_device = name == "torch.as_tensor" and len(node.args) >= 3  # as_tensor(data, dtype, device)
+        return f"{name}({self.call_args(node, on_device=makes_tensor(name) and not positional_device)})"
 
     def index_sources(self, out) -> list[tuple[str, str, str]]:
         """(leaf path, source variable, dim source) for outputs that are indices into a tensor."""

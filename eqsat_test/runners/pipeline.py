@@ -16,7 +16,7 @@ from eqsat_test.runners.checks.configs import config_judge
 from eqsat_test.runners.checks.devices import cross_device_findings
 from eqsat_test.runners.checks.perf import slow_variant_findings, spread, write_slow_variant
 from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
-from eqsat_test.runners.checks.unsound import unsound_verdict
+from eqsat_test.runners.checks.unsound import eager_failure_kind, unsound_verdict
 from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched
 from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
 from eqsat_test.runners.exec.protocol import past
@@ -161,10 +161,11 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
                                         detail=(r.get("error") or {}).get("message", "")))
             continue
         if status == ResultStatus.EAGER_ERROR:
-            if v["seed"]:
-                notes.append(new_finding(FindingKind.SEED_ERROR, base, detail=r["error"]["message"]))
+            kind = eager_failure_kind(r["error"]["message"], v["seed"])  # the emitter's fault, or the rules'
+            if kind == FindingKind.SEED_ERROR:
+                notes.append(new_finding(kind, base, detail=r["error"]["message"]))
             else:
-                notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, detail=
+                notes.append(new_finding(kind, base, detail=
                              f"variant raises in eager mode: {r['error']['type']}: {r['error']['message']}"))
             continue
         if status == ResultStatus.INTERNAL_ERROR:
@@ -178,7 +179,7 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
             extra = {k: m for k, m in r["set_aside"].items() if k not in (seed_r.get("set_aside") or {})}
             if extra:
                 name, message = next(iter(extra.items()))
-                notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=name, detail=
+                notes.append(new_finding(eager_failure_kind(message, False), base, input_set=name, detail=
                              f"variant raises in eager mode on an input set its seed runs on: {message}"))
         for s in r["input_sets"]:
             if s["kind"] == "nondeterministic":
@@ -411,7 +412,8 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict
         "executed": executed, "sizes": manifest.get("sizes"),
         "findings": [_public(f) for f in written] + [_public(n) for n in notes],
         "stats": {**stats, "compiler_bugs": len(written), "notes": len(notes),
-                  "internal_errors": sum(1 for n in notes if n["kind"] == "internal-error"),
+                  "internal_errors": sum(1 for n in notes if n["kind"] in (FindingKind.INTERNAL_ERROR,
+                                                                            FindingKind.EMIT_ERROR)),
                   # input sets the seed program itself raises on (not judged): name -> the error's first line
                   "set_aside": {k: m for r in raw if r.get("variant") in seeds
                                 for k, m in (r.get("set_aside") or {}).items()},

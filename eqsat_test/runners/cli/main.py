@@ -331,7 +331,8 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
             if n["kind"] == FindingKind.SLOW_VARIANT:
                 lines.append(f"    [slow-variant] {n['variant']} {n['ratio']:.1f}x slower compiled than {n['baseline']}: "
                              f"{n['folder']}")
-            elif n["kind"] in (FindingKind.UNSOUND_REWRITE, FindingKind.FLAKY, FindingKind.RESOURCE):
+            elif n["kind"] in (FindingKind.UNSOUND_REWRITE, FindingKind.FLAKY, FindingKind.RESOURCE,
+                               FindingKind.EMIT_ERROR):
                 rules = f" rules: {', '.join(n.get('rules') or [])}" if n["kind"] == FindingKind.UNSOUND_REWRITE else ""
                 lines.append(f"    [{n['kind']}] {n['variant']}{rules}: "
                              + textwrap.shorten(str(n.get("detail", "")), 140, placeholder=" ..."))
