@@ -120,8 +120,14 @@ class _Emitter:
 
 
 def emit_module(gm: torch.fx.GraphModule, *, title: str, inputs_file: str, input_names,
-                notes: list[str] | None = None) -> str:
-    """A standalone module: `forward(*inputs)`, `Model`, `get_inputs()`, `index_sources(...)`."""
+                notes: list[str] | None = None, effects: list[str] | tuple = ()) -> str:
+    """A standalone module: `forward(*inputs)`, `Model`, `get_inputs()`, `index_sources(...)`.
+
+    effects: the inputs the program writes (lowering/functionalize.py), one per trailing output of `gm`, whose
+    value it is. Then `program(*inputs)` is the captured program itself: it computes, writes those values
+    into its inputs with copy_ (in order) and returns the other outputs; `forward` runs it on copies of the
+    written inputs and returns their written values after the outputs, so that callers (which run a program
+    several times on the same inputs) see no write and the written values are judged like outputs."""
     e = _Emitter(gm)
     params = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
     lines = []
@@ -131,9 +137,18 @@ def emit_module(gm: torch.fx.GraphModule, *, title: str, inputs_file: str, input
             lines.append(f"{node.name} = {e.expr(node)}")
         elif node.op == "output":
             out = node.args[0]
+    outs = tuple(out) if isinstance(out, (list, tuple)) else (out,)
     ret = e.arg(out if isinstance(out, (list, tuple)) else (out,))
+    writes, kept = [], ret
+    if effects:
+        if len(effects) > len(outs) or any(name not in params for name in effects):
+            raise ValueError(f"effects {list(effects)} do not fit the program's {len(outs)} outputs and inputs")
+        k = len(outs) - len(effects)
+        writes = [(name, e.arg(v)) for name, v in zip(effects, outs[k:])]
+        kept = e.arg(tuple(outs[:k]))
     return render(
         "variant.py.j2", title=title, params=params, body=lines, ret=ret,
         modules=sorted(e.modules), inputs_file=inputs_file, input_names=list(input_names),
-        index_sources=e.index_sources(out), notes=notes or [],
+        index_sources=e.index_sources(out), notes=notes or [], writes=writes, kept=kept,
+        written=[name for name, _ in writes],
     )

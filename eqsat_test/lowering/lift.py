@@ -18,6 +18,7 @@ class LiftedGraph:
     opaque: tuple[str, ...]  # targets that have no importable name (kept but not renderable)
     mutating: bool  # the graph mutates tensors in place: rewrites are disabled for it
     fx_nodes: dict  # FX node name -> program node index
+    effects: tuple[str, ...] = ()  # inputs written: the last outputs are their values (lowering/functionalize.py)
 
 
 def _meta(node: torch.fx.Node) -> TensorMeta | None:
@@ -58,7 +59,8 @@ def _out_of_place(gm: torch.fx.GraphModule) -> dict:
     return out
 
 
-def lift_fx(gm: torch.fx.GraphModule) -> LiftedGraph:
+def lift_fx(gm: torch.fx.GraphModule, effects: tuple[str, ...] = ()) -> LiftedGraph:
+    """The program of `gm`; effects: the inputs a functionalized graph writes (its last outputs' targets)."""
     functional = _out_of_place(gm)
     b = ProgramBuilder()
     env: dict[str, int] = {}
@@ -112,5 +114,5 @@ def lift_fx(gm: torch.fx.GraphModule) -> LiftedGraph:
     return LiftedGraph(
         program=b.build(output), input_names=tuple(input_names) + tuple(constants),
         constants=constants, opaque=tuple(opaque), mutating=mutating,
-        fx_nodes=dict(env),
+        fx_nodes=dict(env), effects=tuple(effects),
     )

@@ -16,6 +16,11 @@ def resolve(name: str):
     """The callable a target name stands for; `Tensor.x` names a method (returns None)."""
     if name.startswith("Tensor."):
         return None
+    if name.startswith("torch.ops."):  # an ATen operator overload: torch.ops.<namespace>.<op>.<overload>
+        obj = torch.ops
+        for part in name.split(".")[2:]:
+            obj = getattr(obj, part)
+        return obj
     mod, _, attr = name.rpartition(".")
     obj = importlib.import_module(mod)
     return getattr(obj, attr)
@@ -25,6 +30,9 @@ def name_of(target) -> str | None:
     """An importable dotted name for an FX call_function target, or None when it has none."""
     if isinstance(target, str):
         return f"Tensor.{target}"
+    if isinstance(target, torch._ops.OpOverload):  # torch.ops.aten.<op>.<overload>: importable through torch
+        ns, _, op = target._schema.name.partition("::")
+        return f"torch.ops.{ns}.{op}.{target._overloadname}"
     mod = getattr(target, "__module__", None)
     qual = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
     candidates = []
