@@ -114,7 +114,8 @@ class _Functionalizer:
         r = self.root[t]
         who = {t}
         if t is not r:
-            if t.op == "call_function" and t.target is operator.getitem and self.ident.get(t.args[0]) is r:
+            if (t.op == "call_function" and t.target is operator.getitem and self.ident.get(t.args[0]) is r
+                    and isinstance(_val(t.args[0]), torch.Tensor)):
                 base = self.current.get(r, self.env[r])
                 self.current[r] = self.setitem(user, base, r, self.read(t.args[1], user), value)
                 who.add(r)
@@ -312,6 +313,8 @@ class _Functionalizer:
                 self.env[n], self.ident[n] = new, n
                 first = next((a for a in n.args if isinstance(a, torch.fx.Node)), None)
                 self.root[n] = self.root[first] if first is not None and _base(n) in VIEWS else n
+                if first is not None and self.root[n] is first and not isinstance(_val(first), torch.Tensor):
+                    self.root[n] = n  # an item of a tuple of fresh tensors (topk, sort) is a tensor of its own
                 continue
             dst, value = found
             if dst is None:  # the op wrote what it writes itself (batch_norm's statistics); its result is new

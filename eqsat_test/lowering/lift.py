@@ -34,7 +34,14 @@ def _meta(node: torch.fx.Node) -> TensorMeta | None:
 def _target(node: torch.fx.Node) -> str:
     if node.op == "call_method":
         return f"Tensor.{node.target}"
-    return name_of(node.target) or f"opaque.{getattr(node.target, '__name__', 'fn')}"
+    return name_of(node.target) or opaque_name(node.target)
+
+
+def opaque_name(target) -> str:
+    """`opaque.<module>.<qualified name>` for a call target no import can reach (a local function, a
+    lambda, a higher-order operator): what the summary names when the graph cannot be written out."""
+    qual = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or type(target).__name__
+    return f"opaque.{getattr(target, '__module__', None) or '?'}.{qual}"
 
 
 # Ops whose result is a fresh tensor no one else holds: an in-place op on it is its out-of-place

@@ -33,6 +33,9 @@ def name_of(target) -> str | None:
     if isinstance(target, torch._ops.OpOverload):  # torch.ops.aten.<op>.<overload>: importable through torch
         ns, _, op = target._schema.name.partition("::")
         return f"torch.ops.{ns}.{op}.{target._overloadname}"
+    if isinstance(target, torch._ops.OpOverloadPacket):
+        ns, _, op = target._qualified_op_name.partition("::")
+        return f"torch.ops.{ns}.{op}"
     mod = getattr(target, "__module__", None)
     qual = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
     candidates = []

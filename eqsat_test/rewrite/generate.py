@@ -17,7 +17,7 @@ from eqsat_test.lowering.bundle import StoredProgram, program_file_name, write_p
 from eqsat_test.lowering.capture import capture
 from eqsat_test.lowering.functionalize import functionalize
 from eqsat_test.lowering.lift import lift_fx
-from eqsat_test.lowering.load import load_model
+from eqsat_test.lowering.load import BadInput, load_model
 from eqsat_test.rewrite.compile_rules import CompiledRule, compile_rules
 from eqsat_test.rewrite.extract import extract_variants, read_egraph
 from eqsat_test.rewrite.provenance import FreezeOnce, read_credit
@@ -209,6 +209,13 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         functional = timed("lift", functionalize, g.gm)  # in-place ops out of place, writes to inputs as effects
         lifted = timed("lift", lift_fx, functional.gm if functional.gm is not None else g.gm, functional.effects)
         prog = lifted.program
+        if lifted.opaque:  # no standalone program can call it: the graph is left out, the construct named
+            why = (f"calls {', '.join(sorted(set(o.removeprefix('opaque.') for o in lifted.opaque)))}, which no "
+                   "import reaches (a local function, a lambda or a higher-order operator): it cannot be "
+                   "written as a standalone program")
+            log(f"graph g{g.index}: left out: {why}")
+            manifest.setdefault("graphs_left_out", []).append({"id": f"g{g.index}", "why": why})
+            continue
         inputs = list(g.inputs) + list(lifted.constants.values())
         is_param = list(g.is_param) + [True] * len(lifted.constants)
         inputs_file = f"{gid}.inputs.pt"
@@ -276,6 +283,9 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         manifest["graphs"].append(ginfo)
         log(f"graph {gid}: {prog.num_ops} ops, {sat.enodes} e-nodes after {sat.iterations} iterations "
             f"({STOP_REASONS.get(sat.stop_reason, sat.stop_reason)}), {len(ex.variants)} distinct variants")
+    if not manifest["graphs"] and manifest.get("graphs_left_out"):
+        raise BadInput(f"{model_path}: nothing to test: graph {manifest['graphs_left_out'][0]['id']} "
+                       f"{manifest['graphs_left_out'][0]['why']}")
     manifest["rules"]["fired"] = dict(sorted(fired_total.items(), key=lambda kv: -kv[1]))
     manifest["timings"] = {k: round(v, 4) for k, v in timings.items()}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
