@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eqsat_test.lowering.emit import emit_module
-from eqsat_test.lowering.lower import to_fx
+from eqsat_test.lowering.lower import to_graph
 from eqsat_test.lowering.program import CALL, INPUT, LIT, SEQ, PNode, Program, TensorMeta
 
 PROGRAM_FORMAT = "eqsat-program/1"
@@ -99,8 +99,8 @@ class StoredProgram:
 
     def render(self, title: str | None = None, notes: list[str] | None = None) -> str:
         """The standalone module (lowering/lower.py, then lowering/emit.py's template)."""
-        gm = to_fx(self.program, self.input_names)
-        return emit_module(gm, title=self.title if title is None else title, inputs_file=self.inputs_file,
+        graph = to_graph(self.program, self.input_names)
+        return emit_module(graph, title=self.title if title is None else title, inputs_file=self.inputs_file,
                            input_names=list(self.input_names),
                            notes=list(self.notes) if notes is None else notes, effects=list(self.effects))
 

@@ -46,8 +46,7 @@ def _dim_arg(node: torch.fx.Node, pos: int, default):
 
 
 class _Emitter:
-    def __init__(self, gm: torch.fx.GraphModule) -> None:
-        self.gm = gm
+    def __init__(self) -> None:
         self.modules: set[str] = {"torch"}
 
     def arg(self, a) -> str:
@@ -119,7 +118,7 @@ class _Emitter:
         return found
 
 
-def emit_module(gm: torch.fx.GraphModule, *, title: str, inputs_file: str, input_names,
+def emit_module(gm: torch.fx.GraphModule | torch.fx.Graph, *, title: str, inputs_file: str, input_names,
                 notes: list[str] | None = None, effects: list[str] | tuple = ()) -> str:
     """A standalone module: `forward(*inputs)`, `Model`, `get_inputs()`, `index_sources(...)`.
 
@@ -128,11 +127,12 @@ def emit_module(gm: torch.fx.GraphModule, *, title: str, inputs_file: str, input
     into its inputs with copy_ (in order) and returns the other outputs; `forward` runs it on copies of the
     written inputs and returns their written values after the outputs, so that callers (which run a program
     several times on the same inputs) see no write and the written values are judged like outputs."""
-    e = _Emitter(gm)
-    params = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    graph = gm if isinstance(gm, torch.fx.Graph) else gm.graph
+    e = _Emitter()
+    params = [n.name for n in graph.nodes if n.op == "placeholder"]
     lines = []
     out = None
-    for node in gm.graph.nodes:
+    for node in graph.nodes:
         if node.op in ("call_function", "call_method"):
             lines.append(f"{node.name} = {e.expr(node)}")
         elif node.op == "output":

@@ -26,8 +26,24 @@ def resolve(name: str):
     return getattr(obj, attr)
 
 
+_NAMES: dict = {}  # target -> name_of(target): lowering a program resolves the same few targets thousands of times
+
+
 def name_of(target) -> str | None:
     """An importable dotted name for an FX call_function target, or None when it has none."""
+    try:
+        return _NAMES[target]
+    except (KeyError, TypeError):  # (TypeError: an unhashable target)
+        pass
+    name = _name_of(target)
+    try:
+        _NAMES[target] = name
+    except TypeError:
+        pass
+    return name
+
+
+def _name_of(target) -> str | None:
     if isinstance(target, str):
         return f"Tensor.{target}"
     if isinstance(target, torch._ops.OpOverload):  # torch.ops.aten.<op>.<overload>: importable through torch
