@@ -2,6 +2,8 @@
 order (not a miscompile); a wrong value on well-conditioned elements, or across a discontinuity, still fails."""
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from eqsat_test.runners.oracle import numerics as nx
@@ -492,8 +494,8 @@ def test_a_max_over_casts_read_twice_is_judged_by_the_walk_that_halves():
     step = lambda t: (_cast_read_twice(t).reshape(-1, 4).amax(-1) > 0).float() * 1000  # noqa: E731
     r = eager_reference(step, lambda *a: {}, InputSet("random-0", (x,)))
     runs = r.fp64mc()
-    walk_only = r._replace(fp64mc=lambda: [None] * nx.MC_NOISE + runs[nx.MC_NOISE:])  # the walk's own judgement
-    assert float((runs[nx.MC_NOISE] - r.fp64).abs().max()) == 1000.0  # the walk's rounding crosses the step
+    walk_only = r._replace(fp64mc=lambda: dataclasses.replace(runs, noise=()))  # the walk's own judgement
+    assert float((runs.walk.plus - r.fp64).abs().max()) == 1000.0  # the walk's rounding crosses the step
     half = torch.zeros(1024)
     half[3] = 500.0  # between the two sides of the step
     assert not judge_against(walk_only, half).ok
@@ -647,7 +649,7 @@ def test_a_nan_or_inf_that_another_rounding_gives_is_not_judged():
     r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (d, x)))
     assert bool(torch.isnan(r.ref[:2]).all()) and bool(torch.isnan(r.fp64[:2]).all())
     runs = r.fp64mc()
-    kinds = {float(m[k]) for m in runs if m is not None for k in (0, 1) if not bool(torch.isfinite(m[k]))}
+    kinds = {float(m[k]) for m in runs.all() if m is not None for k in (0, 1) if not bool(torch.isfinite(m[k]))}
     assert kinds & {float("inf"), -float("inf")}, kinds
     got = r.ref.clone()
     got[0] = next(iter(kinds & {float("inf"), -float("inf")}))  # another order's infinity
