@@ -57,9 +57,12 @@ class FloatLeaf:
         return self.bnd.bound + nx.SENS_MULT * s
 
 
-def float_leaf(e: torch.Tensor, c: torch.Tensor, f: torch.Tensor | None, dt: torch.dtype, what: str,
-               shape: tuple[int, ...], extreme: bool, runs: LeafRuns, low: torch.dtype | None) -> FloatLeaf:
-    """The context of the FLOAT rules (the arguments: judge._judge_float's)."""
+def float_leaf(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, shape: tuple[int, ...], extreme: bool,
+               runs: LeafRuns, low: torch.dtype | None) -> FloatLeaf:
+    """The context of the FLOAT rules: eager and compiled as float64 tensors of one shape (complex as (re, im)
+    pairs), D = dt, the fp64 runs' leaves (float64 tensors of that shape, or None), the coarsest dtype the fp64
+    run rounds its data to (`low`)."""
+    f = runs.fp64
     given = f is not None
     rounding = runs.rounding
     parts: list[torch.Tensor | None] = [nx.sensitivity(f, flat(runs.perturbed), dt, nx.sens_delta(low))]

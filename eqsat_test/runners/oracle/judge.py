@@ -106,7 +106,7 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, s
     FLOAT rules (float_rules.py), unless compiled equals eager bitwise (which passes every rule)."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):
         return LeafResult(True)
-    return judge_float(float_leaf(e, c, runs.fp64, dt, what, shape, extreme, runs, low))
+    return judge_float(float_leaf(e, c, dt, what, shape, extreme, runs, low))
 
 
 @dataclass(frozen=True)

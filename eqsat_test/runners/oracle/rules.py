@@ -1,4 +1,4 @@
-"""The oracle's rules as one table of data: id, what each convicts or clears, why, the PyTorch behaviour it follows, its test (engine.py applies them; docs/oracle.md is this table in prose)."""
+"""The oracle's rules as one table of data: id, what each convicts or clears, why, the PyTorch behaviour it follows, its test (engine.py applies them; docs/oracle.md shows this table, printed by markdown())."""
 from __future__ import annotations
 
 from dataclasses import dataclass
