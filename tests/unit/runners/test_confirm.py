@@ -117,3 +117,24 @@ def test_a_runs_time_budget_reaches_its_confirmation(tmp_path, monkeypatch):
     report = P.execute_bundle(tmp_path / "bundle", tmp_path / "out", opts)
     assert report["stats"]["compiler_bugs"] >= 1
     assert seen["deadline"] is not None and abs(seen["deadline"] - (t0 + 900)) < 60
+
+
+def test_a_sweep_timeout_is_re_run_as_its_own_task_alone(tmp_path, monkeypatch):
+    """A sweep task's repro.py holds the model's own inputs, not the swept ones that hung: its timeout is re-run as
+    the sweep task itself, on one fresh worker; finished alone, it was load (a resource note), never a bug."""
+    import eqsat_test.runners.findings.confirm as C
+    seen = {}
+
+    def rerun(f, tasks, timeout, env=None):
+        seen["task"] = tasks[0]["id"]
+        return {"rc": 0, "seconds": 3.0, "timed_out": False, "eager_seconds": None, "verdict": None, "output": "",
+                "load": 0.0}
+    monkeypatch.setattr(C, "rerun_sweep_alone", rerun)
+    monkeypatch.setattr(C, "run_repro", lambda *a, **k: (_ for _ in ()).throw(AssertionError("repro.py run")))
+    f = {"id": "001-timeout-g0_seed", "kind": "timeout", "sweep": "sweeps(dtype=float16)", "variant": "g0_seed",
+         "backend": "inductor", "device": "cpu"}
+    (tmp_path / "findings" / f["id"]).mkdir(parents=True)
+    tasks = [{"id": "g0_seed@inductor@cpu#sweep", "variant": "g0_seed", "backend": "inductor", "device": "cpu"}]
+    stats = C.confirm_all([f], tmp_path, timeout=150, tasks=tasks)
+    assert seen["task"] == tasks[0]["id"]
+    assert f["kind"] == "resource" and "finished" in f["confirmation"]["why"] and stats["resource"] == 1
