@@ -72,11 +72,14 @@ def _forward_and_imports(src: str) -> tuple[str, list[str]]:
     fwd = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
     if fwd is None:
         raise ValueError("program has no `forward` function")
+    # a program that writes its inputs (lowering/functionalize.py): `forward` calls `program`, which comes too
+    prog = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "program"), None)
     mods = []
     for n in tree.body:
         if isinstance(n, ast.Import):
             mods += [a.name for a in n.names if a.name not in ("torch", "math") and a.asname is None]
-    return ast.get_source_segment(src, fwd), sorted(set(mods))
+    parts = [ast.get_source_segment(src, f) for f in (prog, fwd) if f is not None]
+    return "\n\n\n".join(parts), sorted(set(mods))
 
 
 def _literal(x) -> str | None:
