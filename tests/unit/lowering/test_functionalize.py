@@ -171,3 +171,39 @@ def test_resnet_blocks_with_inplace_relu_get_32_variants(tmp_path):
     assert "skipped_rewrites" not in graph and graph["functionalized"] >= 5
     variants = [v for v in manifest["variants"] if not v["seed"]]
     assert len({v["key"] for v in variants}) >= 32
+
+
+OPAQUE = '''import torch
+
+def make():
+    def scale(x):
+        return x * 3
+    return torch.compiler.allow_in_graph(scale)
+
+scale = make()
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return scale(torch.relu(x)) + 1
+
+def get_inputs():
+    return [torch.randn(4, 4)]
+'''
+
+
+def test_a_call_no_import_reaches_is_one_line_naming_it(tmp_path):
+    """A graph that calls a local function (allow_in_graph) cannot be written as a standalone program: it is left
+    out with the construct named, and a model with nothing else to test is bad input (one line), no internal error."""
+    from eqsat_test.lowering.load import BadInput
+    from eqsat_test.rewrite.generate import GenerateOptions, generate
+    (tmp_path / "m.py").write_text(OPAQUE)
+    with pytest.raises(BadInput) as e:
+        generate(tmp_path / "m.py", tmp_path / "b", GenerateOptions(variants=2, rules=(str(TEST_MODELS / "e2e_rules"),)))
+    assert "make.<locals>.scale" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_aten_overloads_have_importable_names():
+    from eqsat_test.lowering.targets import name_of, resolve
+    for op in (torch.ops.aten._native_batch_norm_legit_functional.default, torch.ops.aten.add.Tensor,
+               torch.ops.aten.add):
+        assert resolve(name_of(op)) is op

@@ -9,7 +9,7 @@ from conftest import REPO
 
 ZOO = REPO / "benchmarks" / "zoo"
 # encoder, decoder (rotary + GQA, sliding window, MoE), encoder-decoder and vision families
-FAMILIES = ["hf_bert", "hf_gpt2", "hf_llama", "hf_mistral", "hf_mixtral", "hf_t5", "hf_bart", "hf_vit"]
+FAMILIES = ["hf_bert", "hf_gpt2", "hf_llama", "hf_mistral", "hf_mixtral", "hf_t5", "hf_vit"]
 
 
 @pytest.mark.slow  # ~25 s a model: Dynamo's trace of a transformers model, then saturation
