@@ -7,7 +7,7 @@ import torch
 import torch.fx
 
 from eqsat_test.codegen_templates import render
-from eqsat_test.lowering.targets import BINARY, UNARY, name_of
+from eqsat_test.lowering.targets import BINARY, UNARY, defining_module, name_of
 from eqsat_test.lowering.program import lit_source
 
 # Index-producing ops: how to find the indexed tensor and dim (for tie-aware judging).
@@ -82,6 +82,9 @@ class _Emitter:
         if node.target is operator.getitem and len(node.args) == 2:
             return f"{self.arg(node.args[0])}[{self.arg(node.args[1])}]"
         self.modules.add(name.split(".", 1)[0])
+        registers = defining_module(name)  # a library's custom op exists once that library is imported
+        if registers:
+            self.modules.add(registers)
         positional_device = name == "torch.as_tensor" and len(node.args) >= 3  # as_tensor(data, dtype, device)
         return f"{name}({self.call_args(node, on_device=makes_tensor(name) and not positional_device)})"
 

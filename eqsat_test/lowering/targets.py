@@ -69,6 +69,25 @@ def _name_of(target) -> str | None:
     return None
 
 
+_BUILTIN_NAMESPACES = ("aten", "prims", "quantized", "higher_order", "_c10d_functional", "c10d_functional")
+
+
+def defining_module(name: str) -> str | None:
+    """The Python module that registers a custom operator `torch.ops.<ns>.<op>...` (a library's own op, such as
+    transformers' grouped_mm_fallback): a program that calls it imports that module first. None for ATen's
+    and other built-in namespaces, and where the op's definition is not known."""
+    parts = name.split(".")
+    if len(parts) < 4 or parts[:2] != ["torch", "ops"] or parts[2] in _BUILTIN_NAMESPACES:
+        return None
+    try:
+        from torch._library.custom_ops import OPDEFS  # (torch's registry of torch.library.custom_op definitions)
+        opdef = OPDEFS.get(f"{parts[2]}::{parts[3]}")
+        mod = getattr(getattr(opdef, "_init_fn", None), "__module__", None)
+    except Exception:  # noqa: BLE001 - an older torch without the registry: the op is named, not imported
+        return None
+    return mod if mod and not mod.startswith(("torch.", "__main__", "eqsat_model_")) else None
+
+
 # Python operators and how they are written (for rendering source that keeps the spelling).
 BINARY = {
     "operator.add": "+", "operator.sub": "-", "operator.mul": "*", "operator.truediv": "/",

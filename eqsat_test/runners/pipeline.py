@@ -162,6 +162,10 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
                                         detail=(r.get("error") or {}).get("message", "")))
             continue
         if status == ResultStatus.EAGER_ERROR:
+            seed_r = None if v["seed"] else by_task.get((seeds[v["graph"]], r["backend"], r["device"]))
+            if seed_r is not None and seed_r["status"] == ResultStatus.EAGER_ERROR and (
+                    (seed_r.get("error") or {}).get("message") == r["error"]["message"]):
+                continue  # it fails as its seed does: the seed's note says it, no rule is to blame
             kind = eager_failure_kind(r["error"]["message"], v["seed"])  # the emitter's fault, or the rules'
             if kind == FindingKind.SEED_ERROR:
                 notes.append(new_finding(kind, base, detail=r["error"]["message"]))

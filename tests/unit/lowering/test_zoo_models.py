@@ -72,3 +72,12 @@ def test_model_outputs_are_judged_leaf_by_leaf():
     bad = transformers.modeling_outputs.CausalLMOutput(logits=x, hidden_states=(y, bump(z)))
     v = judge(outs[0], bad, outs[0])
     assert not v.ok and "hidden_states" in (v.leaf or v.detail), (v.leaf, v.detail)
+
+
+def test_a_librarys_custom_op_brings_its_import():
+    """Mixtral's experts call torch.ops.transformers.grouped_mm_fallback: a variant module imports the module that
+    registers it (else every program would fail in eager mode and the rules would be blamed)."""
+    pytest.importorskip("transformers.integrations.moe")
+    from eqsat_test.lowering.targets import defining_module
+    assert defining_module("torch.ops.transformers.grouped_mm_fallback.default") == "transformers.integrations.moe"
+    assert defining_module("torch.ops.aten.add.Tensor") is None
