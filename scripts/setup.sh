@@ -13,6 +13,6 @@ stamp=.venv/.eqsat-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/setup.sh -nt "$stamp" ]; then
     python -m pip install -q --upgrade pip
     python -m pip install -q "torch==${EQSAT_TORCH_VERSION:-2.13.0}"
-    python -m pip install -q -e ".[generate,test,ray]"  # ray: the campaign test runs a real local Ray cluster
+    python -m pip install -q -e ".[generate,test,ray,zoo]"  # ray: the campaign test runs a real local Ray cluster; zoo: transformers models
     touch "$stamp"
 fi

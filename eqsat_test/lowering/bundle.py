@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eqsat_test.lowering.emit import emit_module
-from eqsat_test.lowering.lower import to_fx
+from eqsat_test.lowering.lower import to_graph
 from eqsat_test.lowering.program import CALL, INPUT, LIT, SEQ, PNode, Program, TensorMeta
 
 PROGRAM_FORMAT = "eqsat-program/1"
@@ -69,11 +69,14 @@ class StoredProgram:
     inputs_file: str  # the inputs file the module loads (beside it)
     title: str = ""
     notes: tuple[str, ...] = ()
+    # inputs the program writes (lowering/functionalize.py): the last len(effects) outputs are their final
+    # values, written back with copy_ at the end of the rendered `program`, in this order
+    effects: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {"format": PROGRAM_FORMAT, "input_names": list(self.input_names),
                 "inputs_file": self.inputs_file, "title": self.title, "notes": list(self.notes),
-                **program_to_json(self.program)}
+                **({"effects": list(self.effects)} if self.effects else {}), **program_to_json(self.program)}
 
     @classmethod
     def from_json(cls, d: dict) -> "StoredProgram":
@@ -82,19 +85,28 @@ class StoredProgram:
             raise ValueError(f"unsupported program format {fmt!r} (this version reads {PROGRAM_FORMAT})")
         try:
             return cls(program_from_json(d), tuple(str(n) for n in d["input_names"]), str(d["inputs_file"]),
-                       str(d.get("title", "")), tuple(str(n) for n in d.get("notes") or ()))
+                       str(d.get("title", "")), tuple(str(n) for n in d.get("notes") or ()),
+                       tuple(str(n) for n in d.get("effects") or ()))
         except (KeyError, TypeError) as e:
             raise ValueError(f"not a stored program: {type(e).__name__}: {e}") from e
 
     def with_program(self, p: Program) -> "StoredProgram":
-        return StoredProgram(p, self.input_names, self.inputs_file, self.title, self.notes)
+        """The same module around another program; its writes are kept where it has as many outputs (the
+        minimizer drops outputs: then the written values are outputs like the others, nothing is written)."""
+        same = _arity(p) == _arity(self.program)
+        return StoredProgram(p, self.input_names, self.inputs_file, self.title, self.notes,
+                             self.effects if same else ())
 
     def render(self, title: str | None = None, notes: list[str] | None = None) -> str:
         """The standalone module (lowering/lower.py, then lowering/emit.py's template)."""
-        gm = to_fx(self.program, self.input_names)
-        return emit_module(gm, title=self.title if title is None else title, inputs_file=self.inputs_file,
+        graph = to_graph(self.program, self.input_names)
+        return emit_module(graph, title=self.title if title is None else title, inputs_file=self.inputs_file,
                            input_names=list(self.input_names),
-                           notes=list(self.notes) if notes is None else notes)
+                           notes=list(self.notes) if notes is None else notes, effects=list(self.effects))
+
+
+def _arity(p: Program) -> int:
+    return len(p.nodes[p.output].args)
 
 
 def write_program(path: Path, sp: StoredProgram) -> None:

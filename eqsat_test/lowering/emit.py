@@ -7,12 +7,28 @@ import torch
 import torch.fx
 
 from eqsat_test.codegen_templates import render
-from eqsat_test.lowering.targets import BINARY, UNARY, name_of
+from eqsat_test.lowering.targets import BINARY, UNARY, defining_module, name_of
 from eqsat_test.lowering.program import lit_source
 
 # Index-producing ops: how to find the indexed tensor and dim (for tie-aware judging).
 _INDEX_OPS = {"argmax", "argmin", "argsort"}
 _PAIR_OPS = {"topk", "sort", "max", "min", "kthvalue", "median", "mode", "cummax", "cummin"}
+
+
+# torch functions that make a tensor from nothing (no tensor argument to take a device from): without a
+# device they make it on the CPU, so a program run on a GPU would mix devices. Rendered with the
+# program's device (DEVICE, which the runner sets) unless the call names a device of its own.
+FACTORIES = frozenset({
+    "tensor", "as_tensor", "scalar_tensor", "zeros", "ones", "full", "empty", "empty_strided", "arange", "range",
+    "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm", "tril_indices", "triu_indices",
+    "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window",
+})
+
+
+def makes_tensor(name: str) -> bool:
+    """Whether a call target (a dotted name) is a FACTORIES function of the torch namespace."""
+    mod, _, base = name.rpartition(".")
+    return mod == "torch" and base in FACTORIES
 
 
 def _base(node: torch.fx.Node) -> str:
@@ -30,8 +46,7 @@ def _dim_arg(node: torch.fx.Node, pos: int, default):
 
 
 class _Emitter:
-    def __init__(self, gm: torch.fx.GraphModule) -> None:
-        self.gm = gm
+    def __init__(self) -> None:
         self.modules: set[str] = {"torch"}
 
     def arg(self, a) -> str:
@@ -44,9 +59,14 @@ class _Emitter:
             return f"({inner},)" if len(a) == 1 else f"({inner})"
         return lit_source(a)
 
-    def call_args(self, node: torch.fx.Node, skip_first: bool = False) -> str:
+    def call_args(self, node: torch.fx.Node, skip_first: bool = False, on_device: bool = False) -> str:
+        """The call's arguments; on_device: a device that is not given (None, or no device at all) or given as
+        a string (a captured "cpu") is the program's, DEVICE."""
         args = node.args[1:] if skip_first else node.args
-        parts = [self.arg(a) for a in args] + [f"{k}={self.arg(v)}" for k, v in node.kwargs.items()]
+        kwargs = dict(node.kwargs)
+        if on_device and (kwargs.get("device") is None or isinstance(kwargs.get("device"), str)):
+            kwargs["device"] = torch.device("cpu")  # rendered as DEVICE (lowering/program.py lit_source)
+        parts = [self.arg(a) for a in args] + [f"{k}={self.arg(v)}" for k, v in kwargs.items()]
         return ", ".join(parts)
 
     def expr(self, node: torch.fx.Node) -> str:
@@ -62,7 +82,11 @@ class _Emitter:
         if node.target is operator.getitem and len(node.args) == 2:
             return f"{self.arg(node.args[0])}[{self.arg(node.args[1])}]"
         self.modules.add(name.split(".", 1)[0])
-        return f"{name}({self.call_args(node)})"
+        registers = defining_module(name)  # a library's custom op exists once that library is imported
+        if registers:
+            self.modules.add(registers)
+        positional_device = name == "torch.as_tensor" and len(node.args) >= 3  # as_tensor(data, dtype, device)
+        return f"{name}({self.call_args(node, on_device=makes_tensor(name) and not positional_device)})"
 
     def index_sources(self, out) -> list[tuple[str, str, str]]:
         """(leaf path, source variable, dim source) for outputs that are indices into a tensor."""
@@ -97,21 +121,37 @@ class _Emitter:
         return found
 
 
-def emit_module(gm: torch.fx.GraphModule, *, title: str, inputs_file: str, input_names,
-                notes: list[str] | None = None) -> str:
-    """A standalone module: `forward(*inputs)`, `Model`, `get_inputs()`, `index_sources(...)`."""
-    e = _Emitter(gm)
-    params = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+def emit_module(gm: torch.fx.GraphModule | torch.fx.Graph, *, title: str, inputs_file: str, input_names,
+                notes: list[str] | None = None, effects: list[str] | tuple = ()) -> str:
+    """A standalone module: `forward(*inputs)`, `Model`, `get_inputs()`, `index_sources(...)`.
+
+    effects: the inputs the program writes (lowering/functionalize.py), one per trailing output of `gm`, whose
+    value it is. Then `program(*inputs)` is the captured program itself: it computes, writes those values
+    into its inputs with copy_ (in order) and returns the other outputs; `forward` runs it on copies of the
+    written inputs and returns their written values after the outputs, so that callers (which run a program
+    several times on the same inputs) see no write and the written values are judged like outputs."""
+    graph = gm if isinstance(gm, torch.fx.Graph) else gm.graph
+    e = _Emitter()
+    params = [n.name for n in graph.nodes if n.op == "placeholder"]
     lines = []
     out = None
-    for node in gm.graph.nodes:
+    for node in graph.nodes:
         if node.op in ("call_function", "call_method"):
             lines.append(f"{node.name} = {e.expr(node)}")
         elif node.op == "output":
             out = node.args[0]
+    outs = tuple(out) if isinstance(out, (list, tuple)) else (out,)
     ret = e.arg(out if isinstance(out, (list, tuple)) else (out,))
+    writes, kept = [], ret
+    if effects:
+        if len(effects) > len(outs) or any(name not in params for name in effects):
+            raise ValueError(f"effects {list(effects)} do not fit the program's {len(outs)} outputs and inputs")
+        k = len(outs) - len(effects)
+        writes = [(name, e.arg(v)) for name, v in zip(effects, outs[k:])]
+        kept = e.arg(tuple(outs[:k]))
     return render(
         "variant.py.j2", title=title, params=params, body=lines, ret=ret,
         modules=sorted(e.modules), inputs_file=inputs_file, input_names=list(input_names),
-        index_sources=e.index_sources(out), notes=notes or [],
+        index_sources=e.index_sources(out), notes=notes or [], writes=writes, kept=kept,
+        written=[name for name, _ in writes],
     )

@@ -18,6 +18,7 @@ class LiftedGraph:
     opaque: tuple[str, ...]  # targets that have no importable name (kept but not renderable)
     mutating: bool  # the graph mutates tensors in place: rewrites are disabled for it
     fx_nodes: dict  # FX node name -> program node index
+    effects: tuple[str, ...] = ()  # inputs written: the last outputs are their values (lowering/functionalize.py)
 
 
 def _meta(node: torch.fx.Node) -> TensorMeta | None:
@@ -33,7 +34,14 @@ def _meta(node: torch.fx.Node) -> TensorMeta | None:
 def _target(node: torch.fx.Node) -> str:
     if node.op == "call_method":
         return f"Tensor.{node.target}"
-    return name_of(node.target) or f"opaque.{getattr(node.target, '__name__', 'fn')}"
+    return name_of(node.target) or opaque_name(node.target)
+
+
+def opaque_name(target) -> str:
+    """`opaque.<module>.<qualified name>` for a call target no import can reach (a local function, a
+    lambda, a higher-order operator): what the summary names when the graph cannot be written out."""
+    qual = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or type(target).__name__
+    return f"opaque.{getattr(target, '__module__', None) or '?'}.{qual}"
 
 
 # Ops whose result is a fresh tensor no one else holds: an in-place op on it is its out-of-place
@@ -58,7 +66,8 @@ def _out_of_place(gm: torch.fx.GraphModule) -> dict:
     return out
 
 
-def lift_fx(gm: torch.fx.GraphModule) -> LiftedGraph:
+def lift_fx(gm: torch.fx.GraphModule, effects: tuple[str, ...] = ()) -> LiftedGraph:
+    """The program of `gm`; effects: the inputs a functionalized graph writes (its last outputs' targets)."""
     functional = _out_of_place(gm)
     b = ProgramBuilder()
     env: dict[str, int] = {}
@@ -112,5 +121,5 @@ def lift_fx(gm: torch.fx.GraphModule) -> LiftedGraph:
     return LiftedGraph(
         program=b.build(output), input_names=tuple(input_names) + tuple(constants),
         constants=constants, opaque=tuple(opaque), mutating=mutating,
-        fx_nodes=dict(env),
+        fx_nodes=dict(env), effects=tuple(effects),
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from eqsat_test.lowering.calls import positional
 from eqsat_test.lowering.sizes import (DEFAULT_MAX_ELEMENTS, SizeGuard, Source, TooLarge, narrow_inputs,
                             plan_sizes)
 from eqsat_test.lowering.sizes import record as size_record
@@ -75,6 +76,8 @@ def _call(path: Path, what: str, fn, *a):
 
 
 def _as_inputs(path: Path, what: str, value) -> tuple:
+    if isinstance(value, dict):  # keyword inputs: positional() has made them the KeywordCall's values
+        value = tuple(value.values())
     if isinstance(value, torch.Tensor):
         value = (value,)
     if not isinstance(value, (list, tuple)):
@@ -118,6 +121,28 @@ def _resolve(path: Path, ns: dict) -> tuple[str, torch.nn.Module, tuple]:
     if not isinstance(module, torch.nn.Module):
         raise BadInput(f"{path}: the model is a {type(module).__name__}, not an nn.Module")
     module.eval()
+    return conv, module, inputs
+
+
+def _resolve_called(path: Path, ns: dict) -> tuple[str, torch.nn.Module, tuple]:
+    """_resolve, with keyword inputs (a dict from get_inputs() / example_inputs / args) passed by name."""
+    raw = {}
+    for key in ("example_inputs", "args"):
+        if isinstance(ns.get(key), dict):
+            raw[key] = ns[key]
+    if callable(ns.get("get_inputs")):
+        fn = ns["get_inputs"]
+
+        def get_inputs():
+            value = fn()
+            raw["get_inputs"] = value
+            return value
+        ns = {**ns, "get_inputs": get_inputs}
+    conv, module, inputs = _resolve(path, ns)
+    value = raw.get("get_inputs", raw.get("example_inputs" if conv == "instance" else "args"))
+    if isinstance(value, dict):
+        module, inputs = positional(module, value)
+        module.eval()
     return conv, module, inputs
 
 
@@ -166,7 +191,7 @@ def load_model(path: str | Path, *, seed: int = 0, check_eager: bool = True, siz
 
 def _load_given(path: Path, seed: int, check_eager: bool):
     torch.manual_seed(seed)
-    conv, module, inputs = _resolve(path, vars(_import_file(path)))
+    conv, module, inputs = _resolve_called(path, vars(_import_file(path)))
     if check_eager:
         with torch.no_grad():
             _call(path, "the model in eager mode", module, *inputs)
@@ -177,7 +202,7 @@ def _build(path: Path, src: Source, values: dict, seed: int, check_eager: bool):
     """(conv, module, inputs) at these literal values, or one line saying why they do not run."""
     torch.manual_seed(seed)
     try:
-        conv, module, inputs = _resolve(path, vars(src.execute(values)))
+        conv, module, inputs = _resolve_called(path, vars(src.execute(values)))
         bad = _runs(module, inputs) if check_eager else None
     except Exception as e:  # noqa: BLE001 -- BadInput included: the given sizes decide that
         bad = _one_line(e)
@@ -255,7 +280,7 @@ def _load_test(path: Path, source: bytes, sha: str, seed: int, check_eager: bool
     torch.manual_seed(seed)
     try:
         with SizeGuard() if guard else contextlib.nullcontext():
-            conv, module, inputs = _resolve(path, vars(_import_file(path)))
+            conv, module, inputs = _resolve_called(path, vars(_import_file(path)))
     except BadInput as e:
         if isinstance(e.__cause__, TooLarge):
             raise BadInput(f"{path}: no test size: {note or 'it cannot run on the meta device'}, and "

@@ -10,6 +10,12 @@ from eqsat_test.lowering.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, 
 
 def to_fx(program: Program, input_names: tuple[str, ...] | list[str]) -> torch.fx.GraphModule:
     """An FX GraphModule whose forward takes `input_names` in order and returns the output tuple."""
+    return torch.fx.GraphModule(torch.nn.Module(), to_graph(program, input_names))
+
+
+def to_graph(program: Program, input_names: tuple[str, ...] | list[str]) -> torch.fx.Graph:
+    """The FX graph of `to_fx`, without the module around it (rendering source needs the graph alone; making
+    the module generates and compiles its Python code, ~40% of rendering a variant)."""
     g = torch.fx.Graph()
     env: dict[int, object] = {}
     by_name = {n.name: i for i, n in enumerate(program.nodes) if n.kind == INPUT}
@@ -46,4 +52,4 @@ def to_fx(program: Program, input_names: tuple[str, ...] | list[str]) -> torch.f
         val(i)
     g.output(val(program.output))
     g.lint()
-    return torch.fx.GraphModule(torch.nn.Module(), g)
+    return g

@@ -229,7 +229,8 @@ def _meta_shapes(src: Source, values: dict[int, int], forward: bool) -> Shapes:
         raise NotMeta("no model found")
     _, build, get_inputs = found
     try:
-        inputs = _as_list(get_inputs())
+        raw = get_inputs()
+        inputs = _as_list(tuple(raw.values()) if isinstance(raw, dict) else raw)
     except Exception as e:
         raise Invalid(f"inputs: {type(e).__name__}: {e}") from e
     if not inputs:
@@ -246,7 +247,7 @@ def _meta_shapes(src: Source, values: dict[int, int], forward: bool) -> Shapes:
     try:
         module.eval()
         with torch.no_grad():
-            out = module(*inputs)
+            out = module(**raw) if isinstance(raw, dict) else module(*inputs)
     except Exception as e:
         raise Invalid(f"forward: {type(e).__name__}: {e}") from e
     leaves = torch.utils._pytree.tree_leaves(out)

@@ -16,15 +16,42 @@ def resolve(name: str):
     """The callable a target name stands for; `Tensor.x` names a method (returns None)."""
     if name.startswith("Tensor."):
         return None
+    if name.startswith("torch.ops."):  # an ATen operator overload: torch.ops.<namespace>.<op>.<overload>
+        obj = torch.ops
+        for part in name.split(".")[2:]:
+            obj = getattr(obj, part)
+        return obj
     mod, _, attr = name.rpartition(".")
     obj = importlib.import_module(mod)
     return getattr(obj, attr)
 
 
+_NAMES: dict = {}  # target -> name_of(target): lowering a program resolves the same few targets thousands of times
+
+
 def name_of(target) -> str | None:
     """An importable dotted name for an FX call_function target, or None when it has none."""
+    try:
+        return _NAMES[target]
+    except (KeyError, TypeError):  # (TypeError: an unhashable target)
+        pass
+    name = _name_of(target)
+    try:
+        _NAMES[target] = name
+    except TypeError:
+        pass
+    return name
+
+
+def _name_of(target) -> str | None:
     if isinstance(target, str):
         return f"Tensor.{target}"
+    if isinstance(target, torch._ops.OpOverload):  # torch.ops.aten.<op>.<overload>: importable through torch
+        ns, _, op = target._schema.name.partition("::")
+        return f"torch.ops.{ns}.{op}.{target._overloadname}"
+    if isinstance(target, torch._ops.OpOverloadPacket):
+        ns, _, op = target._qualified_op_name.partition("::")
+        return f"torch.ops.{ns}.{op}"
     mod = getattr(target, "__module__", None)
     qual = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
     candidates = []
@@ -40,6 +67,25 @@ def name_of(target) -> str | None:
         except (ImportError, AttributeError, ValueError):
             continue
     return None
+
+
+_BUILTIN_NAMESPACES = ("aten", "prims", "quantized", "higher_order", "_c10d_functional", "c10d_functional")
+
+
+def defining_module(name: str) -> str | None:
+    """The Python module that registers a custom operator `torch.ops.<ns>.<op>...` (a library's own op, such as
+    transformers' grouped_mm_fallback): a program that calls it imports that module first. None for ATen's
+    and other built-in namespaces, and where the op's definition is not known."""
+    parts = name.split(".")
+    if len(parts) < 4 or parts[:2] != ["torch", "ops"] or parts[2] in _BUILTIN_NAMESPACES:
+        return None
+    try:
+        from torch._library.custom_ops import OPDEFS  # (torch's registry of torch.library.custom_op definitions)
+        opdef = OPDEFS.get(f"{parts[2]}::{parts[3]}")
+        mod = getattr(getattr(opdef, "_init_fn", None), "__module__", None)
+    except Exception:  # noqa: BLE001 - an older torch without the registry: the op is named, not imported
+        return None
+    return mod if mod and not mod.startswith(("torch.", "__main__", "eqsat_model_")) else None
 
 
 # Python operators and how they are written (for rendering source that keeps the spelling).

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from eqsat_test.lowering.functionalize import functionalize
 from eqsat_test.lowering.capture import capture
 from eqsat_test.lowering.lift import lift_fx
 from eqsat_test.lowering.load import load_model
@@ -103,7 +104,8 @@ def coverage(model_path: str | Path, *, rules=None, variants: int = 32, seed: in
     family = {r.name: r.family for r in rs}
     for g in graphs:
         tg = time.perf_counter()
-        lifted = lift_fx(g.gm)
+        functional = functionalize(g.gm)  # as generation lifts it (rewrite/generate.py)
+        lifted = lift_fx(functional.gm if functional.gm is not None else g.gm, functional.effects)
         prog = lifted.program
         ops = Counter(prog.ops())
         gc = GraphCoverage(g.index, prog.num_ops, dict(sorted(ops.items())),

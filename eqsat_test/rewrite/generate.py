@@ -15,8 +15,9 @@ import torch
 
 from eqsat_test.lowering.bundle import StoredProgram, program_file_name, write_program
 from eqsat_test.lowering.capture import capture
+from eqsat_test.lowering.functionalize import functionalize
 from eqsat_test.lowering.lift import lift_fx
-from eqsat_test.lowering.load import load_model
+from eqsat_test.lowering.load import BadInput, load_model
 from eqsat_test.rewrite.compile_rules import CompiledRule, compile_rules
 from eqsat_test.rewrite.extract import extract_variants, read_egraph
 from eqsat_test.rewrite.provenance import FreezeOnce, read_credit
@@ -205,19 +206,28 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
     per_graph = max(1, opts.variants // len(graphs)) if graphs else 0
     for g in graphs:
         gid = f"g{g.index}"
-        lifted = timed("lift", lift_fx, g.gm)
+        functional = timed("lift", functionalize, g.gm)  # in-place ops out of place, writes to inputs as effects
+        lifted = timed("lift", lift_fx, functional.gm if functional.gm is not None else g.gm, functional.effects)
         prog = lifted.program
+        if lifted.opaque:  # no standalone program can call it: the graph is left out, the construct named
+            why = (f"calls {', '.join(sorted(set(o.removeprefix('opaque.') for o in lifted.opaque)))}, which no "
+                   "import reaches (a local function, a lambda or a higher-order operator): it cannot be "
+                   "written as a standalone program")
+            log(f"graph g{g.index}: left out: {why}")
+            manifest.setdefault("graphs_left_out", []).append({"id": f"g{g.index}", "why": why})
+            continue
         inputs = list(g.inputs) + list(lifted.constants.values())
         is_param = list(g.is_param) + [True] * len(lifted.constants)
         inputs_file = f"{gid}.inputs.pt"
         torch.save([x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs], out / inputs_file)
         ginfo: dict = {"id": gid, "inputs_file": inputs_file, "input_names": list(lifted.input_names),
                        "is_param": is_param, "ops": prog.num_ops, "op_names": sorted(set(prog.ops())),
-                       "mutating": lifted.mutating, "opaque": list(lifted.opaque)}
+                       "mutating": lifted.mutating, "opaque": list(lifted.opaque),
+                       "functionalized": functional.rewritten, "effects": list(lifted.effects)}
 
         def write(vid: str, p: Program, title: str, notes: list[str]) -> str:
             """The module, and beside it the program it renders (lowering/bundle.py; the minimizer's input)."""
-            sp = StoredProgram(p, tuple(lifted.input_names), inputs_file, title, tuple(notes))
+            sp = StoredProgram(p, tuple(lifted.input_names), inputs_file, title, tuple(notes), lifted.effects)
             (out / f"{vid}.py").write_text(sp.render())
             write_program(out / program_file_name(f"{vid}.py"), sp)
             return f"{vid}.py"
@@ -228,7 +238,8 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
                                      "program": program_file_name(seed_file), "seed": True,
                                      "mode": "seed", "rules": [], "ops": prog.num_ops, "key": prog.key()})
         if lifted.mutating or lifted.opaque or not compiled:
-            why = ("in-place ops (rewrites would reorder side effects)" if lifted.mutating else
+            why = (f"no sound rewrite: {functional.blocked}" if functional.blocked else
+                   "in-place ops (rewrites would reorder side effects)" if lifted.mutating else
                    f"ops without importable names {lifted.opaque}" if lifted.opaque else "no rules")
             ginfo["skipped_rewrites"] = why
             log(f"graph {gid}: not rewritten: {why}")
@@ -272,6 +283,9 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         manifest["graphs"].append(ginfo)
         log(f"graph {gid}: {prog.num_ops} ops, {sat.enodes} e-nodes after {sat.iterations} iterations "
             f"({STOP_REASONS.get(sat.stop_reason, sat.stop_reason)}), {len(ex.variants)} distinct variants")
+    if not manifest["graphs"] and manifest.get("graphs_left_out"):
+        raise BadInput(f"{model_path}: nothing to test: graph {manifest['graphs_left_out'][0]['id']} "
+                       f"{manifest['graphs_left_out'][0]['why']}")
     manifest["rules"]["fired"] = dict(sorted(fired_total.items(), key=lambda kv: -kv[1]))
     manifest["timings"] = {k: round(v, 4) for k, v in timings.items()}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))

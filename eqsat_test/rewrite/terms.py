@@ -169,7 +169,7 @@ def _size_facts(m, size_needs) -> list[tuple[int, str, str, str]]:
 
     out = []
     for fn, d in size_needs:
-        if -m.rank <= d < m.rank:
+        if -m.rank <= d < m.rank and m.shape[d] > 0:  # an empty dim (a KV cache before its first entry) has no 1/n
             src = size_literal(fn, m.shape[d])
             out.append((d, fn, src, lit_kind(src) or ""))
     return out

@@ -16,19 +16,20 @@ from eqsat_test.runners.checks.configs import config_judge
 from eqsat_test.runners.checks.devices import cross_device_findings
 from eqsat_test.runners.checks.perf import slow_variant_findings, spread, write_slow_variant
 from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
-from eqsat_test.runners.checks.unsound import unsound_verdict
+from eqsat_test.runners.checks.unsound import eager_failure_kind, unsound_verdict
 from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched
 from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
 from eqsat_test.runners.exec.protocol import past
 from eqsat_test.runners.findings.artifacts import collect_all
-from eqsat_test.runners.findings.confirm import confirm_all
 from eqsat_test.runners.findings.clusters import cluster_findings, failing_cone
+from eqsat_test.runners.findings.confirm import confirm_all, unconfirmed_timeouts
 from eqsat_test.runners.findings.ledger import load_ledger
 from eqsat_test.runners.findings.minimize import minimize_clusters
 from eqsat_test.runners.findings.notes import aggregate_notes
 from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 from eqsat_test.runners.findings.triage import annotate
 from eqsat_test.runners.findings.write import collect_env, signature, update_meta, versions, write_finding
+from eqsat_test.runners.oracle.verdict import rule_totals
 from eqsat_test.runners.records import (COMPILER_BUG_KINDS, CRASH_STATUSES, MINIMIZE_SECONDS, FindingKind, ResultStatus, Task,
                               exit_code_of, new_finding)
 
@@ -164,10 +165,15 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
                                         detail=(r.get("error") or {}).get("message", "")))
             continue
         if status == ResultStatus.EAGER_ERROR:
-            if v["seed"]:
-                notes.append(new_finding(FindingKind.SEED_ERROR, base, detail=r["error"]["message"]))
+            seed_r = None if v["seed"] else by_task.get((seeds[v["graph"]], r["backend"], r["device"]))
+            if seed_r is not None and seed_r["status"] == ResultStatus.EAGER_ERROR and (
+                    (seed_r.get("error") or {}).get("message") == r["error"]["message"]):
+                continue  # it fails as its seed does: the seed's note says it, no rule is to blame
+            kind = eager_failure_kind(r["error"]["message"], v["seed"])  # the emitter's fault, or the rules'
+            if kind == FindingKind.SEED_ERROR:
+                notes.append(new_finding(kind, base, detail=r["error"]["message"]))
             else:
-                notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, detail=
+                notes.append(new_finding(kind, base, detail=
                              f"variant raises in eager mode: {r['error']['type']}: {r['error']['message']}"))
             continue
         if status == ResultStatus.INTERNAL_ERROR:
@@ -181,7 +187,7 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
             extra = {k: m for k, m in r["set_aside"].items() if k not in (seed_r.get("set_aside") or {})}
             if extra:
                 name, message = next(iter(extra.items()))
-                notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=name, detail=
+                notes.append(new_finding(eager_failure_kind(message, False), base, input_set=name, detail=
                              f"variant raises in eager mode on an input set its seed runs on: {message}"))
         for s in r["input_sets"]:
             if s["kind"] == "nondeterministic":
@@ -328,9 +334,12 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
 
     confirm_stats = None
     if opts.confirm and written:
-        confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, deadline=deadline, log=log)
-        notes += [f for f in written if f["kind"] not in COMPILER_BUG_KINDS]
-        written = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
+        confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, deadline=deadline, log=log,
+                                    tasks=tasks, env=opts.env)
+    elif written:
+        unconfirmed_timeouts(written)  # a timeout is claimed only once it hangs alone
+    notes += [f for f in written if f["kind"] not in COMPILER_BUG_KINDS]
+    written = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
     confirmed = [f for f in written if f.get("confirmed") is not False]
     clusters = cluster_findings(confirmed, manifest["model"], ledger)
     min_stats = {"seconds": 0.0, "checks": 0}
@@ -437,12 +446,15 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict
         "stats": {**stats, "compiler_bugs": len(written), "notes": len(notes), "root_causes": len(clusters),
                   "exposed_only_by_rewrites": sum(1 for c in clusters if not c.seed_fails),
                   "note_groups": len(note_groups),
-                  "internal_errors": sum(1 for n in notes if n["kind"] == "internal-error"),
+                  "internal_errors": sum(1 for n in notes if n["kind"] in (FindingKind.INTERNAL_ERROR,
+                                                                            FindingKind.EMIT_ERROR)),
                   # input sets the seed program itself raises on (not judged): name -> the error's first line
                   "set_aside": {k: m for r in raw if r.get("variant") in seeds
                                 for k, m in (r.get("set_aside") or {}).items()},
                   "triage": {c: sum(1 for f in written if f.get("triage") == c) for c in
-                             sorted({f.get("triage") for f in written if f.get("triage")})}},
+                             sorted({f.get("triage") for f in written if f.get("triage")})},
+                  # the oracle's rules over every verdict: elements each convicted, cleared or noted
+                  "oracle_rules": rule_totals(s for r in raw for s in r.get("input_sets") or [])},
     }
     tmp = out / "results.json.tmp"
     tmp.write_text(json.dumps({"report": report, "raw": raw}, indent=1, default=str))

@@ -59,6 +59,7 @@ class FindingKind(_ValueEnum):
     SLOW_VARIANT = "slow-variant"
     SEED_ERROR = "seed-error"  # the model itself fails eagerly
     INTERNAL_ERROR = "internal-error"  # eqsat-test's own failure on a task
+    EMIT_ERROR = "emit-error"  # a program eqsat-test emitted wrongly (a tensor made on another device): its own failure
     SWEEP_EAGER_ERROR = "sweep-eager-error"
     SWEEP_UNCONFIRMED = "sweep-unconfirmed"
     SWEEP_ALSO_BASE = "sweep-also-base"

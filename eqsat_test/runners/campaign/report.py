@@ -87,9 +87,10 @@ def _collect_campaign(folder: Path) -> dict:
         clusters = [{**c.to_dict(), "sightings": [s for k in (c.key, *c.absorbed) for s in sightings.get(k) or []]}
                     for c in store.clusters()]
         note_groups = [g.to_dict() for g in store.note_groups()]
+        oracle_rules = store.oracle_rule_totals()
     return {"kind": "campaign", "title": f"campaign {meta.get('name') or folder.name}", "folder": folder,
             "meta": meta, "jobs": jobs, "groups": groups, "plan": plan, "active": active,
-            "clusters": clusters, "note_groups": note_groups}
+            "clusters": clusters, "note_groups": note_groups, "oracle_rules": oracle_rules}
 
 
 def _collect_runs(folder: Path) -> dict:

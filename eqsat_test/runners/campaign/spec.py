@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from eqsat_test.rewrite.rulefiles import RuleError, rule_files
+from eqsat_test.runners.exec.protocol import absolute_backend
 
 RUNS_DIR = "runs"
 TMP_DIR = ".tmp"
@@ -143,7 +144,7 @@ def load_spec(path: str | Path, overrides: dict | None = None) -> Spec:
 
     spec = Spec(
         path=path, name=str(raw.get("name") or path.stem), models=models, rule_sets=rule_sets,
-        backends=[str(b) for b in _as_list(raw.get("backends", ["inductor"]), "backends")],
+        backends=[absolute_backend(str(b), base) for b in _as_list(raw.get("backends", ["inductor"]), "backends")],
         devices=devices, variants=num(raw.get("variants", 16), "variants", int),
         seeds=[num(s, "seeds", int) for s in _as_list(raw.get("seeds", [0]), "seeds")],
         inputs=str(raw.get("inputs", "given,random,special")),

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from eqsat_test.codegen_templates import render
-from eqsat_test.runners.exec.protocol import compile_options, load_tensors, to_cpu, to_device
+from eqsat_test.runners.exec.backend_code import backend_code, script_options
+from eqsat_test.runners.exec.protocol import load_tensors, to_cpu, to_device
 from eqsat_test.runners.oracle.inputs import input_sets
 from eqsat_test.runners.oracle.judge import judge
 from eqsat_test.runners.records import FindingKind, ResultStatus, new_finding
@@ -315,14 +316,15 @@ def kernel_header(f: dict) -> str:
 
 def device_repro_main(f: dict) -> str:
     """The `__main__` part of a device-mismatch finding's repro.py (appended to the variant module's code)."""
-    backend, opts = compile_options(f.get("backend", "inductor"))
-    config = opts.pop("options", {})
+    spec = f.get("backend", "inductor")
+    prelude, backend_expr = backend_code(spec)
+    opts, config = script_options(spec)
     cfg = ""
     if config:
         cfg = "import torch._inductor.config as _inductor_config\n" + "".join(
             f"_inductor_config.{k} = {v!r}\n" for k, v in config.items())
     return render("device_repro_main.py.j2", **{
-        "backend": backend, "opts": "".join(f", {k}={v!r}" for k, v in opts.items()),
+        "backend_label": spec, "backend_expr": backend_expr, "backend_prelude": prelude, "opts": "".join(f", {k}={v!r}" for k, v in opts.items()),
         "device": f.get("device", "cuda"), "other": f.get("other_device", "cpu"),
         "rules": (" after rewriting with: " + ", ".join(f["rules"])) if f.get("rules") else "",
         "detail": " ".join(str(f.get("detail", "")).split())[:400], "config": cfg,

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners import REPO_ROOT
-from eqsat_test.runners.exec.protocol import compile_options
+from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.findings.write import versions
 from eqsat_test.runners.records import FindingKind, ResultStatus, new_finding
 
@@ -217,10 +217,10 @@ def slow_variant_findings(manifest: dict, results: list[dict], bundle: Path, *, 
 
 
 def perf_repro_source(note: dict) -> str:
-    backend, opts = compile_options(note["backend"])
-    config = opts.pop("options", {})
+    prelude, backend_expr = backend_code(note["backend"])
+    opts, config = script_options(note["backend"])
     return render("perf_repro.py.j2", variant=note["variant"], baseline=note["baseline"], backend=note["backend"],
-                  backend_name=backend, options=opts, config=config, device=note["device"],
+                  backend_expr=backend_expr, backend_prelude=prelude, options=opts, config=config, device=note["device"],
                   compiled_us=note["compiled_us"], baseline_us=note["baseline_us"], ratio=note["ratio"],
                   threshold=note["threshold"], threads=int(note.get("threads") or 1))
 
@@ -235,6 +235,7 @@ def write_slow_variant(out: Path, fid: str, note: dict, bundle: Path, manifest: 
     shutil.copy(bundle / variants[note["variant"]]["file"], d / "variant.py")
     shutil.copy(bundle / variants[note["baseline"]]["file"], d / "baseline.py")
     shutil.copy(bundle / graph["inputs_file"], d / graph["inputs_file"])
+    copy_backend_file(note["backend"], d)  # perf_repro.py imports it by path; the copy where that is gone
     (d / "perf_repro.py").write_text(perf_repro_source(note))
     meta = dict(note)
     meta["versions"] = versions()

@@ -16,6 +16,7 @@ What a variant's rules declare decides what difference is expected:
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import torch
@@ -23,6 +24,20 @@ import torch
 from eqsat_test.runners.exec.protocol import load_tensors
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.judge import Verdict, compare_eager
+from eqsat_test.runners.records import FindingKind
+
+# Eager failures no rewrite can cause: rules rewrite values, and where a value lives is the emitter's choice
+# (lowering/emit.py makes every created tensor on the program's DEVICE). Such a failure is eqsat-test's own.
+EMITTER_FAULTS = re.compile(r"Expected all tensors to be on the same device|found at least two devices|"
+                            r"Expected .* to be on the same device|is on (cpu|cuda)[^,]*, but .* on (cpu|cuda)")
+
+
+def eager_failure_kind(message: str, seed: bool) -> FindingKind:
+    """The note for a program that raises in eager mode: emit-error where the emitter is at fault
+    (EMITTER_FAULTS), else seed-error for the unmodified model and unsound-rewrite for a variant."""
+    if EMITTER_FAULTS.search(message or ""):
+        return FindingKind.EMIT_ERROR
+    return FindingKind.SEED_ERROR if seed else FindingKind.UNSOUND_REWRITE
 
 REASSOC_TERMS = 64  # without an fp64 run: terms per reordered sum, each up to the leaf's largest magnitude
 

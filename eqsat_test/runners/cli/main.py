@@ -184,7 +184,8 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
     batch = diag.pop("batch", None) or _DEFAULT_BATCH
     time_budget, no_confirm = diag.pop("time_budget", None), diag.pop("no_confirm", False)
     minimize_seconds = diag.pop("minimize_seconds", MINIMIZE_SECONDS)
-    backends = tuple(backends) or ("inductor",)
+    from eqsat_test.runners.exec.protocol import absolute_backend  # start-up time: only when running
+    backends = tuple(absolute_backend(b) for b in backends) or ("inductor",)  # FILE.py:FN from any folder
     for b in backends:
         _check_backend(b)
     if str(batch) == "auto":

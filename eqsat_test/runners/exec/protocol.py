@@ -100,7 +100,7 @@ def compile_options(backend: str) -> tuple[Any, dict]:
     for any torch.compile backend callable."""
     opts: dict = {}
     config: dict = {}
-    if ":" in backend and "+" not in backend:
+    if is_custom_backend(backend):
         return load_backend(backend), opts
     if "+" in backend:
         backend, cfg = backend.split("+", 1)
@@ -135,6 +135,27 @@ def call_compiled(fn, args, opts: dict) -> Any:
     if on_gpu:
         out = torch.utils._pytree.tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, out)
     return out
+
+
+def is_custom_backend(spec: str) -> bool:
+    """Whether a backend spec names a callable (`FILE.py:FN` or `module:FN`), not a registered backend."""
+    return ":" in spec and "+" not in spec
+
+
+def absolute_backend(spec: str, base=None) -> str:
+    """`rel/file.py:FN` -> `/abs/rel/file.py:FN`, resolved against `base` (else the working folder) where
+    the file is there: workers, repro scripts and campaign jobs run in other folders. Other specs as given."""
+    if not is_custom_backend(spec):
+        return spec
+    import os
+    where, _, fn = spec.rpartition(":")
+    if not where.endswith(".py") or os.path.isabs(where):
+        return spec
+    for folder in ([str(base)] if base is not None else []) + [os.getcwd()]:
+        path = os.path.join(folder, where)
+        if os.path.isfile(path):
+            return f"{os.path.abspath(path)}:{fn}"
+    return spec
 
 
 def load_backend(spec: str):

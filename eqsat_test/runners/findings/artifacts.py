@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eqsat_test.codegen_templates import render
-from eqsat_test.runners.exec.protocol import compile_options
+from eqsat_test.runners.exec.backend_code import backend_code, script_options
+from eqsat_test.runners.exec.protocol import compile_options, is_custom_backend
 from eqsat_test.runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH, TRITON_KERNEL, triage
 from eqsat_test.runners.records import FindingKind
 
@@ -71,11 +72,14 @@ def _forward_and_imports(src: str) -> tuple[str, list[str]]:
     fwd = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
     if fwd is None:
         raise ValueError("program has no `forward` function")
+    # a program that writes its inputs (lowering/functionalize.py): `forward` calls `program`, which comes too
+    prog = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "program"), None)
     mods = []
     for n in tree.body:
         if isinstance(n, ast.Import):
             mods += [a.name for a in n.names if a.name not in ("torch", "math") and a.asname is None]
-    return ast.get_source_segment(src, fwd), sorted(set(mods))
+    parts = [ast.get_source_segment(src, f) for f in (prog, fwd) if f is not None]
+    return "\n\n\n".join(parts), sorted(set(mods))
 
 
 def _literal(x) -> str | None:
@@ -152,8 +156,9 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
                                                             FindingKind.NONDETERMINISTIC):
         return None
     forward_src, mods = _forward_and_imports(program_src)
-    backend, opts = compile_options(f.get("backend", "inductor"))
-    config = opts.pop("options", {})
+    spec = f.get("backend", "inductor")
+    prelude, backend_expr = backend_code(spec)
+    opts, config = script_options(spec)
     t = f.get("triage_info") or triage(f)
     try:
         import torch
@@ -163,7 +168,7 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
     summary = [f"Program: variant {f.get('variant')}" + (f" (rewritten by: {', '.join(f['rules'])})" if f.get("rules") else
                                                         " (the unmodified model)")
                + (", minimized (the program of repro.py)" if f.get("minimized_file") else "") + ".",
-               f"Compiled with torch.compile(backend={backend!r}{''.join(f', {k}={v!r}' for k, v in opts.items())})"
+               f"Compiled with torch.compile(backend={spec!r}{''.join(f', {k}={v!r}' for k, v in opts.items())})"
                + (f" and Inductor config {config}" if config else "") + f" on {f.get('device', 'cpu')}.",
                f"Triage: {t['class']} ({t.get('subclass')}), stage {t.get('stage')}, component {t.get('component')}."]
     summary += verdict_lines(f)
@@ -176,7 +181,8 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
         summary_lines=summary, torch_version=torch_version, inductor_config=config,
         inductor_config_src=repr(config), extra_modules=mods, forward_source=forward_src,
         inline_inputs=inline, inputs_file=inputs_file, class_name="TestEqsatRepro", device=f.get("device", "cpu"),
-        test_name="test_" + _ident(f"{f.get('kind', 'finding')}_{f.get('variant', '')}"), backend=backend,
+        test_name="test_" + _ident(f"{f.get('kind', 'finding')}_{f.get('variant', '')}"), backend_expr=backend_expr,
+        backend_prelude=prelude,
         options=opts, tol=_tolerance(inputs_path),
         extreme_inputs=str(f.get("min_input_set") or f.get("input_set") or "").startswith("special"),
     )
@@ -501,6 +507,9 @@ def collect(d: Path, f: dict, opts: ArtifactOptions) -> dict:
         cls = f.get("triage") or (f.get("triage_info") or {}).get("class")
         if opts.bisect == "none" or (opts.bisect == "accuracy" and cls != "accuracy"):
             summary["bisect"] = {"status": "off", "why": f"--bisect {opts.bisect}"}
+        elif is_custom_backend(f.get("backend", "inductor")):
+            summary["bisect"] = {"status": "off", "why": "the compiler bisector bisects Inductor's stages, "
+                                 f"not a backend callable ({f.get('backend')})"}
         else:
             backend, bopts = compile_options(f.get("backend", "inductor"))
             bopts.pop("options", None)  # the program sets its Inductor config at import

@@ -18,6 +18,7 @@ from eqsat_test.runners.records import FindingKind
 CONFIRMABLE = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
                FindingKind.RUN_CRASH.value, FindingKind.TIMEOUT.value)
 EAGER_SHARE = 0.1  # a timeout is a compile hang only if eager ran within this share of the limit
+LOADED_SHARE = 0.5  # "alone": while a timeout is re-run, other work may keep at most this share of the cores busy
 
 
 def _env(threads: int) -> dict:
@@ -29,8 +30,50 @@ def _env(threads: int) -> dict:
     return env
 
 
+def _busy_seconds() -> float | None:
+    """CPU seconds the whole machine has spent busy since boot (/proc/stat), None where unknown."""
+    try:
+        with open("/proc/stat") as fh:
+            parts = [int(x) for x in fh.readline().split()[1:9]]
+        return (sum(parts) - parts[3] - parts[4]) / os.sysconf("SC_CLK_TCK")  # less idle and iowait
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _children_seconds() -> float:
+    import resource
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+class OtherLoad:
+    """Cores that other work kept busy while something of ours ran (a repro, a task re-run): the machine's
+    busy CPU time less our own finished children's, per wall second. Where /proc/stat is missing, the
+    1-minute load average at the end, less one for our own process."""
+
+    def __init__(self) -> None:
+        self.t0, self.busy0, self.own0 = time.monotonic(), _busy_seconds(), _children_seconds()
+
+    def cores(self) -> float:
+        busy = _busy_seconds()
+        if busy is None or self.busy0 is None:
+            try:
+                return max(0.0, os.getloadavg()[0] - 1.0)
+            except (OSError, AttributeError):
+                return 0.0
+        wall = max(time.monotonic() - self.t0, 1e-3)
+        return max(0.0, (busy - self.busy0 - (_children_seconds() - self.own0)) / wall)
+
+
+def loaded(load: float, cores: int | None = None) -> bool:
+    """Whether other work kept more than LOADED_SHARE of the cores busy: a timeout seen then is no hang alone."""
+    return load > LOADED_SHARE * max(1, cores or os.cpu_count() or 1)
+
+
 def run_repro(folder: Path, timeout: float, threads: int = 1) -> dict:
-    """Run folder/repro.py alone: {"rc", "seconds", "eager_seconds", "timed_out", "output"}."""
+    """Run folder/repro.py alone: {"rc", "seconds", "eager_seconds", "timed_out", "output", "load"}; load:
+    the cores other work kept busy meanwhile (OtherLoad)."""
+    meter = OtherLoad()
     t0 = time.perf_counter()
     try:
         p = subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True,
@@ -43,12 +86,37 @@ def run_repro(folder: Path, timeout: float, threads: int = 1) -> dict:
     verdict = re.findall(r"^VERDICT: ([A-Z]+)", out, flags=re.M)
     return {"rc": rc, "seconds": round(time.perf_counter() - t0, 3), "timed_out": timed_out,
             "eager_seconds": float(m.group(1)) if m else None, "verdict": verdict[-1] if verdict else None,
-            "output": out[-4000:]}
+            "output": out[-4000:], "load": round(meter.cores(), 2)}
+
+
+def rerun_sweep_alone(f: dict, tasks: list[dict], timeout: float, env: dict | None = None) -> dict | None:
+    """A sweep task's timeout re-run alone: the same task on one fresh worker, as run_repro reports it (its
+    repro.py holds the model's own inputs, not the swept ones that hung); None where the task is unknown."""
+    from eqsat_test.runners.exec.pool import PoolOptions, run_tasks  # (exec is below findings; here: only for sweeps)
+    task = next((t for t in tasks if str(t.get("id", "")).endswith("#sweep") and t.get("variant") == f.get("variant")
+                 and t.get("backend") == f.get("backend") and t.get("device") == f.get("device")), None)
+    if task is None:
+        return None
+    meter = OtherLoad()
+    t0 = time.perf_counter()
+    results = run_tasks([task], PoolOptions(jobs=1, timeout=timeout, env=dict(env or {})))
+    r = results[0] if results else {}
+    timed_out = r.get("status") == "timeout"
+    hung_in = r.get("phase") if timed_out else None
+    return {"rc": None if timed_out else 0, "seconds": round(time.perf_counter() - t0, 3), "timed_out": timed_out,
+            # the sweep's eager runs come before each compile: a hang in compile is past them
+            "eager_seconds": 0.0 if hung_in == "compile" else None, "verdict": None,
+            "output": str((r.get("error") or {}).get("message", ""))[-4000:],
+            "load": round(meter.cores(), 2)}
 
 
 def outcome(f: dict, r: dict, timeout: float) -> tuple[str, str]:
     """("confirmed" | "flaky" | "resource", why) for finding `f` and its repro run `r`."""
     kind = f["kind"]
+    if kind == FindingKind.TIMEOUT and r.get("load") is not None and loaded(r["load"]) and r["timed_out"]:
+        return FindingKind.RESOURCE.value, (f"the machine was loaded while it was re-run (load {r['load']:.1f} from "
+                                            f"other work on {os.cpu_count()} cores): not alone, so no hang is claimed;"
+                                            f" re-run it on an idle machine to confirm")
     if kind == FindingKind.TIMEOUT:
         eager = r["eager_seconds"]
         if r["timed_out"] and eager is not None and eager <= EAGER_SHARE * timeout:
@@ -71,24 +139,50 @@ def outcome(f: dict, r: dict, timeout: float) -> tuple[str, str]:
     return FindingKind.FLAKY.value, f"alone, repro.py exited {r['rc']} with verdict {r['verdict'] or 'none'} (claimed {kind})"
 
 
+def not_alone(f: dict, why: str) -> None:
+    """A timeout that was not re-run alone becomes a `resource` note: load is never a compiler bug."""
+    f["claimed_kind"], f["kind"], f["confirmed"] = f["kind"], FindingKind.RESOURCE.value, False
+    f["confirmation"] = {"outcome": FindingKind.RESOURCE.value, "why": why}
+    f["detail"] = f"{why}; claimed {f['claimed_kind']}: {f.get('detail', '')}"
+
+
+def unconfirmed_timeouts(written: list[dict]) -> int:
+    """Timeouts claimed without a lone re-run (--no-confirm) become `resource` notes; returns how many."""
+    todo = [f for f in written if f["kind"] == FindingKind.TIMEOUT and not f.get("confirmed")]
+    for f in todo:
+        not_alone(f, "not re-run alone (confirmation off): a timeout is claimed only once it hangs alone")
+        if f.get("repro"):
+            _update_meta(Path(f["repro"]).parent, f)
+    return len(todo)
+
+
 def confirm_all(written: list[dict], out: Path, *, timeout: float, jobs: int = 1, deadline: float | None = None,
-                log=lambda s: None) -> dict:
-    """Re-run each written finding's repro.py alone (`jobs` at a time). Confirmed findings get
-    `confirmed: true`; the rest become notes: kind `flaky` or `resource`, `claimed_kind` keeps
-    what was claimed. meta.json is updated. Returns stats."""
+                log=lambda s: None, tasks: list[dict] | None = None, env: dict | None = None) -> dict:
+    """Re-run each written finding's repro.py alone (`jobs` at a time; timeouts after the others, one at a
+    time, a sweep's as its own task: `tasks`). Confirmed findings get `confirmed: true`; the rest become
+    notes: kind `flaky` or `resource`, `claimed_kind` keeps what was claimed; a timeout not re-run (the
+    time budget spent) is a `resource` note too. meta.json is updated. Returns stats."""
     todo = [f for f in written if f["kind"] in CONFIRMABLE]
     threads = max(1, (os.cpu_count() or 1) // max(1, jobs))
     stats = {"checked": 0, "confirmed": 0, FindingKind.FLAKY.value: 0, FindingKind.RESOURCE.value: 0, "skipped": 0,
              "seconds": 0.0}
     t0 = time.perf_counter()
 
-    def one(f: dict) -> None:
+    def one(f: dict, threads: int = threads) -> None:
+        folder = out / "findings" / f["id"]
         if past(deadline):
             stats["skipped"] += 1
             f["confirmed"] = None
+            if f["kind"] == FindingKind.TIMEOUT:
+                not_alone(f, "not re-run alone (the time budget was spent): a timeout is claimed only once it hangs alone")
+                stats[FindingKind.RESOURCE.value] += 1
+                _update_meta(folder, f)
             return
-        folder = out / "findings" / f["id"]
-        r = run_repro(folder, timeout, threads)
+        r = None
+        if f["kind"] == FindingKind.TIMEOUT and f.get("sweep"):
+            r = rerun_sweep_alone(f, tasks or [], timeout, env)
+        if r is None:
+            r = run_repro(folder, timeout, threads)
         verdict, why = outcome(f, r, timeout)
         stats["checked"] += 1
         stats[verdict] += 1
@@ -99,13 +193,20 @@ def confirm_all(written: list[dict], out: Path, *, timeout: float, jobs: int = 1
             f["claimed_kind"], f["kind"], f["confirmed"] = f["kind"], FindingKind.parse(verdict).value, False
             f["detail"] = f"{why}; claimed {f['claimed_kind']}: {f.get('detail', '')}"
             log(f"{f['id']}: {verdict} ({why})")
-        meta = folder / "meta.json"
-        if meta.is_file():
-            m = json.loads(meta.read_text())
-            m.update({k: f[k] for k in ("kind", "claimed_kind", "confirmed", "confirmation", "detail") if k in f})
-            meta.write_text(json.dumps(m, indent=1, default=str))
+        _update_meta(folder, f)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        list(ex.map(one, todo))
+        list(ex.map(one, [f for f in todo if f["kind"] != FindingKind.TIMEOUT]))
+    for f in todo:  # one at a time, with every core, once nothing else of ours runs: a hang alone, or load
+        if f["kind"] == FindingKind.TIMEOUT:
+            one(f, os.cpu_count() or 1)
     stats["seconds"] = round(time.perf_counter() - t0, 3)
     return stats
+
+
+def _update_meta(folder: Path, f: dict) -> None:
+    meta = folder / "meta.json"
+    if meta.is_file():
+        m = json.loads(meta.read_text())
+        m.update({k: f[k] for k in ("kind", "claimed_kind", "confirmed", "confirmation", "detail") if k in f})
+        meta.write_text(json.dumps(m, indent=1, default=str))

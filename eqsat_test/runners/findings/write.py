@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from eqsat_test.codegen_templates import render
-from eqsat_test.runners.exec.protocol import compile_options
+from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.checks.devices import device_repro_main
 from eqsat_test.runners.records import FindingKind
 
@@ -42,8 +42,9 @@ def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
                   'INPUTS_FILE = Path(__file__).with_name("inputs.pt")', head)
     if f.get("kind") == FindingKind.DEVICE_MISMATCH:  # compiled on two devices against CPU fp64
         return head.rstrip() + "\n" + device_repro_main(f)
-    backend, opts = compile_options(f.get("backend", "inductor"))
-    config = opts.pop("options", {})
+    spec = f.get("backend", "inductor")
+    prelude, backend_expr = backend_code(spec)
+    opts, config = script_options(spec)
     opts.update(f.get("compile_extra") or {})  # e.g. dynamic=True for a finding of the dynamic sweep
     # the verdict of the program this repro holds: the minimized one's own, where it was recorded
     detail = (f.get("min_detail") if minimized else None) or f.get("detail")
@@ -56,7 +57,8 @@ def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
     if f.get("warmup_file"):
         head = head.rstrip() + "\n\n" + render("repro_warmup.py.j2")
     text = head.rstrip() + "\n\n" + render(
-        "repro_main.py.j2", kind=f["kind"], backend=backend, options=opts, device=f.get("device", "cpu"),
+        "repro_main.py.j2", kind=f["kind"], backend_label=spec, backend_expr=backend_expr, backend_prelude=prelude,
+        options=opts, device=f.get("device", "cpu"),
         rules=f.get("rules", []), inductor_config=config, context_lines=context,
         extreme_inputs=str(f.get("input_set") or "").startswith("special"))
     return text.replace("dynamic=true", "dynamic=True").replace("dynamic=false", "dynamic=False")  # JSON -> Python
@@ -87,10 +89,46 @@ def versions() -> dict:
 
 
 def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *, env_text: str | None = None) -> Path:
-    """Write OUT/findings/<fid>/ for finding `f`; returns the folder."""
+    """Write OUT/findings/<fid>/ for finding `f`; returns the folder. meta.json comes first and each other
+    file on its own: a file that cannot be made leaves `<file>.error.txt` beside the others, never a
+    finding lost half-written."""
     d = out / "findings" / fid
     d.mkdir(parents=True, exist_ok=True)
     variant = next(v for v in manifest["variants"] if v["id"] == f["variant"])
+    meta = {k: v for k, v in f.items() if k not in ("failing_inputs", "minimized_file", "artifacts")}
+    meta.update({"versions": versions(), "model": manifest.get("model"), "graph": variant["graph"],
+                 "sizes": manifest.get("sizes"),
+                 "collect_env": env_text if env_text is not None else collect_env()})
+    errors: dict[str, str] = {}
+
+    def step(name: str, fn) -> None:
+        try:
+            fn()
+            (d / f"{name}.error.txt").unlink(missing_ok=True)
+        except Exception as e:  # noqa: BLE001 - one file that cannot be made must not lose the finding
+            errors[name] = f"{type(e).__name__}: {e}"
+            (d / f"{name}.error.txt").write_text(errors[name] + "\n")
+
+    def write_meta() -> None:
+        if errors:
+            meta["write_errors"] = dict(errors)
+        (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
+
+    write_meta()
+    step("files", lambda: _copy_files(d, f, bundle, manifest, variant))
+    minimized = bool(f.get("minimized_file") and Path(f["minimized_file"]).is_file())
+    src = Path(f["minimized_file"]).read_text() if minimized else (bundle / variant["file"]).read_text()
+    step("repro.py", lambda: (d / "repro.py").write_text(_repro_source(src, f, minimized)))
+    from eqsat_test.runners.findings.artifacts import write_test_repro  # test_repro.py: a PyTorch-style regression test
+    step("test_repro.py", lambda: write_test_repro(d, src, f))
+    step("artifacts", lambda: _write_artifacts(d, f))
+    if errors:
+        write_meta()
+    return d
+
+
+def _copy_files(d: Path, f: dict, bundle: Path, manifest: dict, variant: dict) -> None:
+    """variant.py, seed.py, the inputs, minimized.py, warmup.pt and a custom backend's file, into d."""
     seed = next(v for v in manifest["variants"] if v["graph"] == variant["graph"] and v["seed"])
     graph = next(g for g in manifest["graphs"] if g["id"] == variant["graph"])
     shutil.copy(bundle / variant["file"], d / "variant.py")
@@ -103,26 +141,18 @@ def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *,
         shutil.copy(bundle / graph["inputs_file"], d / "inputs.pt")
     if f.get("warmup_file") and Path(f["warmup_file"]).is_file():  # dynamic sweep: calls before the failing one
         shutil.copy(f["warmup_file"], d / "warmup.pt")
-    src = (bundle / variant["file"]).read_text()
-    minimized = bool(f.get("minimized_file") and Path(f["minimized_file"]).is_file())
-    if minimized:
+    if f.get("minimized_file") and Path(f["minimized_file"]).is_file():
         shutil.copy(f["minimized_file"], d / "minimized.py")
-        src = Path(f["minimized_file"]).read_text()
-    (d / "repro.py").write_text(_repro_source(src, f, minimized))
-    from eqsat_test.runners.findings.artifacts import write_test_repro  # test_repro.py: a PyTorch-style regression test
-    write_test_repro(d, src, f)
+    copy_backend_file(f.get("backend", "inductor"), d)  # repro.py imports it by path; the copy where that is gone
+
+
+def _write_artifacts(d: Path, f: dict) -> None:
     artifacts = dict(f.get("artifacts") or {})
     if "kernel_source.py" not in artifacts and (f.get("kernel_files") or f.get("kernel_source_file")):
         from eqsat_test.runners.checks.devices import kernel_artifacts  # Inductor's generated code, where it left it
         artifacts.update(kernel_artifacts(f))
     for name, text in artifacts.items():
         (d / name).write_text(text)
-    meta = {k: v for k, v in f.items() if k not in ("failing_inputs", "minimized_file", "artifacts")}
-    meta.update({"versions": versions(), "model": manifest.get("model"), "graph": variant["graph"],
-                 "sizes": manifest.get("sizes"),
-                 "collect_env": env_text if env_text is not None else collect_env()})
-    (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
-    return d
 
 
 def update_meta(folder: Path, fields: dict) -> None:

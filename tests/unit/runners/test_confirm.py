@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from eqsat_test.runners.findings.confirm import outcome
+from eqsat_test.runners.findings.confirm import OtherLoad, loaded, outcome, unconfirmed_timeouts
 
 
 def _r(rc=1, verdict="MISCOMPILE", timed_out=False, eager=0.01, seconds=3.0):
@@ -35,6 +35,53 @@ def test_a_timeout_is_a_compiler_bug_only_when_compile_hangs_while_eager_is_fast
     assert outcome(f, _r(rc=0, verdict="OK", seconds=20.0), 60)[0] == "resource"
 
 
+def test_a_timeout_re_run_on_a_loaded_machine_is_load_not_a_hang():
+    """Alone means alone: a timeout that hangs again while other work keeps over half the cores busy (a
+    campaign's other jobs) is a resource note, however fast eager ran; the same on an idle machine is claimed."""
+    import os
+    f = {"kind": "timeout"}
+    cores = os.cpu_count() or 1
+    busy = _r(rc=None, verdict=None, timed_out=True, eager=0.5)
+    assert outcome(f, {**busy, "load": 0.0}, 60)[0] == "confirmed"
+    kind, why = outcome(f, {**busy, "load": 0.9 * cores}, 60)
+    assert kind == "resource" and "loaded" in why
+    assert loaded(0.9 * cores) and not loaded(0.1 * cores)
+    # load does not turn other verdicts: a miscompile reproduces or not whatever the load
+    assert outcome({"kind": "miscompile"}, {**_r(), "load": 0.9 * cores}, 60)[0] == "confirmed"
+
+
+def test_other_load_counts_busy_processes_that_are_not_ours_to_wait_for():
+    """OtherLoad: the machine's busy CPU time, less our finished children's, per wall second."""
+    import subprocess
+    import sys
+    import time
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        meter = OtherLoad()
+        time.sleep(1.5)
+        seen = meter.cores()
+    finally:
+        hog.kill()
+        hog.wait()
+    assert seen >= 0.3, seen  # (a shared machine may give the hog less than a whole core)
+
+
+def test_timeouts_not_re_run_alone_are_resource_notes(tmp_path):
+    """--no-confirm, or a time budget spent before confirming: a timeout is never claimed without a lone re-run."""
+    import time
+    from eqsat_test.runners.findings.confirm import confirm_all
+    written = [{"id": "001-timeout-g0_v001", "kind": "timeout", "detail": "no result within 60 s (during compile)"},
+               {"id": "002-miscompile-g0_v002", "kind": "miscompile"}]
+    assert unconfirmed_timeouts(written) == 1
+    assert written[0]["kind"] == "resource" and written[0]["claimed_kind"] == "timeout"
+    assert written[1]["kind"] == "miscompile"
+    f = {"id": "003-timeout-g0_v003", "kind": "timeout"}
+    (tmp_path / "findings" / f["id"]).mkdir(parents=True)
+    stats = confirm_all([f], tmp_path, timeout=60, deadline=time.monotonic() - 1)
+    assert f["kind"] == "resource" and f["confirmed"] is False and stats["resource"] == 1
+
+
 def test_no_confirmation_starts_after_the_deadline(tmp_path):
     """A run's --time-budget holds for confirming too: past it, a candidate stays unconfirmed (None), unrun."""
     import time
@@ -60,7 +107,7 @@ def test_a_runs_time_budget_reaches_its_confirmation(tmp_path, monkeypatch):
              GenerateOptions(variants=1, rules=(str(TEST_MODELS / "e2e_rules"),)))
     seen = {}
 
-    def confirm_all(written, out, *, timeout, jobs=1, deadline=None, log=None):
+    def confirm_all(written, out, *, timeout, jobs=1, deadline=None, log=None, **_):
         seen["deadline"] = deadline
         return {"checked": 0, "skipped": len(written)}
     monkeypatch.setattr(P, "confirm_all", confirm_all)
@@ -70,3 +117,24 @@ def test_a_runs_time_budget_reaches_its_confirmation(tmp_path, monkeypatch):
     report = P.execute_bundle(tmp_path / "bundle", tmp_path / "out", opts)
     assert report["stats"]["compiler_bugs"] >= 1
     assert seen["deadline"] is not None and abs(seen["deadline"] - (t0 + 900)) < 60
+
+
+def test_a_sweep_timeout_is_re_run_as_its_own_task_alone(tmp_path, monkeypatch):
+    """A sweep task's repro.py holds the model's own inputs, not the swept ones that hung: its timeout is re-run as
+    the sweep task itself, on one fresh worker; finished alone, it was load (a resource note), never a bug."""
+    import eqsat_test.runners.findings.confirm as C
+    seen = {}
+
+    def rerun(f, tasks, timeout, env=None):
+        seen["task"] = tasks[0]["id"]
+        return {"rc": 0, "seconds": 3.0, "timed_out": False, "eager_seconds": None, "verdict": None, "output": "",
+                "load": 0.0}
+    monkeypatch.setattr(C, "rerun_sweep_alone", rerun)
+    monkeypatch.setattr(C, "run_repro", lambda *a, **k: (_ for _ in ()).throw(AssertionError("repro.py run")))
+    f = {"id": "001-timeout-g0_seed", "kind": "timeout", "sweep": "sweeps(dtype=float16)", "variant": "g0_seed",
+         "backend": "inductor", "device": "cpu"}
+    (tmp_path / "findings" / f["id"]).mkdir(parents=True)
+    tasks = [{"id": "g0_seed@inductor@cpu#sweep", "variant": "g0_seed", "backend": "inductor", "device": "cpu"}]
+    stats = C.confirm_all([f], tmp_path, timeout=150, tasks=tasks)
+    assert seen["task"] == tasks[0]["id"]
+    assert f["kind"] == "resource" and "finished" in f["confirmation"]["why"] and stats["resource"] == 1

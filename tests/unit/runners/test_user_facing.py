@@ -72,7 +72,7 @@ def test_summary_says_what_happened_and_what_to_do_next(tmp_path):
 
 
 def test_repro_prints_the_positions_that_differ_with_fp64():
-    src = render("repro_main.py.j2", kind="miscompile", backend="inductor", options={}, device="cpu", rules=[],
+    src = render("repro_main.py.j2", kind="miscompile", backend_label="inductor", backend_expr='"inductor"', backend_prelude="", options={}, device="cpu", rules=[],
                  inductor_config={}, context_lines=[], extreme_inputs=False)
     ns: dict = {"torch": torch}
     exec(compile("import torch\n" + src.split("def main():")[0], "repro", "exec"), ns)

@@ -21,3 +21,17 @@ def test_a_jobs_run_stops_starting_work_a_variant_timeout_before_its_kill():
     # the spec's own run_args come last: a --time-budget there wins (click keeps an option's last value)
     cmd = job_command(_job(600, 120, ["--time-budget", "100"]), Path("/tmp/run"))
     assert cmd[-2:] == ["--time-budget", "100"]
+
+
+def test_a_campaigns_backend_file_is_found_beside_its_spec(tmp_path, monkeypatch):
+    """`backends = ["mine/plant.py:fn"]` names a file relative to the spec (else the working folder): jobs, which run
+    in their own folders, get its absolute path."""
+    from eqsat_test.runners.campaign.spec import load_spec
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "m.py").write_text("import torch\nmodel = torch.nn.ReLU()\nexample_inputs = (torch.ones(2),)\n")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "plant.py").write_text("def fn(gm, example_inputs):\n    return gm\n")
+    (tmp_path / "c.toml").write_text('models = ["models/m.py"]\nbackends = ["inductor", "mine/plant.py:fn"]\n')
+    monkeypatch.chdir(tmp_path / "models")
+    spec = load_spec(tmp_path / "c.toml")
+    assert spec.backends == ["inductor", f"{tmp_path / 'mine' / 'plant.py'}:fn"]

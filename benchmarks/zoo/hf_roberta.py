@@ -1,0 +1,17 @@
+"""RoBERTa for masked LM (Hugging Face): position ids from the padding, MaskedLMOutput."""
+import torch
+
+try:
+    from transformers import RobertaConfig, RobertaForMaskedLM
+except ImportError as e:  # the zoo's libraries: pip install "eqsat-test[zoo]"
+    raise ImportError(f"this zoo model needs transformers (pip install 'eqsat-test[zoo]'): {e}") from None
+
+torch.manual_seed(0)
+
+config = RobertaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                       max_position_embeddings=64, pad_token_id=1)
+model = RobertaForMaskedLM(config).eval()
+ids = torch.randint(0, 256, (2, 16))
+mask = torch.ones(2, 16, dtype=torch.long)
+mask[1, 11:] = 0  # a padded second sequence
+example_inputs = {"input_ids": ids, "attention_mask": mask}
