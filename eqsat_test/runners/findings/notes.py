@@ -29,7 +29,8 @@ EXAMPLES = 3  # details kept per group
 RANDOM_OPS = ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
               "native_dropout", "rand", "randn", "rand_like", "randn_like", "randint", "randint_like", "randperm",
               "bernoulli", "multinomial", "normal", "uniform", "rrelu", "poisson", "exponential", "geometric",
-              "cauchy", "log_normal", "gumbel_softmax")
+              "cauchy", "log_normal", "gumbel_softmax",
+              "scaled_dot_product_attention")  # random where its dropout_p > 0
 ATOMIC_OPS = ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "index_add", "index_put", "unsafe_index_put", "scatter_add", "scatter_reduce",
               "index_reduce", "put", "index_copy", "embedding_bag", "bincount", "histc", "kthvalue", "median",
               "nanmedian", "ctc_loss", "grid_sampler", "grid_sample")
@@ -73,8 +74,8 @@ class NoteGroup:
             what = f"rule {self.cause}" + (f" ({self.numerics})" if self.numerics else "")
             if self.loud:
                 what += ", declared exact: a rule bug"
-        sets = f", inputs {', '.join(self.input_sets[:3])}{' ...' if len(self.input_sets) > 3 else ''}" \
-            if self.input_sets else ""
+        shown = [x if len(x) <= 40 else x[:37] + "..." for x in self.input_sets[:3]]
+        sets = f", inputs {', '.join(shown)}{' ...' if len(self.input_sets) > 3 else ''}" if self.input_sets else ""
         return (f"[{self.kind}] {what}: {self.count} note(s) in {len(self.variants)} program(s) on "
                 f"{'/'.join(self.devices) or '?'}{sets}")
 

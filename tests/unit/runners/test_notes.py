@@ -26,6 +26,7 @@ def test_one_nondeterministic_note_per_model_and_op():
     # a random op is named before an atomic one; an unknown one names the graph
     assert nondeterministic_op(["torch.nn.functional.dropout", "Tensor.index_add_"]) == "dropout"
     assert nondeterministic_op(["ConvTranspose2d"]) == "conv_transpose2d"
+    assert nondeterministic_op(["torch._C._nn.scaled_dot_product_attention"]) == "scaled_dot_product_attention"
     assert aggregate_notes([_n("nondeterministic", "g0_v001", ops=["torch.sin"])], MODEL)[0].cause == "an op of graph g0"
 
 
