@@ -27,10 +27,12 @@ def root_cause_table(clusters: list[Cluster], note_groups: list[NoteGroup], inde
             by.setdefault(g.kind, []).append(g)
         lines.append(f"{indent}notes (not compiler bugs), by kind: " + ", ".join(
             f"{k} {sum(g.count for g in gs)} in {len(gs)} cause(s)" for k, gs in by.items()))
+        several = len({g.model for g in note_groups}) > 1  # a campaign's: say whose
         for g in note_groups[:MAX_ROWS]:
             where = f" | {g.path}" if g.path else ""
             example = f"; e.g. {_clip(g.examples[0], 100)}" if g.examples else ""
-            lines.append(f"{indent}  - {g.line()}{example}{where}")
+            whose = f"{g.model.replace(chr(92), '/').rsplit('/', 1)[-1]}: " if several else ""
+            lines.append(f"{indent}  - {whose}{g.line()}{example}{where}")
         if len(note_groups) > MAX_ROWS:
             lines.append(f"{indent}  ... and {len(note_groups) - MAX_ROWS} more")
     return lines
