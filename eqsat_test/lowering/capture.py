@@ -26,6 +26,22 @@ def _placeholder_is_param(name: str) -> bool:
     return "_parameters_" in name or "_buffers_" in name or name.startswith(("L_self_", "l_self_"))
 
 
+# Calls that only record telemetry and compute nothing: Dynamo keeps some in the graph on some torch versions
+# (torch._C._log_api_usage_once, which torchvision and transformers call; torch 2.11 keeps it), and their target
+# has no importable name of its own. Dropped where nothing reads their result.
+TELEMETRY = (torch._C._log_api_usage_once,)
+
+
+def _drop_telemetry(gm: torch.fx.GraphModule) -> None:
+    dropped = False
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target in TELEMETRY and not n.users:
+            gm.graph.erase_node(n)
+            dropped = True
+    if dropped:
+        gm.recompile()
+
+
 def capture(module, inputs: tuple, *, dynamic: bool = False) -> list[CapturedGraph]:
     """Run `module(*inputs)` under Dynamo with a recording backend; graph breaks give several
     graphs, each kept with the inputs it actually received."""
@@ -33,7 +49,9 @@ def capture(module, inputs: tuple, *, dynamic: bool = False) -> list[CapturedGra
 
     def backend(gm: torch.fx.GraphModule, example_inputs):
         real = tuple(x.detach().clone() if isinstance(x, torch.Tensor) else x for x in example_inputs)
-        records.append((copy.deepcopy(gm), real))
+        kept = copy.deepcopy(gm)
+        _drop_telemetry(kept)
+        records.append((kept, real))
         return gm.forward
 
     torch._dynamo.reset()

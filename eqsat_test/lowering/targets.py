@@ -9,7 +9,7 @@ import torch
 _MODULE_ALIASES = {"_operator": "operator", "torch._C._VariableFunctions": "torch",
                    "torch._tensor": "torch"}
 _SEARCH = ("torch", "torch.nn.functional", "operator", "math", "torch.special", "torch.linalg",
-           "torch.fft", "torch._C._nn", "torch._C._linalg", "torch._C._special", "builtins")
+           "torch.fft", "torch._C._nn", "torch._C._linalg", "torch._C._special", "torch._C", "builtins")
 
 
 def resolve(name: str):
