@@ -207,7 +207,7 @@ def test_test_repro_states_the_verdict_of_its_own_program_and_judges_like_repro_
     assert "Verdict on the full variant before minimization: [0] float32[2, 2]: FULL VARIANT VERDICT" in src
     assert "`python repro.py` prints" in src
     # judged by eqsat-test's oracle, as repro.py is: a right compile passes, a wrong one fails with its verdict
-    assert "from runners.oracle.judge import judge as _eqsat_judge" in src
+    assert "from eqsat_test.runners.oracle.judge import judge as _eqsat_judge" in src
     ok = _run_rendered_test(src, lambda fn, **kw: fn)
     assert ok.wasSuccessful(), ok.failures + ok.errors
     wrong = _run_rendered_test(src, lambda fn, **kw: (lambda *a: tuple(t * 1.5 + 1.0 for t in fn(*a))))

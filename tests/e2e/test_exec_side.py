@@ -45,7 +45,7 @@ def test_execution_modules_import_without_egglog(no_egglog):
             f"for m in {EXEC_MODULES!r}: __import__(m)\n"
             f"loaded = [m for m in {GENERATION_MODULES!r} if sys.modules.get(m) is not None]\n"
             "assert not loaded, loaded\n"
-            "import runners.exec.protocol as w; assert w.compile_options('inductor+triton.x=\"a\",y=1') == "
+            "import eqsat_test.runners.exec.protocol as w; assert w.compile_options('inductor+triton.x=\"a\",y=1') == "
             "('inductor', {'options': {'triton.x': 'a', 'y': 1}})\n"
             "print('ok')\n")
     r = _py(code, no_egglog)
@@ -70,7 +70,7 @@ def bundle(tmp_path_factory) -> Path:
 def test_exec_runs_without_egglog(bundle, no_egglog, tmp_path):
     """`eqsat-test exec BUNDLE` with egglog unimportable in the command and in its workers."""
     out = tmp_path / "out"
-    code = ("import sys\nfrom runners.cli.main import main\n"
+    code = ("import sys\nfrom eqsat_test.runners.cli.main import main\n"
             f"sys.argv = ['eqsat-test', 'exec', {str(bundle)!r}, '-o', {str(out)!r}, '--json', '--no-minimize',"
             " '-j', '1', '--inputs', 'given', '-b', 'inductor', '--no-sweep', '--no-artifacts']\n"
             "main()\n")

@@ -55,7 +55,7 @@ def test_options_before_the_model_file(eqsat):
 def test_a_wrong_user_rule_is_named_at_load(eqsat, tmp_path):
     rules = tmp_path / "wrong_rules.py"
     rules.write_text(
-        "import torch\nfrom rewrite.ruledsl import FLOATING, Tensor, rule\n\n\n"
+        "import torch\nfrom eqsat_test.rewrite.ruledsl import FLOATING, Tensor, rule\n\n\n"
         "@rule(family='algebra', numerics='exact')\n"
         "def times_two_is_three_adds(x: Tensor(dtype=FLOATING)):\n"
         "    return x * 2, x + x + x\n")
