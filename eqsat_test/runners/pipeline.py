@@ -15,6 +15,7 @@ from pathlib import Path
 from eqsat_test.runners.checks.configs import config_judge
 from eqsat_test.runners.checks.devices import cross_device_findings
 from eqsat_test.runners.checks.perf import slow_variant_findings, spread, write_slow_variant
+from eqsat_test.runners.checks.sweep_coverage import sweep_coverage
 from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
 from eqsat_test.runners.checks.unsound import unsound_verdict
 from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched
@@ -54,10 +55,20 @@ class ExecOptions:
     batch: int = 1  # >1: this many variants per compile, suspects confirmed alone; 0: by graph size (runners/exec/batch.py)
     confirm: bool = True  # re-run each candidate alone from its repro.py before claiming it (runners/findings/confirm.py)
     time_budget: float | None = None  # seconds: no task starts after this; the run reports what was done
+    deadline: float | None = None  # time.monotonic() the budget ends at, when it started before execution (`run`)
 
 
 class BadBundle(Exception):
     """A folder that is not a usable bundle (exit code 4)."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """SIGINT (or SIGTERM) during execution, after OUT/results.json was written from what had
+    finished, marked partial; `saved` says what is where (the CLI's "interrupted" line)."""
+
+    def __init__(self, saved: str) -> None:
+        super().__init__(saved)
+        self.saved = saved
 
 
 def read_manifest(bundle: Path) -> dict:
@@ -100,8 +111,10 @@ class Progress:
 
     PLAIN_EVERY = 10.0
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, sweeps: int = 0) -> None:
         self.total, self.enabled, self.done, self.suspicious = total, enabled, 0, 0
+        # the same count, in the same words, as the summary's "executed" line
+        self.what = f" ({total - sweeps} program tasks + {sweeps} sweep tasks)" if sweeps else ""
         self.t0 = self.last = time.monotonic()
         self.bar = None
         self._lock, self._stop = threading.Lock(), threading.Event()
@@ -122,7 +135,7 @@ class Progress:
 
     def _line(self) -> None:
         self.last = time.monotonic()
-        print(f"eqsat-test: {self.done}/{self.total} tasks done, {self.suspicious} suspicious, "
+        print(f"eqsat-test: {self.done}/{self.total} tasks done{self.what}, {self.suspicious} suspicious, "
               f"{self.last - self.t0:.0f} s", file=sys.stderr, flush=True)
 
     def update(self, r: dict, suspicious: int) -> None:
@@ -256,20 +269,72 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     Stages: run the tasks (verdicts streamed to OUT/verdicts.jsonl) -> judge -> fold variant
     candidates into their seed's -> deduplicate -> write finding folders and results.json (the
     verdicts, first) -> confirm each candidate alone from its repro.py -> minimize and collect
-    artifacts for the confirmed ones -> results.json again, final."""
+    artifacts for the confirmed ones -> results.json again, final.
+
+    Interrupted (SIGINT), it writes results.json from what had finished, marked partial, and
+    raises RunInterrupted saying so."""
     bundle, out = Path(bundle), Path(out)
     manifest = read_manifest(bundle)
+    run = {"stage": "executing the tasks", "results": [], "tasks": [], "written": False}  # what an interruption keeps
+    try:
+        return _execute(bundle, out, manifest, opts, log, run)
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise RunInterrupted(save_partial(out, manifest, opts, run)) from None
+
+
+def save_partial(out: Path, manifest: dict, opts: ExecOptions, run: dict) -> str:
+    """After an interruption: OUT/results.json from the tasks that finished, marked partial (their
+    verdicts judged, candidates unconfirmed, no finding folders), or the verdicts' results.json
+    marked partial when it was written already. Returns the line saying what was saved where."""
+    path, stage = out / "results.json", run["stage"]
+    if run["written"] and path.is_file():
+        data = json.loads(path.read_text())
+        data["report"]["partial"] = True
+        data["report"]["stats"]["interrupted"] = {"stage": stage}
+        tmp = out / "results.json.tmp"
+        tmp.write_text(json.dumps(data, indent=1, default=str))
+        tmp.replace(path)
+        return (f"interrupted while {stage}: every verdict is in {path} (marked partial: confirmation, minimizing "
+                f"and artifacts not finished), as they came in {out / 'verdicts.jsonl'}")
+    results = list(run["results"])  # (a copy: worker threads may still add to it)
+    plain = [r for r in results if not str(r.get("task", "")).endswith("#sweep")]
+    try:
+        findings, notes = judge_results(manifest, plain, out / "scratch", first_backend=opts.backends[0])
+        why = None
+    except Exception as e:  # noqa: BLE001 - the raw verdicts are saved whatever judging them raises
+        findings, notes, why = [], [], f"{type(e).__name__}: {e}"
+    for f in findings:
+        f["unconfirmed"] = True
+    stats = {"tasks": len(run["tasks"]), "tasks_done": len(results), "tasks_not_started": None,
+             "interrupted": {"stage": stage, "judging_error": why}, "backends": list(opts.backends),
+             "devices": list(opts.devices), "input_kinds": list(opts.input_kinds)}
+    write_results(out, manifest, results, findings, notes, stats, partial=True)
+    return (f"interrupted while {stage}: {len(results)} of {len(run['tasks'])} tasks had finished; their verdicts "
+            f"({len(findings)} unconfirmed candidate(s)) are in {path} (marked partial), as they came in "
+            f"{out / 'verdicts.jsonl'}; run again for the rest")
+
+
+def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, run: dict) -> dict:
     scratch = out / "scratch"
     scratch.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
-    deadline = time.monotonic() + opts.time_budget if opts.time_budget else None
+    deadline = opts.deadline if opts.deadline is not None else (
+        time.monotonic() + opts.time_budget if opts.time_budget else None)
+    sweep = opts.sweep
+    if sweep is not None and deadline is not None:  # a sweep task stops its points within the budget too
+        sweep = {**sweep, "seconds": max(1.0, min(float(sweep.get("seconds") or 0), deadline - time.monotonic()))}
     tasks = make_tasks(bundle, manifest, opts, scratch)
-    if opts.sweep is not None:  # dtype/size sweeps: tasks of their own, the longest first (runners/checks/sweeps.py)
-        tasks = make_sweep_tasks(bundle, manifest, opts.sweep, backends=opts.backends, devices=opts.devices,
+    n_program = len(tasks)
+    if sweep is not None:  # dtype/size sweeps: tasks of their own, the longest first (runners/checks/sweeps.py)
+        tasks = make_sweep_tasks(bundle, manifest, sweep, backends=opts.backends, devices=opts.devices,
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                  first_backend=opts.backends[0]) + tasks
+    run["tasks"] = tasks
     stream = VerdictStream(out / "verdicts.jsonl")
-    results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log)
+    results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log, run)
+    run["stage"] = "judging the verdicts"
     skipped = len(tasks) - len(results)
     if skipped:
         log(f"time budget of {opts.time_budget:g} s spent: {skipped} of {len(tasks)} tasks not started")
@@ -303,11 +368,14 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
         f["repro"] = str(write_finding(out, f["id"], f, bundle, manifest, env_text=env_text) / "repro.py")
         stream.finding(f)
         written.append(f)
-    stats = {"tasks": len(tasks), "tasks_not_started": skipped, "time_budget": opts.time_budget,
+    stats = {"tasks": len(tasks), "program_tasks": n_program, "sweep_tasks": len(tasks) - n_program,
+             "tasks_done": len(results) + len(sweep_results), "tasks_not_started": skipped,
+             "time_budget": opts.time_budget, "sweep_coverage": sweep_coverage(sweep_results, manifest, sweep),
              "wall_seconds": round(wall, 3), "backends": list(opts.backends), "devices": list(opts.devices),
              "input_kinds": list(opts.input_kinds), "folded_into_seed": folded, "batch": batch_stats,
              "sweep": sweep_stats, "exec_timings": _timings(results)}
     write_results(out, manifest, results + sweep_results, written, notes, stats)  # verdicts first
+    run["written"], run["stage"] = True, "confirming the candidates"
     bugs = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
     if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
         log(f"verdicts: {len(bugs)} compiler-bug candidate(s), {len(notes)} note(s) in {out / 'results.json'}; "
@@ -323,6 +391,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     confirmed = [f for f in written if f.get("confirmed") is not False]
     min_stats = {"seconds": 0.0, "checks": 0}
     if opts.minimize and confirmed and not past(deadline):
+        run["stage"] = "minimizing the findings"
         t1 = time.perf_counter()
         # sweep findings keep their full program: minimize.py re-runs candidates on the model's own inputs
         todo = [f for f in confirmed if not f.get("sweep")]
@@ -338,6 +407,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     perf_stats = _perf(manifest, results, bundle, opts, notes, out, log) if opts.perf else None
     art_stats = None
     if opts.artifacts is not None and getattr(opts.artifacts, "enabled", False) and confirmed and not past(deadline):
+        run["stage"] = "collecting the findings' debug artifacts"
         art_stats = collect_all(confirmed, out, opts.artifacts, log=log)
     stream.close()
     stats.update({"wall_seconds_total": round(time.perf_counter() - t_start, 3), "confirm": confirm_stats,
@@ -345,12 +415,13 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     return write_results(out, manifest, results + sweep_results, written, notes, stats)
 
 
-def _run_tasks(tasks, manifest, opts, deadline, stream, log) -> tuple[list[dict], dict | None, float]:
-    bar = Progress(len(tasks), opts.progress)
+def _run_tasks(tasks, manifest, opts, deadline, stream, log, run) -> tuple[list[dict], dict | None, float]:
+    bar = Progress(len(tasks), opts.progress, sweeps=sum(1 for t in tasks if str(t["id"]).endswith("#sweep")))
     counts = {"suspicious": 0}
 
     def on_result(r: dict) -> None:
         stream.result(r)
+        run["results"].append(r)
         if r["status"] not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s["ok"] for s in r["input_sets"]):
             counts["suspicious"] += 1
         bar.update(r, counts["suspicious"])
@@ -397,15 +468,16 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
 
 
 def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict], notes: list[dict],
-                  stats: dict) -> dict:
-    """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object)."""
+                  stats: dict, partial: bool = False) -> dict:
+    """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object). `partial`:
+    an interrupted run's, from the tasks that had finished."""
     executed = sum(1 for r in raw if r["status"] != ResultStatus.INTERNAL_ERROR
                    and not str(r.get("task", "")).endswith("#sweep"))
     seeds = {v["id"] for v in manifest["variants"] if v["seed"]}
     report = {
         "model": manifest["model"], "torch_version": versions()["torch"],
         "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
-        "executed": executed, "sizes": manifest.get("sizes"),
+        "executed": executed, "sizes": manifest.get("sizes"), "partial": partial,
         "findings": [_public(f) for f in written] + [_public(n) for n in notes],
         "stats": {**stats, "compiler_bugs": len(written), "notes": len(notes),
                   "internal_errors": sum(1 for n in notes if n["kind"] == "internal-error"),
