@@ -132,6 +132,11 @@ def campaign_cmd(spec, out, jobs, executor, address, dry_run, retry_failed, job_
         pass
     try:
         summary = run_campaign(sp, out, as_json=as_json, retry_failed=retry_failed)
+    except KeyboardInterrupt:
+        stop = KeyboardInterrupt()
+        stop.saved = (f"interrupted: every finished job is in {out / STORE_NAME}; run the campaign again to resume "
+                      f"(the jobs that were running run again)")  # (the line main() prints)
+        raise stop from None
     finally:
         if prev is not None:
             signal.signal(signal.SIGTERM, prev)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from eqsat_test.runners.cli.precheck import check_model_file, check_out_dir
+from eqsat_test.runners.cli.precheck import check_bundle, check_model_file, check_out_dir
 from eqsat_test.runners.records import COMPILER_BUG_KINDS, MINIMIZE_SECONDS, ExitCode, FindingKind
 
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
@@ -412,6 +412,7 @@ def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_secon
               help="Output folder (default: BUNDLE-results beside the bundle: bundle/ -> bundle-results/).")
 def exec_cmd(bundle, backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, seed, out, **diag):
     """Bundle -> verdicts and findings. Needs only torch (no egglog)."""
+    check_bundle(bundle)
     out = out or exec_out(bundle)
     check_out_dir(out)
     eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)

@@ -111,6 +111,12 @@ def _bind_target(t: ast.AST, names: set[str]) -> None:
         _bind_target(t.value, names)
 
 
+def check_bundle(bundle: Path) -> None:
+    """A bundle folder has its manifest (its contents are checked when it is read)."""
+    if not (Path(bundle) / "manifest.json").is_file():
+        raise InputError(f"{bundle}: not a bundle (no manifest.json)")
+
+
 def check_out_dir(out: Path, option: str = "--out") -> None:
     """`out` is a folder that exists and takes files, or one that can be created: tried with a
     temporary file or folder, removed at once, so that a refused run leaves nothing behind."""
