@@ -63,7 +63,7 @@ class BadBundle(Exception):
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """SIGINT (or SIGTERM) during execution, after OUT/results.json was written from what had
+    """SIGINT during execution, after OUT/results.json was written from what had
     finished, marked partial; `saved` says what is where (the CLI's "interrupted" line)."""
 
     def __init__(self, saved: str) -> None:
@@ -331,6 +331,9 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
         tasks = make_sweep_tasks(bundle, manifest, sweep, backends=opts.backends, devices=opts.devices,
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                  first_backend=opts.backends[0]) + tasks
+        # the seeds' own tasks first, though: one compile each, and the first verdict comes within seconds
+        seeds = {v["id"] for v in manifest["variants"] if v["seed"]}
+        tasks.sort(key=lambda t: not (t["variant"] in seeds and not t["id"].endswith("#sweep")))  # (stable)
     run["tasks"] = tasks
     stream = VerdictStream(out / "verdicts.jsonl")
     results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log, run)

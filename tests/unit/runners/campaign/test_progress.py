@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
+from conftest import REPO
 from eqsat_test.runners.campaign import progress as prog
 from eqsat_test.runners.campaign.jobs import HEARTBEAT_S
 from eqsat_test.runners.campaign.report import wall_time
@@ -53,3 +56,23 @@ def test_wall_time_counts_the_time_jobs_ran_not_the_gaps_between_runs():
     assert text.startswith("20.0 min with jobs running") and "from first start to last end" in text
     assert wall_time([{"started": 0.0, "finished": 60.0}]) == "1.0 min with jobs running"
     assert wall_time([{"started": None, "finished": None}]) == "-"
+
+
+@pytest.mark.slow  # one `rules list` process (imports torch)
+def test_a_resumed_campaign_does_not_ask_for_rules_in_the_cache_again(tmp_path, monkeypatch, capsys):
+    from eqsat_test.runners.campaign import jobs as jobs_mod
+    monkeypatch.setenv("EQSAT_TEST_CACHE", str(tmp_path / "cache"))
+    rules = str(REPO / "tests" / "user_rules" / "my_rules.py")
+    job = {"rule_args": [rules], "rule_set_version": "v1", "torch_version": "2.x"}
+    jobs_mod.warm_rule_cache([job])
+    assert "compiled into the cache" in capsys.readouterr().err
+    assert jobs_mod.warm_stamp([rules], job).is_file()
+
+    def no_process(*a, **kw):
+        raise AssertionError("a process was started for a rule set in the cache")
+    monkeypatch.setattr(jobs_mod.subprocess, "Popen", no_process)
+    jobs_mod.warm_rule_cache([job])  # the resume
+    assert "in the cache (compiled by an earlier run)" in capsys.readouterr().err
+    changed = {**job, "rule_set_version": "v2"}  # a rule file changed: asked again
+    with pytest.raises(AssertionError, match="a process was started"):
+        jobs_mod.warm_rule_cache([changed])
