@@ -282,6 +282,7 @@ def test_total_seconds_budget_stops_and_resumes(tmp_path):
     # the job running when the budget ran out finished; the other two never started
     assert s["run"]["budget_spent"] and s["run"]["ran"] == 1 and s["run"]["left"] == 2, s["run"]
     assert s["jobs"]["pending"] == 2
+    assert (s["exit_code"], s["complete"], s["left"], s["compiler_bugs"]) == (2, False, 2, 0)
     assert s["plan"] == {"jobs": 3, "finished": 1, "done": 1, "left": 2, "models": 3, "models_done": 1}
     assert not leftovers(out)
     with Store(out / "campaign.sqlite") as st:
@@ -306,10 +307,14 @@ def test_total_seconds_budget_stops_and_resumes(tmp_path):
 # Jobs at once; a killed campaign takes its jobs' processes with it; the plan stays visible
 # ---------------------------------------------------------------------------------------------
 
+# Both define the names a convention looks for (so that the file is imported), but no model (bad input).
 SLEEPY = '''"""Test model {i}: sleeps while being imported, then defines no model (the job ends as bad-input)."""
 import time
 time.sleep({secs})
 X = {i}
+Model = None
+def get_inputs():
+    return []
 '''
 
 # Spawns a process in a session of its own (as the job's pool workers are) and waits, while FLAG exists.
@@ -320,6 +325,9 @@ if os.path.exists({flag!r}):
                      start_new_session=True)
     time.sleep(120)
 X = 1
+Model = None
+def get_inputs():
+    return []
 '''
 
 
