@@ -23,6 +23,8 @@ OK_OR_FOUND = (0, 1)  # 1: compiler-bug candidates found, the command did its jo
 #   ("run", exit codes accepted, {placeholder: value})  or  ("skip", why)
 RULES = [
     (r"^scripts/test\.sh", ("skip", "runs this test suite itself")),
+    (r"^scripts/build_rule_cache\.py", ("skip", "rewrites the rule library shipped in the package (a maintainer's step "
+                                                "after rules change; tests/unit/rewrite/test_rule_prebuilt.py checks it)")),
     (r"^pip install", ("skip", "installs packages: scripts/setup.sh did that for this checkout")),
     (r"^\$EDITOR", ("skip", "a person edits the rule here; the scaffold's example rule stands in for theirs")),
     (r"--device cuda", ("skip", "needs a CUDA GPU (tests/e2e/test_gpu.py on the GPU host)")),

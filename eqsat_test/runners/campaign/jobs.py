@@ -262,7 +262,8 @@ class JobProcess:
         kill_marked(f"EQSAT_JOB={self.token}")  # stragglers (the inner worker) of a finished job
         rc = self.proc.returncode
         report = _read_json(self.run_dir / "report.json")
-        if self.timed_out:
+        budget_spent = rc == 2 and report is not None and bool((report.get("stats") or {}).get("budget_spent_while"))
+        if self.timed_out or budget_spent:  # (the run's --time-budget ran out before any task: as a timeout)
             status = "timeout"
         elif rc is not None and rc < 0:
             status = "crash"
@@ -275,7 +276,9 @@ class JobProcess:
         err = None
         if status != "done":
             tail = (self.run_dir / "job.log").read_bytes()[-4000:].decode(errors="replace")
-            why = (f"no result within the job timeout of {self.job['timeout']:.0f} s" if status == "timeout" else
+            why = (f"the run's time budget ran out while {report['stats']['budget_spent_while']}, before any task"
+                   if budget_spent else
+                   f"no result within the job timeout of {self.job['timeout']:.0f} s" if status == "timeout" else
                    f"killed by signal {-rc}" if status == "crash" else f"exit code {rc}")
             err = why + "\n" + tail
         manifest = _read_json(self.run_dir / "bundle" / "manifest.json") or {}
