@@ -373,7 +373,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
         written.append(f)
     stats = {"tasks": len(tasks), "program_tasks": n_program, "sweep_tasks": len(tasks) - n_program,
              "tasks_done": len(results) + len(sweep_results), "tasks_not_started": skipped,
-             "time_budget": opts.time_budget, "sweep_coverage": sweep_coverage(sweep_results, manifest, sweep),
+             "time_budget": opts.time_budget, "sweep_coverage": sweep_coverage(sweep_results, manifest, sweep).to_dict(),
              "wall_seconds": round(wall, 3), "backends": list(opts.backends), "devices": list(opts.devices),
              "input_kinds": list(opts.input_kinds), "folded_into_seed": folded, "batch": batch_stats,
              "sweep": sweep_stats, "exec_timings": _timings(results)}

@@ -1,7 +1,7 @@
 """Lines of the run summary about what was run: the rules used and left out, the tasks executed (the count the progress lines use), the sweeps' coverage."""
 from __future__ import annotations
 
-from eqsat_test.runners.checks.sweep_coverage import coverage_lines
+from eqsat_test.runners.checks.sweep_coverage import SweepCoverage, coverage_lines
 
 
 def rules_lines(manifest: dict) -> list[str]:
@@ -31,4 +31,5 @@ def executed_lines(report: dict) -> list[str]:
 
 def sweep_lines(report: dict) -> list[str]:
     st = report["stats"]
-    return coverage_lines(st.get("sweep_coverage"), st.get("sweep"))
+    cov = st.get("sweep_coverage")
+    return coverage_lines(SweepCoverage.from_dict(cov) if cov else None, st.get("sweep"))
