@@ -8,7 +8,7 @@ propagate to new terms. The result, a `CompiledRule`, is plain data (cached on d
 """
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
 import math
 import os
@@ -20,9 +20,10 @@ import torch.fx
 
 from eqsat_test.lowering.lift import lift_fx
 from eqsat_test.lowering.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_source
+from eqsat_test.rewrite.rulecache import (CACHE_VERSION, cache_dir, lock_cache, prebuilt_file, read_cache, read_prebuilt,
+                                          rule_key)
 from eqsat_test.rewrite.ruledsl import Rule, RuleError, Scalar, Tensor, dtype_of, load_rule_file
 
-CACHE_VERSION = 8
 # The two traces use different sizes (trace B renames every extent: _B_SIZE) as well as their
 # ranks and dtypes: a literal a rule derives from its inputs' shapes (`x.shape[-1]`,
 # `1 / math.sqrt(q.size(-1))`) then differs between the traces and is recognised as a *size
@@ -406,19 +407,6 @@ def compile_rule(rule: Rule) -> list[CompiledRule]:
     return out
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get("EQSAT_TEST_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "eqsat-test")
-    return Path(root)
-
-
-def _rule_key(rule: Rule) -> str:
-    h = hashlib.sha256()
-    h.update(f"{CACHE_VERSION}|{torch.__version__}|{rule.name}|{rule.family}|{rule.numerics}|"
-             f"{rule.bidirectional}|{rule.tags}|{rule.params!r}|{rule.source_hash()}".encode())
-    return h.hexdigest()[:24]
-
-
 # Compiling many rules (a cold cache: the built-in library is ~1,400 rules, minutes on one core)
 # is spread over a pool of fresh processes, one per core (at most _MAX_JOBS), in small chunks. A
 # worker re-loads each rule from its file (rules hold functions, which do not pickle) and checks
@@ -473,7 +461,7 @@ def _worker_compile(chunk: list[tuple[str, str, str]]) -> list[tuple[str, list[C
                     _worker_files[path] = {}
             r = _worker_files[path].get(name)
             try:
-                out.append((key, _compile_one(r) if r is not None and _rule_key(r) == key else None))
+                out.append((key, _compile_one(r) if r is not None and rule_key(r) == key else None))
             except Exception:
                 out.append((key, None))
     return out
@@ -496,38 +484,18 @@ def _compile_in_pool(todo: list[tuple[str, Rule]], jobs: int) -> dict[str, list[
     done: dict = {}
     if len(work) < 2:
         return done
+    ex = None
     try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=multiprocessing.get_context("spawn")) as ex:
-            for res in ex.map(_worker_compile, chunks):
-                done.update((key, v) for key, v in res if v is not None)
+        ex = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=multiprocessing.get_context("spawn"))
+        for res in ex.map(_worker_compile, chunks):
+            done.update((key, v) for key, v in res if v is not None)
     except Exception:  # no processes here (a sandbox), a worker died: the rest is compiled serially
         pass
+    except BaseException:  # interrupted, or the run's time budget spent: the chunks not started never start
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
     return done
-
-
-def _read_cache(cache_file: Path) -> dict:
-    try:
-        return json.loads(cache_file.read_text()) if cache_file.is_file() else {}
-    except (OSError, json.JSONDecodeError):
-        return {}
-
-
-def _lock(cache_file: Path) -> int | None:
-    """An exclusive lock on the cache while many rules it lacks are compiled (released by closing
-    the returned descriptor): processes that start together on a cold cache (a campaign's jobs,
-    tests run in parallel) compile a rule library once; the others wait, then read it."""
-    try:
-        import fcntl  # (POSIX only: elsewhere each process compiles what it lacks)
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(cache_file.with_name(cache_file.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
-    except (ImportError, OSError):
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
 
 
 def compile_rules(rules: list[Rule], *, use_cache: bool = True, jobs: int | None = None,
@@ -536,14 +504,22 @@ def compile_rules(rules: list[Rule], *, use_cache: bool = True, jobs: int | None
 
     Rules missing from the cache are compiled by `jobs` processes (default: one per core, when
     there are many); the result is the same as compiling them one after another here."""
-    cache_file = _cache_dir() / f"compiled-rules-{CACHE_VERSION}.json"
-    cache: dict = _read_cache(cache_file) if use_cache else {}
-    keys = [_rule_key(r) for r in rules]
+    cache_file = cache_dir() / f"compiled-rules-{CACHE_VERSION}.json"
+    cache: dict = read_cache(cache_file) if use_cache else {}
+    keys = [rule_key(r) for r in rules]
     many = len({k for k in keys if k not in cache}) >= _PARALLEL_MIN  # (a few are compiled without waiting)
-    fd = _lock(cache_file) if use_cache and many else None
+    dirty = False
+    fd = lock_cache(cache_file) if use_cache and many else None
     try:
         if fd is not None:
-            cache = _read_cache(cache_file)  # another process may have compiled them while we waited
+            cache = read_cache(cache_file)  # another process may have compiled them while we waited
+        if use_cache and any(k not in cache for k in keys):
+            shipped = read_prebuilt()
+            found = {k: shipped[k] for k in keys if k not in cache and k in shipped}
+            if found:
+                cache.update(found)
+                dirty = True  # into the user's cache: the next run reads that alone
+                log(f"{len(found)} compiled rules read from {prebuilt_file().name} (shipped with eqsat-test)")
         todo = list({k: r for k, r in zip(keys, rules) if k not in cache}.items())
         n_jobs = _default_jobs() if jobs is None else max(1, jobs)
         if len(todo) >= _PARALLEL_MIN:
@@ -551,8 +527,7 @@ def compile_rules(rules: list[Rule], *, use_cache: bool = True, jobs: int | None
                 f"once per rule and torch version, minutes for the whole library")
         compiled: list[CompiledRule] = []
         errors: list[str] = []
-        dirty = False
-        with _no_guard_profiling():
+        with _no_guard_profiling() if todo else contextlib.nullcontext():
             fresh = (_compile_in_pool(todo, n_jobs)
                      if n_jobs > 1 and len(todo) >= (_PARALLEL_MIN if jobs is None else 2) else {})
             for r, key in zip(rules, keys):
@@ -570,12 +545,13 @@ def compile_rules(rules: list[Rule], *, use_cache: bool = True, jobs: int | None
             try:
                 cache_file.parent.mkdir(parents=True, exist_ok=True)
                 tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
-                tmp.write_text(json.dumps({**_read_cache(cache_file), **cache}))  # (keep what others added)
+                tmp.write_text(json.dumps({**read_cache(cache_file), **cache}))  # (keep what others added)
                 tmp.replace(cache_file)
             except OSError:
                 pass
     finally:
         if fd is not None:
             os.close(fd)
-    torch._dynamo.reset()
+    if todo:  # (importing Dynamo costs seconds: not when every rule came from a cache)
+        torch._dynamo.reset()
     return compiled, errors

@@ -5,6 +5,7 @@ bundle folder: one standalone module per variant, the inputs they load, and mani
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -24,6 +25,7 @@ from eqsat_test.rewrite.provenance import FreezeOnce, read_credit
 from eqsat_test.lowering.program import CALL, LIT, SEQ, UID_KW, Program
 from eqsat_test.rewrite.ruledsl import load_rules
 from eqsat_test.rewrite.saturate import STOP_REASONS, Budget, saturate
+from eqsat_test.rewrite.stageclock import StageClock
 
 BUNDLE_FORMAT = "eqsat-bundle/1"
 
@@ -38,6 +40,8 @@ class GenerateOptions:
     max_growth: float = 4.0  # a variant may have at most this many times the seed's ops (+16)
     sizes: str = "test"  # "test": free sizes scaled down to max_elements per input (lowering/load.py); "given"
     max_elements: int = 2 ** 18
+    deadline: float | None = None  # time.monotonic() the run's --time-budget ends at: every stage stops there
+    left_out: dict = field(default_factory=dict)  # rule name -> why it is not used (a failed check at load)
 
 
 def _match(p: Program, pat, i: int, env: dict) -> bool:
@@ -164,17 +168,19 @@ def _variant_dtypes(applied, rule_dtypes: dict) -> list[str] | None:
 def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions = GenerateOptions(),
              log=lambda s: None, on_loaded=None) -> dict:
     """Write a bundle for `model_path` into `out_dir`; returns its manifest. `on_loaded()` is
-    called once the model file has loaded (`eqsat-test run` starts its workers there)."""
+    called once the model file has loaded (`eqsat-test run` starts its workers there). Each stage
+    stops at `opts.deadline` (rewrite/stageclock.BudgetSpent); nothing is written before the
+    model has loaded and the rules have compiled, so bad input leaves no folder behind."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    timings: dict[str, float] = {}
+    clock = StageClock(opts.deadline, log)
+    timings = clock.seconds
+    doing = {"load": "loading the model file (it runs the model eagerly)", "rules": "compiling the rules",
+             "capture": "capturing the model's graphs (Dynamo runs the model)", "lift": "lifting a graph",
+             "saturate": "saturating an e-graph", "extract": "extracting variants", "render": "writing variants"}
 
     def timed(stage, fn, *a, **kw):
-        t0 = time.perf_counter()
-        try:
+        with clock.stage(doing.get(stage, stage), key=stage):
             return fn(*a, **kw)
-        finally:
-            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
 
     loaded = timed("load", load_model, model_path, seed=opts.seed, sizes=opts.sizes, max_elements=opts.max_elements)
     if loaded.sizes.get("note"):
@@ -182,6 +188,8 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
     if on_loaded is not None:
         on_loaded()
     rules = timed("rules", load_rules, list(opts.rules) or None)
+    if opts.left_out:  # the user's rules that failed their check at load (runners/cli/userrules.py)
+        rules = [r for r in rules if r.name not in opts.left_out]
     compiled, rule_errors = timed("rules", compile_rules, rules, log=log)
     for e in rule_errors:
         log(f"warning: {e}")
@@ -199,11 +207,13 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
                   # rules that hold only at some dtypes (rewrite/ruledsl.py Rule.dtypes); the rest hold at all
                   "dtypes": {r.name: list(r.dtypes) for r in rules if r.dtypes is not None},
                   # rules whose right side holds the sizes they were applied at (Rule.fixes_sizes)
-                  "fix_sizes": sorted(r.name for r in rules if r.fixes_sizes)},
+                  "fix_sizes": sorted(r.name for r in rules if r.fixes_sizes),
+                  "left_out": dict(opts.left_out)},
         "graphs": [], "variants": [],
     }
     fired_total: dict[str, int] = {}
     per_graph = max(1, opts.variants // len(graphs)) if graphs else 0
+    out.mkdir(parents=True, exist_ok=True)
     for g in graphs:
         gid = f"g{g.index}"
         functional = timed("lift", functionalize, g.gm)  # in-place ops out of place, writes to inputs as effects
@@ -247,7 +257,10 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
             continue
         log(f"graph {gid}: {prog.num_ops} ops: saturating (at most {opts.budget.seconds:g} s, "
             f"{opts.budget.iterations} iterations), then extracting variants")
-        sat = timed("saturate", saturate, prog, compiled, opts.budget)
+        left = clock.left()
+        budget = opts.budget if left is None else dataclasses.replace(opts.budget, seconds=max(0.1, min(
+            opts.budget.seconds, left)))
+        sat = timed("saturate", saturate, prog, compiled, budget)
         eg = FreezeOnce(sat.lifted.egraph)  # read_egraph and read_credit share one frozen copy
         ec = timed("extract", read_egraph, eg, sat.lifted.root, prog, sat.lifted.node_names)
         credit = timed("extract", read_credit, eg.freeze(), eg, manifest["rules"]["numerics"])

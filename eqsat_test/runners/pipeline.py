@@ -15,6 +15,7 @@ from pathlib import Path
 from eqsat_test.runners.checks.configs import config_judge
 from eqsat_test.runners.checks.devices import cross_device_findings
 from eqsat_test.runners.checks.perf import slow_variant_findings, spread, write_slow_variant
+from eqsat_test.runners.checks.sweep_coverage import sweep_coverage
 from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
 from eqsat_test.runners.checks.unsound import eager_failure_kind, unsound_verdict
 from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched
@@ -58,10 +59,20 @@ class ExecOptions:
     batch: int = 1  # >1: this many variants per compile, suspects confirmed alone; 0: by graph size (runners/exec/batch.py)
     confirm: bool = True  # re-run each candidate alone from its repro.py before claiming it (runners/findings/confirm.py)
     time_budget: float | None = None  # seconds: no task starts after this; the run reports what was done
+    deadline: float | None = None  # time.monotonic() the budget ends at, when it started before execution (`run`)
 
 
 class BadBundle(Exception):
     """A folder that is not a usable bundle (exit code 4)."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """SIGINT during execution, after OUT/results.json was written from what had
+    finished, marked partial; `saved` says what is where (the CLI's "interrupted" line)."""
+
+    def __init__(self, saved: str) -> None:
+        super().__init__(saved)
+        self.saved = saved
 
 
 def read_manifest(bundle: Path) -> dict:
@@ -104,8 +115,10 @@ class Progress:
 
     PLAIN_EVERY = 10.0
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, sweeps: int = 0) -> None:
         self.total, self.enabled, self.done, self.suspicious = total, enabled, 0, 0
+        # the same count, in the same words, as the summary's "executed" line
+        self.what = f" ({total - sweeps} program tasks + {sweeps} sweep tasks)" if sweeps else ""
         self.t0 = self.last = time.monotonic()
         self.bar = None
         self._lock, self._stop = threading.Lock(), threading.Event()
@@ -126,7 +139,7 @@ class Progress:
 
     def _line(self) -> None:
         self.last = time.monotonic()
-        print(f"eqsat-test: {self.done}/{self.total} tasks done, {self.suspicious} suspicious, "
+        print(f"eqsat-test: {self.done}/{self.total} tasks done{self.what}, {self.suspicious} suspicious, "
               f"{self.last - self.t0:.0f} s", file=sys.stderr, flush=True)
 
     def update(self, r: dict, suspicious: int) -> None:
@@ -266,20 +279,75 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     candidates into their seed's -> deduplicate -> write finding folders and results.json (the
     verdicts, first) -> confirm each candidate alone from its repro.py -> cluster the confirmed ones
     into root causes (runners/findings/clusters.py) and minimize once per cluster -> collect
-    artifacts -> results.json again, final: the root causes and the notes' groups first."""
+    artifacts -> results.json again, final: the root causes and the notes' groups first.
+
+    Interrupted (SIGINT), it writes results.json from what had finished, marked partial, and
+    raises RunInterrupted saying so."""
     bundle, out = Path(bundle), Path(out)
     manifest = read_manifest(bundle)
+    run = {"stage": "executing the tasks", "results": [], "tasks": [], "written": False}  # what an interruption keeps
+    try:
+        return _execute(bundle, out, manifest, opts, log, run)
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise RunInterrupted(save_partial(out, manifest, opts, run)) from None
+
+
+def save_partial(out: Path, manifest: dict, opts: ExecOptions, run: dict) -> str:
+    """After an interruption: OUT/results.json from the tasks that finished, marked partial (their
+    verdicts judged, candidates unconfirmed, no finding folders), or the verdicts' results.json
+    marked partial when it was written already. Returns the line saying what was saved where."""
+    path, stage = out / "results.json", run["stage"]
+    if run["written"] and path.is_file():
+        data = json.loads(path.read_text())
+        data["report"]["partial"] = True
+        data["report"]["stats"]["interrupted"] = {"stage": stage}
+        tmp = out / "results.json.tmp"
+        tmp.write_text(json.dumps(data, indent=1, default=str))
+        tmp.replace(path)
+        return (f"interrupted while {stage}: every verdict is in {path} (marked partial: confirmation, minimizing "
+                f"and artifacts not finished), as they came in {out / 'verdicts.jsonl'}")
+    results = list(run["results"])  # (a copy: worker threads may still add to it)
+    plain = [r for r in results if not str(r.get("task", "")).endswith("#sweep")]
+    try:
+        findings, notes = judge_results(manifest, plain, out / "scratch", first_backend=opts.backends[0])
+        why = None
+    except Exception as e:  # noqa: BLE001 - the raw verdicts are saved whatever judging them raises
+        findings, notes, why = [], [], f"{type(e).__name__}: {e}"
+    for f in findings:
+        f["unconfirmed"] = True
+    stats = {"tasks": len(run["tasks"]), "tasks_done": len(results), "tasks_not_started": None,
+             "interrupted": {"stage": stage, "judging_error": why}, "backends": list(opts.backends),
+             "devices": list(opts.devices), "input_kinds": list(opts.input_kinds)}
+    write_results(out, manifest, results, findings, notes, stats, partial=True)
+    return (f"interrupted while {stage}: {len(results)} of {len(run['tasks'])} tasks had finished; their verdicts "
+            f"({len(findings)} unconfirmed candidate(s)) are in {path} (marked partial), as they came in "
+            f"{out / 'verdicts.jsonl'}; run again for the rest")
+
+
+def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, run: dict) -> dict:
     scratch = out / "scratch"
     scratch.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
-    deadline = time.monotonic() + opts.time_budget if opts.time_budget else None
+    deadline = opts.deadline if opts.deadline is not None else (
+        time.monotonic() + opts.time_budget if opts.time_budget else None)
+    sweep = opts.sweep
+    if sweep is not None and deadline is not None:  # a sweep task stops its points within the budget too
+        sweep = {**sweep, "seconds": max(1.0, min(float(sweep.get("seconds") or 0), deadline - time.monotonic()))}
     tasks = make_tasks(bundle, manifest, opts, scratch)
-    if opts.sweep is not None:  # dtype/size sweeps: tasks of their own, the longest first (runners/checks/sweeps.py)
-        tasks = make_sweep_tasks(bundle, manifest, opts.sweep, backends=opts.backends, devices=opts.devices,
+    n_program = len(tasks)
+    if sweep is not None:  # dtype/size sweeps: tasks of their own, the longest first (runners/checks/sweeps.py)
+        tasks = make_sweep_tasks(bundle, manifest, sweep, backends=opts.backends, devices=opts.devices,
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                  first_backend=opts.backends[0]) + tasks
+        # the seeds' own tasks first, though: one compile each, and the first verdict comes within seconds
+        seeds = {v["id"] for v in manifest["variants"] if v["seed"]}
+        tasks.sort(key=lambda t: not (t["variant"] in seeds and not t["id"].endswith("#sweep")))  # (stable)
+    run["tasks"] = tasks
     stream = VerdictStream(out / "verdicts.jsonl")
-    results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log)
+    results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log, run)
+    run["stage"] = "judging the verdicts"
     skipped = len(tasks) - len(results)
     if skipped:
         log(f"time budget of {opts.time_budget:g} s spent: {skipped} of {len(tasks)} tasks not started")
@@ -317,7 +385,9 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
         f["repro"] = str(write_finding(out, f["id"], f, bundle, manifest, env_text=env_text) / "repro.py")
         stream.finding(f)
         written.append(f)
-    stats = {"tasks": len(tasks), "tasks_not_started": skipped, "time_budget": opts.time_budget,
+    stats = {"tasks": len(tasks), "program_tasks": n_program, "sweep_tasks": len(tasks) - n_program,
+             "tasks_done": len(results) + len(sweep_results), "tasks_not_started": skipped,
+             "time_budget": opts.time_budget, "sweep_coverage": sweep_coverage(sweep_results, manifest, sweep).to_dict(),
              "wall_seconds": round(wall, 3), "backends": list(opts.backends), "devices": list(opts.devices),
              "input_kinds": list(opts.input_kinds), "folded_into_seed": folded, "batch": batch_stats,
              "sweep": sweep_stats, "exec_timings": _timings(results)}
@@ -325,6 +395,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     clusters = cluster_findings(written, manifest["model"], ledger)
     write_results(out, manifest, results + sweep_results, written, notes, stats,  # verdicts first
                   clusters, _note_groups(notes, manifest, bundle))
+    run["written"], run["stage"] = True, "confirming the candidates"
     bugs = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
     if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
         log(f"verdicts: {len(bugs)} compiler-bug candidate(s) in {len(clusters)} root cause(s), {len(notes)} note(s) "
@@ -344,6 +415,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     clusters = cluster_findings(confirmed, manifest["model"], ledger)
     min_stats = {"seconds": 0.0, "checks": 0}
     if opts.minimize and confirmed and not past(deadline):
+        run["stage"] = "minimizing the findings"
         t1 = time.perf_counter()
         # once per cluster, its smallest member (runners/findings/clusters.py); its pattern re-keys the cluster
         until = time.monotonic() + opts.minimize_seconds
@@ -361,6 +433,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     perf_stats = _perf(manifest, results, bundle, opts, notes, out, log) if opts.perf else None
     art_stats = None
     if opts.artifacts is not None and getattr(opts.artifacts, "enabled", False) and confirmed and not past(deadline):
+        run["stage"] = "collecting the findings' debug artifacts"
         art_stats = collect_all(confirmed, out, opts.artifacts, log=log)
     stream.close()
     stats.update({"wall_seconds_total": round(time.perf_counter() - t_start, 3), "confirm": confirm_stats,
@@ -378,12 +451,13 @@ def _note_groups(notes: list[dict], manifest: dict, bundle: Path) -> list:
                            numerics=numerics, paths={v["id"]: str(bundle / v["file"]) for v in manifest["variants"]})
 
 
-def _run_tasks(tasks, manifest, opts, deadline, stream, log) -> tuple[list[dict], dict | None, float]:
-    bar = Progress(len(tasks), opts.progress)
+def _run_tasks(tasks, manifest, opts, deadline, stream, log, run) -> tuple[list[dict], dict | None, float]:
+    bar = Progress(len(tasks), opts.progress, sweeps=sum(1 for t in tasks if str(t["id"]).endswith("#sweep")))
     counts = {"suspicious": 0}
 
     def on_result(r: dict) -> None:
         stream.result(r)
+        run["results"].append(r)
         if r["status"] not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s["ok"] for s in r["input_sets"]):
             counts["suspicious"] += 1
         bar.update(r, counts["suspicious"])
@@ -430,9 +504,11 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
 
 
 def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict], notes: list[dict],
-                  stats: dict, clusters: list | None = None, note_groups: list | None = None) -> dict:
+                  stats: dict, clusters: list | None = None, note_groups: list | None = None,
+                  partial: bool = False) -> dict:
     """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object). The report
-    opens with the root causes (`clusters`) and the notes' groups; `findings` has every one of them."""
+    opens with the root causes (`clusters`) and the notes' groups; `findings` has every one of them.
+    `partial`: an interrupted run's, from the tasks that had finished."""
     executed = sum(1 for r in raw if r["status"] != ResultStatus.INTERNAL_ERROR
                    and not str(r.get("task", "")).endswith("#sweep"))
     seeds = {v["id"] for v in manifest["variants"] if v["seed"]}
@@ -441,7 +517,7 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict
         "clusters": [c.to_dict() for c in clusters], "note_groups": [g.to_dict() for g in note_groups],
         "model": manifest["model"], "torch_version": versions()["torch"],
         "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
-        "executed": executed, "sizes": manifest.get("sizes"),
+        "executed": executed, "sizes": manifest.get("sizes"), "partial": partial,
         "findings": [_public(f) for f in written] + [_public(n) for n in notes],
         "stats": {**stats, "compiler_bugs": len(written), "notes": len(notes), "root_causes": len(clusters),
                   "exposed_only_by_rewrites": sum(1 for c in clusters if not c.seed_fails),

@@ -100,6 +100,8 @@ def test_campaign_report_content(tmp_path):
     # the plan: 6 jobs, 4 finished, 2 left; 6 models of which 4 are done
     tiles = dict(view["summary"])
     assert tiles["jobs finished"] == "4 / 6 planned, 2 left" and tiles["models"].startswith("4 / 6 planned done")
+    # jobs ran 0-100 s (the timeout), 0-30, 40-70, 80-110: 110 s with jobs running
+    assert tiles["wall time"] == "1.8 min with jobs running"
     assert sorted(j["model"] for j in view["left_jobs"]) == ["later1.py", "later2.py"]
     # root causes first: the minimized relu of a.py and b.py is one, the seed's cumsum crash another
     assert tiles["distinct root causes"] == "2 (exposed only by rewrites: 1 of 2)"
@@ -127,6 +129,9 @@ def test_campaign_report_content(tmp_path):
     assert "never_used" in html and "no result within the job timeout" in html
     assert "Root causes (2)" in html and "Notes by cause (2)" in html and "exposed only by rewrites" in html
     assert html.index("Root causes (2)") < html.index("Findings by signature")
+    # the rules that never fired: collapsed under their count, not a wall of names
+    assert re.search(r'<details id="never-fired">\s*<summary>Rules that never fired: 1 of 4 loaded \(layout 1\)', html)
+    assert "<title>torch.nn.functional.scaled_dot_product_attention</title>" in html
     assert "seed eager vs variant eager" in html and "eager -inf, compiled nan" not in html
     assert "Jobs not finished yet (2)" in html and "later1.py" in html
 
@@ -135,6 +140,7 @@ def test_report_cli_on_a_run_folder_and_errors(tmp_path):
     run = tmp_path / "run"
     r = warm_server().run(["run", MODELS / "relu_chain.py", "-n", "2", "-b", "eager", "-r", MODELS / "rules",
                            "--jobs", "1", "--inputs", "given", "--no-sweep", "--no-minimize", "--no-artifacts",
+                           "--allow-unsound-rules",  # the wrong rules' unsound-rewrite notes are part of the report
                            "--out", run, "--json"], cli=True, cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     r = warm_server().run(["report", run], cli=True, cwd=tmp_path, timeout=120)

@@ -37,8 +37,12 @@ def test_sigkill_after_the_first_verdicts_keeps_them(tmp_path):
 
 
 def test_time_budget_ends_the_run_with_a_report(eqsat, tmp_path):
+    """The budget of `exec` counts from its start: tasks not started are counted, what ran is reported. (`run`'s
+    counts from the run's start, generation included: tests/e2e/test_interrupts.py.)"""
+    res = eqsat("generate", TEST_MODELS / "relu_mlp.py", *CHEAP[:2], "-r", CHEAP[-1], "--out", tmp_path / "bundle")
+    assert res.rc == 0, res.stderr[-3000:]
     out = tmp_path / "out"
-    res = eqsat(TEST_MODELS / "relu_mlp.py", *CHEAP, "--time-budget", "1", "--json", "--out", out)
+    res = eqsat("exec", tmp_path / "bundle", *CHEAP[2:-2], "--time-budget", "1", "--json", "--out", out)
     assert res.rc == 0, res.stderr[-3000:]
     stats = res.json["stats"]
     assert stats["time_budget"] == 1.0

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from eqsat_test.rewrite.rulecache import CACHE_VERSION, cache_dir  # (torch-free)
 from eqsat_test.rewrite.rulefiles import rule_files
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.campaign.spec import Spec, resolve_rule_spec
@@ -79,23 +80,56 @@ def make_jobs(spec: Spec) -> list[dict]:
     return jobs
 
 
+HEARTBEAT_S = 25.0  # a campaign prints a line at least this often (jobs running, their stage, elapsed)
+
+
+def warm_stamp(rule_args: list[str], job: dict) -> Path:
+    """A file saying the rule cache holds this rule set for this torch and this rule compiler: a resumed campaign
+    reads it instead of starting a process that imports torch to find the cache complete (seconds per rule set).
+    Keyed by the rule files' contents and the code of rewrite/ and lowering/ (the compiler and its capture)."""
+    h = hashlib.sha256(f"{CACHE_VERSION}|{job['torch_version']}|{sys.executable}|{job['rule_set_version']}|"
+                       f"{' '.join(rule_args)}".encode())
+    for sub in ("rewrite", "lowering"):
+        for f in sorted((REPO_ROOT / "eqsat_test" / sub).glob("*.py")):
+            h.update(f.name.encode() + f.read_bytes())
+    return cache_dir() / "warm" / f"{h.hexdigest()[:24]}.ok"
+
+
 def warm_rule_cache(jobs: list[dict], timeout: float = 1800.0) -> None:
     """Compile each rule set of the jobs once, into the rule cache, before the jobs start: otherwise
     every job of the first wave compiles the same library cold at once (about 4 CPU-minutes each for
-    the default library), all of them on a fresh machine. A failure here is left to the jobs to report."""
-    seen = []
+    the default library), all of them on a fresh machine. A rule set compiled before (warm_stamp) is
+    not asked again. A failure here is left to the jobs to report."""
+    seen: dict[tuple, dict] = {}
     for j in jobs:
-        if j["rule_args"] not in seen:
-            seen.append(j["rule_args"])
-    for args in seen:
-        t0 = time.monotonic()
+        seen.setdefault(tuple(j["rule_args"]), j)
+    for args, job in seen.items():
+        label = " ".join(args) or "default"
+        stamp = warm_stamp(list(args), job)
+        if stamp.is_file() and (cache_dir() / f"compiled-rules-{CACHE_VERSION}.json").is_file():
+            click.echo(f"eqsat-test: rules {label}: in the cache (compiled by an earlier run)", err=True)
+            continue
+        t0 = last = time.monotonic()
         try:
-            r = subprocess.run([sys.executable, "-m", "eqsat_test.runners.cli", "rules", "list", "--json", *args],
-                               capture_output=True, text=True, timeout=timeout)
-            how = "ok" if r.returncode == 0 else f"exit {r.returncode}"
-        except (OSError, subprocess.SubprocessError) as e:
+            p = subprocess.Popen([sys.executable, "-m", "eqsat_test.runners.cli", "rules", "list", "--json", *args],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            while p.poll() is None:
+                if time.monotonic() - t0 > timeout:
+                    p.kill()
+                    p.wait()
+                    break
+                if time.monotonic() - last >= HEARTBEAT_S:
+                    last = time.monotonic()
+                    click.echo(f"eqsat-test: still compiling rules {label} into the cache "
+                               f"({last - t0:.0f} s; once per rule set and torch version)", err=True)
+                time.sleep(0.2)
+            how = "ok" if p.returncode == 0 else f"exit {p.returncode}"
+        except OSError as e:
             how = type(e).__name__
-        click.echo(f"eqsat-test: rules {' '.join(args) or 'default'} compiled into the cache in "
+        if how == "ok":
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(time.strftime("%Y-%m-%dT%H:%M:%S\n"))
+        click.echo(f"eqsat-test: rules {label} compiled into the cache in "
                    f"{time.monotonic() - t0:.0f} s ({how})", err=True)
 
 
@@ -228,7 +262,8 @@ class JobProcess:
         kill_marked(f"EQSAT_JOB={self.token}")  # stragglers (the inner worker) of a finished job
         rc = self.proc.returncode
         report = _read_json(self.run_dir / "report.json")
-        if self.timed_out:
+        budget_spent = rc == 2 and report is not None and bool((report.get("stats") or {}).get("budget_spent_while"))
+        if self.timed_out or budget_spent:  # (the run's --time-budget ran out before any task: as a timeout)
             status = "timeout"
         elif rc is not None and rc < 0:
             status = "crash"
@@ -241,7 +276,9 @@ class JobProcess:
         err = None
         if status != "done":
             tail = (self.run_dir / "job.log").read_bytes()[-4000:].decode(errors="replace")
-            why = (f"no result within the job timeout of {self.job['timeout']:.0f} s" if status == "timeout" else
+            why = (f"the run's time budget ran out while {report['stats']['budget_spent_while']}, before any task"
+                   if budget_spent else
+                   f"no result within the job timeout of {self.job['timeout']:.0f} s" if status == "timeout" else
                    f"killed by signal {-rc}" if status == "crash" else f"exit code {rc}")
             err = why + "\n" + tail
         manifest = _read_json(self.run_dir / "bundle" / "manifest.json") or {}

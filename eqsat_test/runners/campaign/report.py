@@ -418,8 +418,6 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
                "run_dir": _rel(j["run_dir"], html_dir), "error": (j["error"] or "")[-3000:]}
               for j in jobs if j["status"] not in unfinished]
     done = [j for j in jobs if j["status"] == "done"]
-    starts = [j["started"] for j in jobs if j.get("started")]
-    ends = [j["finished"] for j in jobs if j.get("finished")]
     n_bugs = sum(1 for g in groups if g["compiler_bug"])
     plan = plan_view(jobs, data.get("plan") or [])
     clusters = [Cluster.from_dict(c) for c in data.get("clusters") or []]
@@ -436,7 +434,7 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
         ("backends / devices", ", ".join(sorted({j['backend'] or '?' for j in jobs})) + " / " +
          ", ".join(sorted({j['device'] or '?' for j in jobs}))),
         ("rules", f"{len(loaded)} loaded, {len(loaded) - len(never)} fired"),
-        ("wall time", f"{(max(ends) - min(starts)) / 60:.1f} min" if starts and ends else "-"),
+        ("wall time", wall_time(jobs)),
         ("torch", ", ".join(sorted({j['torch'] for j in jobs if j.get('torch')})) or "-"),
     ]
     last = ((data.get("meta") or {}).get("runs") or [None])[-1]
@@ -451,6 +449,7 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
             "generated": _fmt_time(time.time()), "summary": summary, "cards": cards, "charts": charts,
             "time_chart": progress_chart(jobs), "left_jobs": plan["left_rows"][:200],
             "left_hidden": max(0, len(plan["left_rows"]) - 200), "never_fired": [{"name": n, "family": loaded[n]} for n in never],
+            "n_loaded": len(loaded), "never_fired_by_family": _by_family(never, loaded),
             "rule_rows": rule_rows[:200], "rule_rows_hidden": max(0, len(rule_rows) - 200), "failed": failed,
             "cards_hidden": max(0, len(groups) - MAX_CARDS), "n_groups": len(groups),
             "root_causes": roots, "note_rows": notes,
@@ -490,6 +489,31 @@ def note_rows(data: dict, html_dir: Path) -> list[dict]:
                      "devices": "/".join(g.get("devices") or []), "loud": g.get("loud"), "numerics": g.get("numerics"),
                      "example": example, "path": _rel(g.get("path"), html_dir) if g.get("path") else None})
     return rows
+
+
+def wall_time(jobs: list[dict]) -> str:
+    """The time jobs were running: the union of the jobs' own [start, end] intervals, so that the idle time
+    between a campaign's runs (a resume the next day) is not counted; first start to last end beside it."""
+    spans = sorted((j["started"], j["finished"]) for j in jobs if j.get("started") is not None and j.get("finished"))
+    if not spans:
+        return "-"
+    busy, (a, b) = 0.0, spans[0]
+    for s, e in spans[1:]:
+        if s > b:
+            busy, a, b = busy + (b - a), s, e
+        else:
+            b = max(b, e)
+    busy += b - a
+    first_to_last = max(e for _, e in spans) - spans[0][0]
+    idle = f"; {first_to_last / 60:.1f} min from first start to last end" if first_to_last - busy > 60 else ""
+    return f"{busy / 60:.1f} min with jobs running{idle}"
+
+
+def _by_family(names: list[str], family: dict[str, str], top: int = 6) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[family.get(n, "?")] = counts.get(family.get(n, "?"), 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
 
 
 _UNSOUND_WORDS = re.compile(r"\b(compiled|eager)\b")

@@ -26,58 +26,12 @@ from pathlib import Path
 import click
 
 from eqsat_test.runners.campaign.jobs import JobProcess, finalize_run, job_env, kill_marked, make_jobs, ray_job, warm_rule_cache
+from eqsat_test.runners.campaign.progress import Progress
 from eqsat_test.runners.campaign.spec import RUNS_DIR, TMP_DIR, Spec
 from eqsat_test.runners.exec.protocol import past
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
 # records it pulls in import it); the store and report load them only when they need them.
-
-# ---------------------------------------------------------------------------------------------
-# Progress
-# ---------------------------------------------------------------------------------------------
-
-class Progress:
-    """A tqdm bar on a terminal; plain lines on stderr otherwise (or with --json)."""
-
-    def __init__(self, total: int, counts: dict, plain: bool) -> None:
-        self.total, self.done, self.t0 = total, 0, time.monotonic()
-        self.bar = None
-        if not plain and sys.stderr.isatty():
-            try:
-                from tqdm import tqdm
-                self.bar = tqdm(total=total, unit="job", file=sys.stderr, dynamic_ncols=True)
-                self.bar.set_postfix_str(self._postfix(counts))
-            except ImportError:
-                self.bar = None
-
-    @staticmethod
-    def _postfix(counts: dict) -> str:
-        return f"bugs={counts['compiler_bugs']} notes={counts['findings'] - counts['compiler_bugs']}"
-
-    def update(self, job: dict, outcome: dict, counts: dict) -> None:
-        self.done += 1
-        if self.bar is not None:
-            self.bar.set_postfix_str(self._postfix(counts))
-            self.bar.update(1)
-            return
-        el = time.monotonic() - self.t0
-        rate = self.done / el * 60 if el > 0 else 0.0
-        left = (self.total - self.done) / (self.done / el) if self.done and el > 0 else 0.0
-        n = len((outcome.get("report") or {}).get("findings") or [])
-        click.echo(f"eqsat-test: [{self.done}/{self.total}] {outcome['status']:<9} {job['model_rel']} "
-                   f"rules={job['rule_label']} {job['backend']}/{job['device']} seed={job['seed']} "
-                   f"{outcome['finished'] - outcome['started']:.1f} s, {n} finding(s) | distinct so far: "
-                   f"{self._postfix(counts)}, {rate:.1f} jobs/min, ~{_fmt_s(left)} left", err=True)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _fmt_s(s: float) -> str:
-    s = int(s)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
-
 
 @dataclass
 class RunStats:
@@ -301,6 +255,7 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
                 store.record_job(job, outcome)
                 stats.ran += 1
                 progress.update(job, outcome, store.counts())
+            progress.heartbeat([(job, jp.started, jp.run_dir) for job, jp, _ in running.values()])
             time.sleep(0.1)
     except KeyboardInterrupt:
         stats.interrupted = True
@@ -362,6 +317,7 @@ def run_ray(jobs: list[dict], store, out: Path, address: str | None, n_cpus: int
                 stats.budget_spent = True
                 break
             ready, _ = ray.wait(list(refs), num_returns=1, timeout=0.5)
+            progress.heartbeat([(job, None, None) for job in refs.values()])
             for ref in ready:
                 job = refs.pop(ref)
                 try:

@@ -75,6 +75,9 @@ def campaign_cmd(spec, out, jobs, executor, address, dry_run, retry_failed, job_
     SPEC may also be a campaign folder, for --export-jsonl or --dry-run.
     Exit codes: 0 nothing found, 1 compiler-bug candidates in the store, 2 interrupted or
     budget spent (run again to resume), 3 some job failed inside eqsat-test, 4 usage error.
+    When several hold, the first in the order 1, 2, 3 wins: candidates found with the budget spent
+    exit 1; --json then carries both facts: "compiler_bugs" (> 0) and "complete": false with
+    "left" (the jobs not run), beside "exit_code".
     """
     from eqsat_test.runners.campaign.store import STORE_NAME, Store
     if spec.is_dir() or spec.suffix == ".sqlite":
@@ -129,14 +132,24 @@ def campaign_cmd(spec, out, jobs, executor, address, dry_run, retry_failed, job_
         pass
     try:
         summary = run_campaign(sp, out, as_json=as_json, retry_failed=retry_failed)
+    except KeyboardInterrupt:
+        stop = KeyboardInterrupt()
+        stop.saved = (f"interrupted: every finished job is in {out / STORE_NAME}; run the campaign again to resume "
+                      f"(the jobs that were running run again)")  # (the line main() prints)
+        raise stop from None
     finally:
         if prev is not None:
             signal.signal(signal.SIGTERM, prev)
+    left = (summary.get("run") or {}).get("left") or summary["jobs"].get("pending") or 0
+    summary.update(exit_code=int(exit_code(summary)), complete=not left, left=left)
     if as_json:
         click.echo(json.dumps(summary, default=str))
     else:
         click.echo(_text_summary(summary))
-    sys.exit(exit_code(summary))
+        if left and summary["exit_code"] == ExitCode.FOUND:
+            click.echo(f"  exit code 1 (candidates found) although {left} job(s) are left: run the campaign again "
+                       f"to resume")
+    sys.exit(summary["exit_code"])
 
 
 def _sigterm(signum, frame):

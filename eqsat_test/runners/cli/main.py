@@ -4,11 +4,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 
 import click
 
+from eqsat_test.runners.cli.precheck import check_bundle, check_model_file, check_out_dir
 from eqsat_test.runners.records import COMPILER_BUG_KINDS, MINIMIZE_SECONDS, ExitCode
 
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
@@ -71,6 +73,8 @@ def gen_options(f):
                           "given: the file's own sizes."),
         click.option("--max-elements", default=2 ** 18, show_default=True, type=click.IntRange(min=1),
                      help="The test size's bound on the element count of each input, parameter and buffer."),
+        click.option("--allow-unsound-rules", is_flag=True,
+                     help="Use your own rules that fail their quick check at load (default: left out, and said so)."),
     ]):
         f = opt(f)
     return f
@@ -90,7 +94,9 @@ def exec_options(f):
         click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
                      help="Seconds per variant task (compile included)."),
         click.option("--time-budget", default=None, type=click.FloatRange(min=0, min_open=True),
-                     help="Seconds: start no task after this long; the run reports what it did."),
+                     help="Seconds from the start, loading and capturing the model included: no stage or task "
+                          "starts after this long (a task running then finishes, within --timeout) and the run "
+                          "reports what it did; spent before any task ran: exit code 2."),
         click.option("--no-confirm", is_flag=True,
                      help="Claim candidates without re-running each alone from its repro.py first."),
         click.option("--jobs", "-j", default=None, type=int, help="Worker processes (default: one per core)."),
@@ -128,32 +134,15 @@ def exec_options(f):
     return f
 
 
-USER_RULE_SAMPLES = 40  # a quick `rules check` of the user's own rule files before they are used
-
-
-def _check_user_rules(specs) -> None:
-    """Rule files the user names (not built-in sets) are checked quickly before use, with a loud
-    warning for each false claim: a rule that is not what it claims makes unsound-rewrite notes
-    (its variants are still judged eager vs compiled, so no false compiler bug comes of it)."""
-    from eqsat_test.rewrite.rulecheck import check_rules  # generation side: imports egglog-free rule tooling only
-    from eqsat_test.rewrite.ruledsl import load_rules
-    user = [s for s in specs if Path(s).exists()]
-    if not user:
-        return
-    for r in check_rules(load_rules(user), samples=USER_RULE_SAMPLES):
-        if not r.ok:
-            first = str(r.counterexample).strip().splitlines()
-            _log(f"WARNING: rule {r.rule} ({r.claimed}) fails a quick check: "
-                 f"{(first[0] if first else 'counterexample found')[:300]} -- see `eqsat-test rules check {' '.join(user)}`")
-
-
-def _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements):
+def _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
+              allow_unsound_rules=False, deadline=None):
     from eqsat_test.rewrite.generate import GenerateOptions
-    _check_user_rules(rules)
+    from eqsat_test.runners.cli.userrules import check_user_rules  # imports the rule checker (torch)
     return GenerateOptions(variants=variants, rules=tuple(rules), seed=seed,
                            budget=_budget(iterations, max_enodes, sat_seconds),
                            modes=tuple(modes) or ("uniform", "near-original"),
-                           sizes=size_policy, max_elements=max_elements)
+                           sizes=size_policy, max_elements=max_elements, deadline=deadline,
+                           left_out=check_user_rules(rules, allow_unsound_rules, _log))
 
 
 def _budget(iterations, max_enodes, sat_seconds):
@@ -178,37 +167,38 @@ def _sweep_opts(timeout, sweep_dtypes=None, sweep_sizes=None, sweep_points=2, sw
 
 
 def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize=False, minimize_checks=12, **diag):
-    from eqsat_test.runners.pipeline import ExecOptions
-    sweep = _sweep_opts(timeout, **{k: diag.pop(k) for k in ("sweep_dtypes", "sweep_sizes", "sweep_points",
-                                                             "sweep_dynamic", "no_sweep") if k in diag})
+    # the checks that need no torch first: bad options fail fast
     batch = diag.pop("batch", None) or _DEFAULT_BATCH
     time_budget, no_confirm = diag.pop("time_budget", None), diag.pop("no_confirm", False)
     minimize_seconds = diag.pop("minimize_seconds", MINIMIZE_SECONDS)
-    from eqsat_test.runners.exec.protocol import absolute_backend  # start-up time: only when running
-    backends = tuple(absolute_backend(b) for b in backends) or ("inductor",)  # FILE.py:FN from any folder
-    for b in backends:
-        _check_backend(b)
     if str(batch) == "auto":
         batch = 0
     elif not str(batch).isdigit() or int(batch) < 1:
         raise click.UsageError(f"--batch: 'auto' or a whole number of at least 1, not {batch!r}")
+    kinds = tuple(k.strip() for k in input_kinds.split(",") if k.strip())
+    bad = set(kinds) - {"given", "random", "special"}
+    if bad or not kinds:
+        raise click.UsageError(f"--inputs: unknown input set kind(s) {sorted(bad)}; use given, random, special")
+    if minimize_seconds <= 0:
+        raise click.UsageError(f"--minimize-seconds: a positive number of seconds, not {minimize_seconds:g}")
+    from eqsat_test.runners.pipeline import ExecOptions
+    sweep = _sweep_opts(timeout, **{k: diag.pop(k) for k in ("sweep_dtypes", "sweep_sizes", "sweep_points",
+                                                             "sweep_dynamic", "no_sweep") if k in diag})
+    from eqsat_test.runners.exec.protocol import absolute_backend  # start-up time: only when running
+    backends = tuple(absolute_backend(b) for b in backends) or ("inductor",)  # FILE.py:FN from any folder
+    for b in backends:
+        _check_backend(b)
     devices = tuple(devices) or ("cpu",)
     if "cuda" in devices:
         import torch
         if not torch.cuda.is_available():
             raise click.UsageError("--device cuda: no CUDA GPU is available on this machine")
-    kinds = tuple(k.strip() for k in input_kinds.split(",") if k.strip())
-    bad = set(kinds) - {"given", "random", "special"}
-    if bad or not kinds:
-        raise click.UsageError(f"--inputs: unknown input set kind(s) {sorted(bad)}; use given, random, special")
     eo = ExecOptions(backends=backends, devices=devices, timeout=timeout, time_budget=time_budget,
                        confirm=not no_confirm,
                        jobs=jobs or _default_jobs(), seed=seed, input_kinds=kinds, progress=True,
                        minimize=not no_minimize and minimize_checks > 0, minimize_checks=minimize_checks)
     eo.sweep = sweep
     eo.batch = int(batch)
-    if minimize_seconds <= 0:
-        raise click.UsageError(f"--minimize-seconds: a positive number of seconds, not {minimize_seconds:g}")
     eo.minimize_seconds = minimize_seconds
     return _diagnostics(eo, **diag)
 
@@ -263,15 +253,13 @@ def _log(msg: str) -> None:
 
 
 def _summary(report: dict, manifest: dict, out: Path) -> str:
+    from eqsat_test.runners.cli.runlines import executed_lines, rules_lines, sweep_lines
     from eqsat_test.runners.findings.clusters import report_clusters
     from eqsat_test.runners.findings.table import report_table
 
     lines = [f"eqsat-test: {report['model']}  (torch {report['torch_version']})"]
     gs = manifest["graphs"]
-    ops = sum(g["ops"] for g in gs)
-    fired = manifest["rules"].get("fired", {})
-    lines.append(f"  graphs: {len(gs)} ({ops} ops) | rules: {manifest['rules']['count']} loaded, "
-                 f"{sum(1 for n in fired.values() if n)} fired")
+    lines += rules_lines(manifest)
     if manifest.get("sizes") and manifest["sizes"].get("scaled"):
         sz = manifest["sizes"]
         lines.append("  test size: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in sz["scaled"].items())
@@ -289,14 +277,7 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
         elif g.get("skipped_rewrites"):
             lines.append(f"  {g['id']}: not rewritten ({g['skipped_rewrites']})")
     st = report["stats"]
-    budget = f", {st['tasks_not_started']} not started (time budget)" if st.get("tasks_not_started") else ""
-    lines.append(f"  executed: {report['executed']} tasks ({report['variants']} variants + seeds) x "
-                 f"{'/'.join(st['backends'])} on {'/'.join(st['devices'])}, inputs {','.join(st['input_kinds'])}, "
-                 f"{st['wall_seconds']:.0f} s wall{budget}")
-    if st.get("sweep"):
-        sw = st["sweep"]
-        lines.append(f"  sweeps: {sw['judged']} swept input sets judged in {sw['tasks']} sweep tasks "
-                     f"({sw['compiles']} compiles, {sw['seconds']:.0f} s){', some cut short by the time budget' if sw['truncated'] else ''}")
+    lines += executed_lines(report) + sweep_lines(report)
     if st.get("folded_into_seed"):
         lines.append(f"  {st['folded_into_seed']} variant candidate(s) fail like their seed: counted as the seed's finding")
     bugs = [f for f in report["findings"] if f.get("repro") and f["kind"] in COMPILER_BUG_KINDS]
@@ -337,17 +318,34 @@ def _emit(report: dict, manifest: dict, out: Path, as_json: bool) -> None:
 def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
         backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, **diag):
     """The whole pipeline on one model file: generate variants, execute, judge, report."""
-    from eqsat_test.rewrite.generate import generate
-    from eqsat_test.runners.exec.pool import prestart
-    from eqsat_test.runners.pipeline import execute_bundle, exit_code, pool_options
-
-    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
+    t0 = time.monotonic()  # --time-budget counts from here: loading and capturing the model included
+    check_model_file(model)
     out = out or Path("eqsat-out") / model.stem
-    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements)
-    # workers start and warm up while the variants are generated
-    manifest = generate(model, out / "bundle", go, log=_log,
-                        on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log, backend=next(
-                            (b for b in eo.backends if b.startswith("inductor")), eo.backends[0])))
+    check_out_dir(out)
+    allow_unsound_rules = diag.pop("allow_unsound_rules", False)
+    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
+    eo.deadline = t0 + eo.time_budget if eo.time_budget else None
+    from eqsat_test.rewrite.generate import generate
+    from eqsat_test.rewrite.stageclock import BudgetSpent
+    from eqsat_test.runners.cli.endings import budget_spent_line, budget_spent_report
+    from eqsat_test.runners.exec.pool import prestart
+    from eqsat_test.runners.pipeline import RunInterrupted, execute_bundle, exit_code, pool_options
+
+    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
+                   allow_unsound_rules, eo.deadline)
+    try:  # workers start and warm up while the variants are generated
+        manifest = generate(model, out / "bundle", go, log=_log,
+                            on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log, backend=next(
+                                (b for b in eo.backends if b.startswith("inductor")), eo.backends[0])))
+    except BudgetSpent as e:
+        report = budget_spent_report(model, out, e.stage, eo.time_budget, time.monotonic() - t0)
+        _log(budget_spent_line(e.stage, eo.time_budget, time.monotonic() - t0, out))
+        if as_json:
+            click.echo(json.dumps(report))
+        sys.exit(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt:
+        raise RunInterrupted(f"interrupted while generating the variants, before any task ran: nothing to save "
+                             f"({out / 'bundle'} holds what was written)") from None
     report = execute_bundle(out / "bundle", out, eo, log=_log)
     # generation stages are wall seconds; task stages are summed over the workers (they overlap)
     report["stats"]["timings"] = {"generate_wall": manifest["timings"],
@@ -363,14 +361,18 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
 @cli.command(name="generate")
 @click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
 @gen_options
-@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True, help="Bundle folder to write.")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Bundle folder to write (default: eqsat-out/<model name>/bundle, where `run` keeps its bundle).")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
 def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-                 out, as_json):
+                 allow_unsound_rules, out, as_json):
     """Model file -> variant bundle (standalone modules + inputs + manifest.json)."""
+    check_model_file(model)
+    out = out or Path("eqsat-out") / model.stem / "bundle"
+    check_out_dir(out)
     from eqsat_test.rewrite.generate import generate
     manifest = generate(model, out, _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes,
-                                              size_policy, max_elements), log=_log)
+                                              size_policy, max_elements, allow_unsound_rules), log=_log)
     if as_json:
         click.echo(json.dumps(manifest, default=str))
     else:
@@ -382,16 +384,25 @@ def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_secon
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @exec_options
 @click.option("--seed", default=0, show_default=True, help="Seed for the extra input sets.")
-@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: BUNDLE/../results).")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default: BUNDLE-results beside the bundle: bundle/ -> bundle-results/).")
 def exec_cmd(bundle, backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, seed, out, **diag):
     """Bundle -> verdicts and findings. Needs only torch (no egglog)."""
-    from eqsat_test.runners.pipeline import execute_bundle, exit_code, read_manifest
+    check_bundle(bundle)
+    out = out or exec_out(bundle)
+    check_out_dir(out)
     eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
-    out = out or bundle.parent / f"{bundle.name}-results"
+    from eqsat_test.runners.pipeline import execute_bundle, exit_code, read_manifest
     report = execute_bundle(bundle, out, eo, log=_log)
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     _emit(report, read_manifest(bundle), out, as_json)
     sys.exit(exit_code(report))
+
+
+def exec_out(bundle: Path) -> Path:
+    """`exec`'s output folder when --out is not given (its --help says so)."""
+    b = bundle if bundle.name else Path(os.path.abspath(bundle))  # ("." has no name)
+    return b.parent / f"{b.name}-results"
 
 
 @cli.group()
@@ -534,23 +545,23 @@ cli.add_command(report_cmd)
 
 def main(argv=None) -> None:
     """Entry point: maps every outcome to the documented exit codes."""
-    from eqsat_test.lowering.load import BadInput
-    from eqsat_test.rewrite.ruledsl import RuleError
-    from eqsat_test.runners.pipeline import BadBundle
+    from eqsat_test.runners.cli.endings import is_bad_input  # (torch-free: bad input stays fast)
     try:
         cli.main(args=argv, standalone_mode=False)
     except SystemExit as e:
         sys.exit(e.code if isinstance(e.code, int) else ExitCode.OK)
-    except (KeyboardInterrupt, click.exceptions.Abort):
-        _err("eqsat-test: interrupted")
+    except (KeyboardInterrupt, click.exceptions.Abort) as e:  # pipeline.RunInterrupted says what it saved where
+        saved = getattr(e, "saved", None) or getattr(e.__cause__, "saved", None)  # (click wraps it in Abort)
+        _err(f"eqsat-test: {saved or 'interrupted'}")
         sys.exit(ExitCode.INTERRUPTED)
     except click.exceptions.ClickException as e:  # usage errors, bad options
         e.show()
         sys.exit(ExitCode.USAGE)
-    except (BadInput, RuleError, BadBundle) as e:
-        _err(f"eqsat-test: error: {e}")
-        sys.exit(ExitCode.USAGE)
-    except BaseException as e:  # our bug (a Rust panic from egglog is a BaseException): one line, traceback in a file
+    except BaseException as e:
+        if is_bad_input(e):
+            _err(f"eqsat-test: error: {e}")
+            sys.exit(ExitCode.USAGE)
+        # our bug (a Rust panic from egglog is a BaseException): one line, traceback in a file
         log = Path(os.environ.get("TMPDIR", "/tmp")) / f"eqsat-test-crash-{os.getpid()}.txt"
         log.write_text(traceback.format_exc())
         _err(f"eqsat-test: internal error: {type(e).__name__}: {e} (traceback: {log})")

@@ -218,10 +218,10 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     reports a suspect."""
     batches, singles = make_batches(tasks, k, group_of)
     todo: queue.Queue = queue.Queue()
-    for b in batches:
-        todo.put(("batch", b))
-    for i in singles:
-        todo.put(("single", i))
+    # in the tasks' order (a batch where its first task is): the caller's order says what runs first
+    for _, item in sorted([(min(b[1]), ("batch", b)) for b in batches] + [(i, ("single", i)) for i in singles],
+                          key=lambda x: x[0]):
+        todo.put(item)
     results: list[dict | None] = [None] * len(tasks)
     stats = {"k": k if not callable(k) else "auto", "batches": len(batches), "batched_tasks": sum(len(p) for _, p in batches),
              "cleared_in_batch": 0, "confirm_tasks": 0, "batch_failures": 0, "confirmed": 0, "unconfirmed": 0,

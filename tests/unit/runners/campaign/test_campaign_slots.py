@@ -81,7 +81,7 @@ def test_local_executor_puts_cuda_jobs_on_gpus_up_to_their_slots(tmp_path, monke
 
     class FakeJob:
         def __init__(self, job, run_dir, env, jobs=1, **kw):
-            self.job, self.run_dir, self.polls = job, Path(run_dir), 0
+            self.job, self.run_dir, self.polls, self.started = job, Path(run_dir), 0, 0.0
             self.gpu = env.get("CUDA_VISIBLE_DEVICES") if job["device"] == "cuda" else None
             seen.append((job["device"], self.gpu, jobs, env["OMP_NUM_THREADS"]))
             live.append(self)
@@ -113,6 +113,9 @@ def test_local_executor_puts_cuda_jobs_on_gpus_up_to_their_slots(tmp_path, monke
 
     class P:
         def update(self, *a):
+            pass
+
+        def heartbeat(self, *a):
             pass
 
     stats = camprun.run_local(jobs, store, tmp_path, plan, "cid", P(), None)
