@@ -22,6 +22,7 @@ from eqsat_test.rewrite.extract import extract_variants, read_egraph
 from eqsat_test.rewrite.provenance import FreezeOnce, read_credit
 from eqsat_test.lowering.program import CALL, LIT, SEQ, UID_KW, Program
 from eqsat_test.rewrite.ruledsl import load_rules
+from eqsat_test.rewrite.rulegrad import classes_of
 from eqsat_test.rewrite.saturate import STOP_REASONS, Budget, saturate
 
 BUNDLE_FORMAT = "eqsat-bundle/1"
@@ -37,6 +38,9 @@ class GenerateOptions:
     max_growth: float = 4.0  # a variant may have at most this many times the seed's ops (+16)
     sizes: str = "test"  # "test": free sizes scaled down to max_elements per input (lowering/load.py); "given"
     max_elements: int = 2 ** 18
+    # training mode (`--grad`): the model in train(), and rules whose sides' gradients differ left out
+    # (rewrite/rulegrad.py); the rules' gradient classes go into the manifest for the unsound-rewrite check
+    train: bool = False
 
 
 def _match(p: Program, pat, i: int, env: dict) -> bool:
@@ -178,9 +182,16 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
     loaded = timed("load", load_model, model_path, seed=opts.seed, sizes=opts.sizes, max_elements=opts.max_elements)
     if loaded.sizes.get("note"):
         log(f"sizes: {loaded.sizes['note']}")
+    if opts.train:
+        loaded.module.train()
     if on_loaded is not None:
         on_loaded()
     rules = timed("rules", load_rules, list(opts.rules) or None)
+    grad_classes = timed("rules", classes_of, rules, log=log) if opts.train else {}
+    if opts.train:
+        kept = [r for r in rules if grad_classes[r.name] != "different"]
+        log(f"training mode: {len(rules) - len(kept)} of {len(rules)} rules left out (their sides' gradients differ)")
+        rules = kept
     compiled, rule_errors = timed("rules", compile_rules, rules, log=log)
     for e in rule_errors:
         log(f"warning: {e}")
@@ -198,7 +209,10 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
                   # rules that hold only at some dtypes (rewrite/ruledsl.py Rule.dtypes); the rest hold at all
                   "dtypes": {r.name: list(r.dtypes) for r in rules if r.dtypes is not None},
                   # rules whose right side holds the sizes they were applied at (Rule.fixes_sizes)
-                  "fix_sizes": sorted(r.name for r in rules if r.fixes_sizes)},
+                  "fix_sizes": sorted(r.name for r in rules if r.fixes_sizes),
+                  # training mode: each rule's gradient class (exact | edge; rewrite/rulegrad.py)
+                  **({"grad": {r.name: grad_classes[r.name] for r in rules}} if opts.train else {})},
+        "train": opts.train,
         "graphs": [], "variants": [],
     }
     fired_total: dict[str, int] = {}

@@ -4,13 +4,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from eqsat_test.runners.exec.protocol import load_tensors
+from eqsat_test.runners.oracle.grad import part_of
 from eqsat_test.runners.oracle.judge import Verdict, compare_eager
 
 
 def unsound_verdict(seed_file: Path, variant_file: Path, v: dict, manifest: dict) -> Verdict | None:
     """The failing verdict of the variant's saved eager outputs against its seed's, or None: both
     files are not there, the two agree, or they differ only in NaN/inf positions and the variant was
-    made with rules declared ieee-edge or approximate (it does what its rules say: expected)."""
+    made with rules declared ieee-edge or approximate (it does what its rules say: expected), or, in
+    training mode, only a gradient differs and some rule that made the variant has a gradient class other
+    than exact (rewrite/rulegrad.py: its sides' gradients may differ at ties and kinks)."""
     if not (seed_file.is_file() and variant_file.is_file()):
         return None
     verdict = compare_eager(load_tensors(seed_file), load_tensors(variant_file))
@@ -20,4 +23,8 @@ def unsound_verdict(seed_file: Path, variant_file: Path, v: dict, manifest: dict
     declared = {numerics.get(name) for name in v.get("rules", [])}
     if "NaN/Inf positions" in verdict.detail and declared & {"ieee-edge", "approximate"}:
         return None
+    if part_of(verdict.leaf) == "gradient":  # training mode: only rules whose gradients are declared exact answer for them
+        grads = manifest["rules"].get("grad", {})
+        if any(grads.get(name) != "exact" for name in v.get("rules", [])):
+            return None
     return verdict

@@ -1,0 +1,90 @@
+"""The cost of training mode per variant: the same programs run as worker tasks in inference mode and in training mode (forward and backward compiled, run and judged), side by side in one run.
+
+    python benchmarks/grad_cost.py [MODEL.py ...] [--variants 4] [--backend inductor]
+
+Each model's bundle is generated once for training mode (the model in train(), rules that keep
+gradients); then every program of it (the seed and its variants) runs as a worker task
+(runners/exec/worker.py `run_task`, in this process) in inference mode and in training mode,
+alternately, on the same input sets (given, random, special). Per mode it prints the summed seconds
+of the task's stages: eager (eager twice and the fp64 run: forward only, or forward and backward),
+compile (the first compiled call: Dynamo, AOTAutograd, Inductor; in training mode the forward and
+the backward graphs), run (the later compiled calls) and the task's wall time, and the ratio
+training / inference. Inductor's FX graph and AOTAutograd caches are off (each task compiles), its
+kernel cache is shared as in a run (a kernel compiled once is loaded after).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "0")
+os.environ.setdefault("TORCHINDUCTOR_AUTOGRAD_CACHE", "0")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import REPO, machine, table  # noqa: E402
+
+MODELS = [REPO / "examples" / "mlp.py", REPO / "examples" / "conv_block.py", REPO / "examples" / "attention.py",
+          REPO / "benchmarks" / "corpus" / "norm_layer_norm.py", REPO / "benchmarks" / "corpus" / "transformer_gpt2_block.py"]
+STAGES = ("eager", "compile", "run")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*", type=Path, default=MODELS)
+    ap.add_argument("--variants", type=int, default=4)
+    ap.add_argument("--backend", default="inductor")
+    args = ap.parse_args()
+
+    import torch
+
+    from eqsat_test.rewrite.generate import GenerateOptions, generate
+    from eqsat_test.runners.exec.worker import warm_up
+    from eqsat_test.runners.exec.worker import run_task
+    from eqsat_test.runners.records import as_dict
+
+    print(f"grad_cost: {machine()}, {time.strftime('%Y-%m-%d')}, backend {args.backend}, "
+          f"{torch.get_num_threads()} threads; FX graph and AOTAutograd caches off")
+    warm_up("cpu", args.backend)
+    rows, totals = [], {m: {k: 0.0 for k in (*STAGES, "wall")} for m in ("inference", "training")}
+    with tempfile.TemporaryDirectory(prefix="eqsat-grad-cost-") as tmp:
+        for model in args.models:
+            bundle = Path(tmp) / model.stem
+            manifest = generate(model, bundle, GenerateOptions(variants=args.variants, train=True))
+            per = {m: {k: 0.0 for k in (*STAGES, "wall")} for m in ("inference", "training")}
+            n = 0
+            for v in manifest["variants"]:
+                g = next(g for g in manifest["graphs"] if g["id"] == v["graph"])
+                for mode in ("inference", "training"):
+                    task = {"id": v["id"], "variant": v["id"], "file": str(bundle / v["file"]), "backend": args.backend,
+                            "is_param": g["is_param"], "grad": mode == "training"}
+                    t0 = time.perf_counter()
+                    res = as_dict(run_task(task))
+                    wall = time.perf_counter() - t0
+                    if res["status"] != "ok":
+                        print(f"  {model.stem} {v['id']} {mode}: {res['status']} "
+                              f"{(res.get('error') or {}).get('message', '')[:200]}", file=sys.stderr)
+                    for k in STAGES:
+                        per[mode][k] += res["timings"].get(k, 0.0)
+                    per[mode]["wall"] += wall
+                n += 1
+            for mode in per:
+                for k in per[mode]:
+                    totals[mode][k] += per[mode][k]
+            rows.append([model.stem, n, *(f"{per['inference'][k] / n:.2f}/{per['training'][k] / n:.2f}"
+                                          for k in (*STAGES, "wall")),
+                         f"{per['training']['wall'] / max(per['inference']['wall'], 1e-9):.2f}x"])
+            print(table([rows[-1]], ["model", "programs", *STAGES, "wall", "training/inference"]).splitlines()[-1],
+                  flush=True)
+    print()
+    print("seconds per program, inference/training:")
+    print(table(rows, ["model", "programs", *STAGES, "wall", "training/inference (wall)"]))
+    ratio = {k: totals["training"][k] / max(totals["inference"][k], 1e-9) for k in (*STAGES, "wall")}
+    print("all models, training / inference: " + ", ".join(f"{k} {v:.2f}x" for k, v in ratio.items()))
+
+
+if __name__ == "__main__":
+    main()
