@@ -58,7 +58,9 @@ def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
         head = head.rstrip() + "\n\n" + render("repro_warmup.py.j2")
     grad = {}
     if f.get("grad"):  # training mode: forward and backward (runners/oracle/grad.py)
-        grad = dict(skip=list(f.get("not_differentiated") or []), grad_seed=GRAD_SEED, cotangent_seed=COTANGENT_SEED)
+        grad = dict(skip=list(f.get("not_differentiated") or []), grad_seed=GRAD_SEED, cotangent_seed=COTANGENT_SEED,
+                    backend_expr=_backend_expr(f.get("backend", "inductor"), backend))
+        backend = f.get("backend", "inductor") if not isinstance(backend, str) else backend
         context.append("training mode: forward and backward" + (f"; the failing gradient: {f['grad_input']}"
                                                                if f.get("grad_input") else ""))
     text = head.rstrip() + "\n\n" + render(
@@ -66,6 +68,18 @@ def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
         device=f.get("device", "cpu"), rules=f.get("rules", []), inductor_config=config, context_lines=context,
         extreme_inputs=str(f.get("input_set") or "").startswith("special"), **grad)
     return text.replace("dynamic=true", "dynamic=True").replace("dynamic=false", "dynamic=False")  # JSON -> Python
+
+
+def _backend_expr(spec: str, backend) -> str:
+    """The repro's `backend=` expression: a named backend's name; a backend of the user's own
+    (FILE.py:FN, module:FN) loaded by the repro's `_load_backend` (repro_grad_main.py.j2), a file by its
+    absolute path."""
+    if isinstance(backend, str):
+        return json.dumps(backend)
+    where, _, fn = spec.rpartition(":")
+    if where.endswith(".py"):
+        where = str(Path(where).resolve())
+    return f"_load_backend({where!r}, {fn!r})"
 
 
 def collect_env() -> str:

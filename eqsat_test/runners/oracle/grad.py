@@ -47,15 +47,18 @@ def differentiable(x: Any) -> bool:
 
 
 def written_inputs(forward: Callable, inputs) -> tuple[int, ...]:
-    """The positions of the inputs that `forward` writes into (their version counters move when it
-    runs once on copies, without grad): they are not differentiated (a leaf that requires grad
+    """The positions of the inputs that `forward` writes into (their version counters move, or their
+    values change, when it runs once on copies, without grad): they are not differentiated (a leaf that requires grad
     refuses in-place writes), as a training step does not differentiate BatchNorm's running stats."""
     copies = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-    before = [x._version if isinstance(x, torch.Tensor) else None for x in copies]
+    before = [(x._version, x.clone()) if isinstance(x, torch.Tensor) else None for x in copies]
     torch.manual_seed(GRAD_SEED)
     with torch.no_grad():
         forward(*copies)
-    return tuple(k for k, (x, v) in enumerate(zip(copies, before)) if isinstance(x, torch.Tensor) and x._version != v)
+
+    def written(x, b) -> bool:  # (a kernel may write through the data pointer: BatchNorm's running stats)
+        return x._version != b[0] or not bool(((x == b[1]) | (x != x) & (b[1] != b[1])).all())
+    return tuple(k for k, (x, b) in enumerate(zip(copies, before)) if isinstance(x, torch.Tensor) and written(x, b))
 
 
 @dataclasses.dataclass(frozen=True)

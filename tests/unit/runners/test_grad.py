@@ -161,7 +161,7 @@ def test_repro_step_is_the_oracle_step():
     from eqsat_test.runners.oracle.grad import COTANGENT_SEED, GRAD_SEED
     text = render("repro_grad_main.py.j2", kind="grad-miscompile", backend="inductor", options={}, device="cpu",
                   rules=[], inductor_config={}, context_lines=[], extreme_inputs=False, skip=[1],
-                  grad_seed=GRAD_SEED, cotangent_seed=COTANGENT_SEED)
+                  grad_seed=GRAD_SEED, cotangent_seed=COTANGENT_SEED, backend_expr='"inductor"')
     ns: dict = {"torch": torch}
     exec(compile(text.split('if __name__ == "__main__":')[0], "repro", "exec"), ns)
 
