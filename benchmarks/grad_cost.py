@@ -3,14 +3,14 @@
     python benchmarks/grad_cost.py [MODEL.py ...] [--variants 4] [--backend inductor]
 
 Each model's bundle is generated once for training mode (the model in train(), rules that keep
-gradients); then every program of it (the seed and its variants) runs as a worker task
-(runners/exec/worker.py `run_task`, in this process) in inference mode and in training mode,
-alternately, on the same input sets (given, random, special). Per mode it prints the summed seconds
-of the task's stages: eager (eager twice and the fp64 run: forward only, or forward and backward),
-compile (the first compiled call: Dynamo, AOTAutograd, Inductor; in training mode the forward and
-the backward graphs), run (the later compiled calls) and the task's wall time, and the ratio
-training / inference. Inductor's FX graph and AOTAutograd caches are off (each task compiles), its
-kernel cache is shared as in a run (a kernel compiled once is loaded after).
+gradients); then every program of it (the seed and its variants) runs as a task of two warm workers
+(runners/exec/worker.py), one per mode, alternately, on the same input sets (given, random,
+special). Per mode it prints the mean seconds per program of the task's stages: eager (eager twice
+and the fp64 run: forward only, or forward and backward), compile (the first compiled call: Dynamo,
+AOTAutograd, Inductor; in training mode the forward and the backward graphs), run (the later compiled
+calls) and the task's wall time, and the ratio training / inference. Each worker has an Inductor
+cache of its own, as one run would (a kernel it compiled once it loads after), and the FX graph and
+AOTAutograd caches are off (every task compiles its graphs).
 """
 from __future__ import annotations
 
@@ -21,8 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "0")
-os.environ.setdefault("TORCHINDUCTOR_AUTOGRAD_CACHE", "0")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import REPO, machine, table  # noqa: E402
@@ -39,18 +37,18 @@ def main() -> None:
     ap.add_argument("--backend", default="inductor")
     args = ap.parse_args()
 
-    import torch
-
     from eqsat_test.rewrite.generate import GenerateOptions, generate
-    from eqsat_test.runners.exec.worker import warm_up
-    from eqsat_test.runners.exec.worker import run_task
-    from eqsat_test.runners.records import as_dict
+    from eqsat_test.runners.exec.pool import PoolOptions, worker
 
-    print(f"grad_cost: {machine()}, {time.strftime('%Y-%m-%d')}, backend {args.backend}, "
-          f"{torch.get_num_threads()} threads; FX graph and AOTAutograd caches off")
-    warm_up("cpu", args.backend)
+    print(f"grad_cost: {machine()}, {time.strftime('%Y-%m-%d')}, backend {args.backend}; one warm worker per mode, "
+          f"each with its own Inductor cache; FX graph and AOTAutograd caches off")
     rows, totals = [], {m: {k: 0.0 for k in (*STAGES, "wall")} for m in ("inference", "training")}
     with tempfile.TemporaryDirectory(prefix="eqsat-grad-cost-") as tmp:
+        workers = {mode: worker(k, PoolOptions(timeout=1800, env={
+            "TORCHINDUCTOR_CACHE_DIR": str(Path(tmp) / f"cache-{mode}"), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+            "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"})) for k, mode in enumerate(("inference", "training"))}
+        for w in workers.values():  # each worker's start and first compile, before the timed tasks
+            w.run({"kind": "warmup", "device": "cpu", "backend": args.backend, "id": "warmup"})
         for model in args.models:
             bundle = Path(tmp) / model.stem
             manifest = generate(model, bundle, GenerateOptions(variants=args.variants, train=True))
@@ -62,7 +60,7 @@ def main() -> None:
                     task = {"id": v["id"], "variant": v["id"], "file": str(bundle / v["file"]), "backend": args.backend,
                             "is_param": g["is_param"], "grad": mode == "training"}
                     t0 = time.perf_counter()
-                    res = as_dict(run_task(task))
+                    res = workers[mode].run(task)
                     wall = time.perf_counter() - t0
                     if res["status"] != "ok":
                         print(f"  {model.stem} {v['id']} {mode}: {res['status']} "
@@ -79,6 +77,8 @@ def main() -> None:
                          f"{per['training']['wall'] / max(per['inference']['wall'], 1e-9):.2f}x"])
             print(table([rows[-1]], ["model", "programs", *STAGES, "wall", "training/inference"]).splitlines()[-1],
                   flush=True)
+        for w in workers.values():
+            w.kill()
     print()
     print("seconds per program, inference/training:")
     print(table(rows, ["model", "programs", *STAGES, "wall", "training/inference (wall)"]))

@@ -26,7 +26,8 @@ from typing import Any, Callable
 import torch
 
 from eqsat_test.runners.exec.protocol import call_compiled, compile_options
-from eqsat_test.runners.oracle.grad import GradProgram, grad_index_sources, input_of, is_random, part_of, written_inputs
+from eqsat_test.runners.oracle.grad import (GradProgram, grad_index_sources, input_of, is_random, part_of,
+                                            refused_inputs, written_inputs)
 from eqsat_test.runners.oracle.judge import NONDETERMINISTIC, Verdict
 from eqsat_test.runners.oracle.reference import EagerRef, judge_against
 
@@ -48,8 +49,10 @@ class Training:
 
 
 def training(mod, inputs) -> Training:
-    """The training step of variant module `mod`, probed on `inputs` (on the task's device)."""
+    """The training step of variant module `mod`, probed on `inputs` (on the task's device): the inputs it
+    writes into and those an op refuses to differentiate are left out of the gradients."""
     skip = written_inputs(mod.forward, inputs)
+    skip += refused_inputs(mod.forward, inputs, skip)
     return Training(GradProgram(mod.forward, skip), grad_index_sources(mod.index_sources),
                     is_random(mod.forward, inputs), tuple(getattr(mod, "INPUT_NAMES", ()) or ()))
 
@@ -70,9 +73,9 @@ def judge_step(r: EagerRef, got: Any, t: Training) -> tuple[Verdict, dict]:
         return v, {}
     part = part_of(v.leaf)
     if t.random and part == "forward":  # the compiled code drew other numbers (no fallback_random for it)
-        return Verdict(True, NONDETERMINISTIC, v.max_abs_err, v.max_rel_err, v.leaf,
-                       "nondeterministic, not judged: a program that draws random numbers, whose compiled forward "
-                       f"disagrees with eager's under the same seed (other random numbers): {v.detail}"), {}
+        return dataclasses.replace(v, ok=True, kind=NONDETERMINISTIC, detail=(
+            "nondeterministic, not judged: a program that draws random numbers, whose compiled forward disagrees "
+            f"with eager's under the same seed (other random numbers): {v.detail}")), {}
     extra: dict = {"part": part}
     k = input_of(v.leaf)
     if k is not None:

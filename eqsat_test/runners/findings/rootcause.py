@@ -70,5 +70,5 @@ def dedupe(findings: list[dict]) -> list[dict]:
 
 def _better_representative(f: dict, kept: dict) -> bool:
     def rank(x: dict) -> tuple:
-        return (x["kind"] != FindingKind.SEED_MISCOMPILE, len(x.get("min_ops") or x.get("ops") or []))
+        return (x["kind"] != FindingKind.SEED_MISCOMPILE and not x.get("seed"), len(x.get("min_ops") or x.get("ops") or []))
     return rank(f) < rank(kept)

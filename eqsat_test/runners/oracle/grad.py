@@ -61,6 +61,32 @@ def written_inputs(forward: Callable, inputs) -> tuple[int, ...]:
     return tuple(k for k, (x, b) in enumerate(zip(copies, before)) if isinstance(x, torch.Tensor) and written(x, b))
 
 
+_REFUSES = "is not differentiable with respect to argument"  # an op's refusal of an input that requires grad
+
+
+def refused_inputs(forward: Callable, inputs, skip: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """The positions of the inputs an op refuses to take with requires_grad (binary_cross_entropy_with_logits'
+    pos_weight, batch_norm's running stats): each tried alone, only where the forward refuses them all."""
+    def refuses(ks) -> bool:
+        xs = [x.detach().clone().requires_grad_(True) if k in ks else x for k, x in enumerate(inputs)]
+        torch.manual_seed(GRAD_SEED)
+        try:
+            with torch.enable_grad():
+                forward(*xs)
+        except RuntimeError as e:
+            if _REFUSES in str(e):
+                return True
+            raise
+        return False
+    cand = [k for k, x in enumerate(inputs) if differentiable(x) and k not in skip]
+    try:
+        if not cand or not refuses(set(cand)):
+            return ()
+        return tuple(k for k in cand if refuses({k}))
+    except Exception:  # noqa: BLE001 - the forward fails otherwise: the eager run reports it
+        return ()
+
+
 @dataclasses.dataclass(frozen=True)
 class GradProgram:
     """`forward` as a training step (the module docstring); `skip`: input positions not differentiated

@@ -8,7 +8,7 @@ import torch
 from eqsat_test.runners.exec.training import backward_stage
 from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.reference import eager_reference
-from test_grad import _training, mlp, mlp_inputs
+from test_training import _training, mlp, mlp_inputs
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ from eqsat_test.codegen_templates import render
 from eqsat_test.runners.exec.training import Training, judge_step
 from eqsat_test.runners.findings.triage import triage
 from eqsat_test.runners.oracle.grad import (GRADS, OUTPUTS, GradProgram, cotangent, grad_index_sources, input_of,
-                                            is_random, part_of, written_inputs)
+                                            is_random, part_of, refused_inputs, written_inputs)
 from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.reference import eager_reference
 from eqsat_test.runners.records import FindingKind, Task, is_compiler_bug
@@ -216,3 +216,13 @@ def test_unsound_check_blames_only_rules_whose_gradients_are_exact(tmp_path):
     bad = unsound_verdict(tmp_path / "s.pt", tmp_path / "v.pt", v, exact)
     assert bad is not None and part_of(bad.leaf) == "gradient"
     assert not math.isnan(bad.max_abs_err)
+
+
+def test_inputs_an_op_refuses_to_differentiate():
+    def f(x, y, pos_weight):
+        return (F.binary_cross_entropy_with_logits(x, y, pos_weight=pos_weight),)
+    inputs = (torch.randn(4, 3), torch.rand(4, 3), torch.rand(3))
+    assert refused_inputs(f, inputs) == (2,)
+    assert refused_inputs(mlp, mlp_inputs()) == ()
+    _, grads = GradProgram(f, (2,))(*inputs)
+    assert grads[2] is None and grads[0] is not None and grads[1] is not None
