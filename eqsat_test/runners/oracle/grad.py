@@ -17,7 +17,8 @@ Every call starts from torch.manual_seed(seed): a program that draws random numb
 BatchNorm in training mode is not one) draws the same numbers eager, in its fp64 run and
 compiled, where the compiled code draws them with eager's generator (Inductor's
 `fallback_random`, which the worker sets in training mode). Where a random program's compiled
-forward still disagrees, the streams differ: not judged (`random_verdict`).
+forward still disagrees, the streams differ: not judged (`random_stream`, the oracle rule
+`training.random-stream`).
 """
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 from torch.utils._pytree import tree_flatten, tree_map
+
+from eqsat_test.runners.oracle.engine import behaviour
+from eqsat_test.runners.oracle.verdict import NONDETERMINISTIC, RuleCount, Verdict
 
 GRAD_SEED = 0  # torch.manual_seed at the start of every step
 COTANGENT_SEED = 0x6AD  # the cotangent of output leaf k comes from a generator seeded COTANGENT_SEED + k
@@ -141,6 +145,18 @@ def is_random(forward: Callable, inputs) -> bool:
         elif x != y and not (x != x and y != y):
             return True
     return False
+
+
+@behaviour("training.random-stream")
+def random_stream(v: Verdict, random: bool) -> Verdict:
+    """A training step's verdict `v`, or, for a program that draws random numbers whose compiled outputs
+    disagree with eager's, that verdict not judged (rules.py `training.random-stream`)."""
+    if v.ok or not random or part_of(v.leaf) != "forward":
+        return v
+    detail = ("nondeterministic, not judged: a program that draws random numbers, whose compiled forward disagrees "
+              f"with eager's under the same seed (other random numbers): {v.detail}")
+    return dataclasses.replace(v, ok=True, kind=NONDETERMINISTIC, detail=detail).with_counts(
+        v.leaf, [RuleCount("training.random-stream", 1)])
 
 
 def part_of(leaf: str | None) -> str | None:
