@@ -393,12 +393,14 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
 @gen_options
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True, help="Bundle folder to write.")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
+@click.option("--grad", is_flag=True, help="For training mode (exec --grad): the model in train(), rules that keep gradients.")
 def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-                 out, as_json):
+                 out, as_json, grad):
     """Model file -> variant bundle (standalone modules + inputs + manifest.json)."""
     from eqsat_test.rewrite.generate import generate
-    manifest = generate(model, out, _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes,
-                                              size_policy, max_elements), log=_log)
+    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements)
+    go.train = grad
+    manifest = generate(model, out, go, log=_log)
     if as_json:
         click.echo(json.dumps(manifest, default=str))
     else:
