@@ -226,3 +226,15 @@ def test_inputs_an_op_refuses_to_differentiate():
     assert refused_inputs(mlp, mlp_inputs()) == ()
     _, grads = GradProgram(f, (2,))(*inputs)
     assert grads[2] is None and grads[0] is not None and grads[1] is not None
+
+
+def test_batch_norm_in_training_mode_writes_its_running_stats():
+    """BatchNorm's kernel writes the running statistics through the data pointer (the version counter may not
+    move): found by value, left out of the gradients, and the step runs."""
+    def f(x, rm, rv, w, b):
+        return (F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.1),)
+    inputs = (torch.randn(8, 4), torch.zeros(4), torch.ones(4), torch.rand(4), torch.rand(4))
+    skip = written_inputs(f, inputs)
+    assert skip == (1, 2)
+    _, grads = GradProgram(f, skip)(*inputs)
+    assert grads[1] is None and grads[2] is None and all(grads[k] is not None for k in (0, 3, 4))
