@@ -26,6 +26,7 @@ changed rule is measured again.
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 import warnings
@@ -36,6 +37,7 @@ from typing import Any
 
 import torch
 
+from eqsat_test.rewrite.compile_rules import _cache_dir
 from eqsat_test.rewrite.rulecheck import APPROX_TOL, _OneThread, _run_sample, _threads
 from eqsat_test.rewrite.ruledsl import BUILTIN_RULES_DIR, GRAD_CLASSES, Rule
 from eqsat_test.rewrite.rulesample import _plan, _traps_on_int_min
@@ -237,8 +239,10 @@ def check_grads(rules: list[Rule], *, seed: int = 0, samples: int = GRAD_SAMPLES
 def classes_of(rules: list[Rule], *, measure_missing: bool = True, samples: int = GRAD_SAMPLES,
                log=lambda s: None) -> dict[str, str]:
     """{rule name: gradient class}: the declared class, else the recorded one (where the rule's source
-    is the recorded one's), else measured now (`measure_missing`; rules of the user's own files). A
-    user's declaration is measured quickly too: a false one gets a warning and the measured class."""
+    is the recorded one's), else measured now (`measure_missing`; rules of the user's own files, and
+    built-in ones changed since the record) and kept in the user's cache (beside the compiled rules',
+    keyed by rule source and torch version). A user's declaration is measured quickly too: a false one
+    gets a warning and the measured class."""
     recorded = read_recorded()
     out: dict[str, str] = {}
     todo = []
@@ -257,8 +261,26 @@ def classes_of(rules: list[Rule], *, measure_missing: bool = True, samples: int 
         else:
             todo.append(r)
     if todo and measure_missing:
-        t0 = time.perf_counter()
+        cache_file = _cache_dir() / f"grad-classes-{torch.__version__}.json"
+        try:
+            cache = json.loads(cache_file.read_text())
+        except (OSError, ValueError):
+            cache = {}
+        t0, measured = time.perf_counter(), 0
         for r in todo:
-            out[r.name] = grad_class(r, samples=samples).measured
-        log(f"measured the gradient class of {len(todo)} rules without a recorded one ({time.perf_counter() - t0:.0f} s)")
+            key = f"{r.name}|{r.source_hash()}|{samples}"
+            if key not in cache:
+                cache[key] = grad_class(r, samples=samples).measured
+                measured += 1
+            out[r.name] = cache[key]
+        if measured:
+            log(f"measured the gradient class of {measured} rules without a recorded one "
+                f"({time.perf_counter() - t0:.0f} s; kept in {cache_file})")
+            try:
+                cache_file.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
+                tmp.write_text(json.dumps(cache))
+                tmp.replace(cache_file)
+            except OSError:
+                pass
     return out
