@@ -1,6 +1,6 @@
 """The cost of training mode per variant: the same programs run as worker tasks in inference mode and in training mode (forward and backward compiled, run and judged), side by side in one run.
 
-    python benchmarks/grad_cost.py [MODEL.py ...] [--variants 4] [--backend inductor]
+    python benchmarks/grad_cost.py [MODEL.py ...] [--variants 4] [--backend inductor] [--device cpu|cuda]
 
 Each model's bundle is generated once for training mode (the model in train(), rules that keep
 gradients); then every program of it (the seed and its variants) runs as a task of two warm workers
@@ -35,20 +35,22 @@ def main() -> None:
     ap.add_argument("models", nargs="*", type=Path, default=MODELS)
     ap.add_argument("--variants", type=int, default=4)
     ap.add_argument("--backend", default="inductor")
+    ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
 
     from eqsat_test.rewrite.generate import GenerateOptions, generate
     from eqsat_test.runners.exec.pool import PoolOptions, worker
 
-    print(f"grad_cost: {machine()}, {time.strftime('%Y-%m-%d')}, backend {args.backend}; one warm worker per mode, "
+    print(f"grad_cost: {machine()}, {time.strftime('%Y-%m-%d')}, {args.backend} on {args.device}; one warm worker per mode, "
           f"each with its own Inductor cache; FX graph and AOTAutograd caches off")
     rows, totals = [], {m: {k: 0.0 for k in (*STAGES, "wall")} for m in ("inference", "training")}
     with tempfile.TemporaryDirectory(prefix="eqsat-grad-cost-") as tmp:
         workers = {mode: worker(k, PoolOptions(timeout=1800, env={
-            "TORCHINDUCTOR_CACHE_DIR": str(Path(tmp) / f"cache-{mode}"), "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+            "TORCHINDUCTOR_CACHE_DIR": str(Path(tmp) / f"cache-{mode}"), "TRITON_CACHE_DIR": str(Path(tmp) / f"triton-{mode}"),
+            "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
             "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"})) for k, mode in enumerate(("inference", "training"))}
         for w in workers.values():  # each worker's start and first compile, before the timed tasks
-            w.run({"kind": "warmup", "device": "cpu", "backend": args.backend, "id": "warmup"})
+            w.run({"kind": "warmup", "device": args.device, "backend": args.backend, "id": "warmup"})
         for model in args.models:
             bundle = Path(tmp) / model.stem
             manifest = generate(model, bundle, GenerateOptions(variants=args.variants, train=True))
@@ -58,7 +60,7 @@ def main() -> None:
                 g = next(g for g in manifest["graphs"] if g["id"] == v["graph"])
                 for mode in ("inference", "training"):
                     task = {"id": v["id"], "variant": v["id"], "file": str(bundle / v["file"]), "backend": args.backend,
-                            "is_param": g["is_param"], "grad": mode == "training"}
+                            "is_param": g["is_param"], "grad": mode == "training", "device": args.device}
                     t0 = time.perf_counter()
                     res = workers[mode].run(task)
                     wall = time.perf_counter() - t0
