@@ -207,7 +207,8 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
             sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
             vd = scratch / "eager" / f"{v['id']}__{r['device']}"
             for s in r["input_sets"]:  # the first input set where the variant's eager output is not its seed's
-                verdict = unsound_verdict(sd / f"{s['name']}.pt", vd / f"{s['name']}.pt", v, manifest)
+                verdict = unsound_verdict(sd / f"{s['name']}.pt", vd / f"{s['name']}.pt", v, manifest,
+                                          sd / f"{s['name']}.fp64.pt" if r.get("training") is not None else None)
                 if verdict is not None:
                     notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s["name"],
                                              max_abs_err=verdict.max_abs_err, detail=verdict.detail))

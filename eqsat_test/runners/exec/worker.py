@@ -112,8 +112,8 @@ def run_task(task: dict) -> Result | dict:
             out = Path(task["save_eager"]) / f"{s.name}.pt"
             out.parent.mkdir(parents=True, exist_ok=True)
             torch.save(to_cpu(ref), out)
-            if save_outputs:  # the cross-device judge's fp64 reference and tie-aware indices
-                if fp64 is not None:
+            if save_outputs or train is not None:  # the cross-device judge's fp64 reference (training mode: the
+                if fp64 is not None:                # unsound-rewrite check's) and tie-aware indices
                     torch.save(to_cpu(fp64), out.with_suffix(".fp64.pt"))
                 if idx:
                     torch.save(to_cpu(idx), out.with_suffix(".idx.pt"))
