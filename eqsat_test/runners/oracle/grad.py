@@ -133,10 +133,12 @@ def grad_index_sources(index_sources: Callable) -> Callable:
 def is_random(forward: Callable, inputs) -> bool:
     """Whether two runs of the forward, not reseeded between them, differ (NaN == NaN): the program
     draws random numbers (its training step reseeds, so its two eager runs agree)."""
+    def copies() -> list:  # (a program may write into its inputs)
+        return [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
     with torch.no_grad():
         torch.manual_seed(GRAD_SEED)
-        a = forward(*inputs)
-        b = forward(*inputs)
+        a = forward(*copies())
+        b = forward(*copies())
     fa, fb = tree_flatten(a)[0], tree_flatten(b)[0]
     for x, y in zip(fa, fb):
         if isinstance(x, torch.Tensor):
