@@ -24,6 +24,7 @@ from eqsat_test.rewrite.extract import extract_variants, read_egraph
 from eqsat_test.rewrite.provenance import FreezeOnce, read_credit
 from eqsat_test.lowering.program import CALL, LIT, SEQ, UID_KW, Program
 from eqsat_test.rewrite.ruledsl import load_rules
+from eqsat_test.rewrite.rulegrad import classes_of
 from eqsat_test.rewrite.saturate import STOP_REASONS, Budget, saturate
 from eqsat_test.rewrite.stageclock import StageClock
 
@@ -42,6 +43,9 @@ class GenerateOptions:
     max_elements: int = 2 ** 18
     deadline: float | None = None  # time.monotonic() the run's --time-budget ends at: every stage stops there
     left_out: dict = field(default_factory=dict)  # rule name -> why it is not used (a failed check at load)
+    # training mode (`--grad`): the model in train(), and rules whose sides' gradients differ left out
+    # (rewrite/rulegrad.py); the rules' gradient classes go into the manifest for the unsound-rewrite check
+    train: bool = False
 
 
 def _match(p: Program, pat, i: int, env: dict) -> bool:
@@ -185,11 +189,18 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
     loaded = timed("load", load_model, model_path, seed=opts.seed, sizes=opts.sizes, max_elements=opts.max_elements)
     if loaded.sizes.get("note"):
         log(f"sizes: {loaded.sizes['note']}")
+    if opts.train:
+        loaded.module.train()
     if on_loaded is not None:
         on_loaded()
     rules = timed("rules", load_rules, list(opts.rules) or None)
     if opts.left_out:  # the user's rules that failed their check at load (runners/cli/userrules.py)
         rules = [r for r in rules if r.name not in opts.left_out]
+    grad_classes = timed("rules", classes_of, rules, log=log) if opts.train else {}
+    if opts.train:
+        kept = [r for r in rules if grad_classes[r.name] != "different"]
+        log(f"training mode: {len(rules) - len(kept)} of {len(rules)} rules left out (their sides' gradients differ)")
+        rules = kept
     compiled, rule_errors = timed("rules", compile_rules, rules, log=log)
     for e in rule_errors:
         log(f"warning: {e}")
@@ -208,7 +219,10 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
                   "dtypes": {r.name: list(r.dtypes) for r in rules if r.dtypes is not None},
                   # rules whose right side holds the sizes they were applied at (Rule.fixes_sizes)
                   "fix_sizes": sorted(r.name for r in rules if r.fixes_sizes),
-                  "left_out": dict(opts.left_out)},
+                  "left_out": dict(opts.left_out),
+                  # training mode: each rule's gradient class (exact | edge; rewrite/rulegrad.py)
+                  **({"grad": {r.name: grad_classes[r.name] for r in rules}} if opts.train else {})},
+        "train": opts.train,
         "graphs": [], "variants": [],
     }
     fired_total: dict[str, int] = {}

@@ -60,6 +60,9 @@ class ExecOptions:
     confirm: bool = True  # re-run each candidate alone from its repro.py before claiming it (runners/findings/confirm.py)
     time_budget: float | None = None  # seconds: no task starts after this; the run reports what was done
     deadline: float | None = None  # time.monotonic() the budget ends at, when it started before execution (`run`)
+    # training mode: each program runs forward and backward and its gradients are judged (runners/exec/training.py);
+    # its tasks run one variant per compile (no batches); the dtype/size sweeps stay forward-only
+    grad: bool = False
 
 
 class BadBundle(Exception):
@@ -104,7 +107,7 @@ def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -
                     save_eager=str(scratch / "eager" / f"{v['id']}__{device}") if bi == 0 else None,
                     save_compiled=str(scratch / "compiled" / safe),
                     save_outputs=cross_device, save_fp64=bool(v["seed"]) and bi == 0,
-                    perf={"budget": 0.15} if opts.perf else None,
+                    perf={"budget": 0.15} if opts.perf else None, grad=opts.grad,
                 ).to_dict())
     return tasks
 
@@ -171,6 +174,8 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
         v = variants[r["variant"]]
         base = {"variant": v["id"], "graph": v["graph"], "backend": r["backend"], "device": r["device"],
                 "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(_ops_of(v, manifest))), "seed": v["seed"]}
+        if r.get("training") is not None:  # training mode: its repro runs forward and backward (findings/write.py)
+            base.update(grad=True, not_differentiated=r["training"].get("not_differentiated", []))
         status = r["status"]
         if status == ResultStatus.TIMEOUT or status in CRASH_STATUSES:
             kind = FindingKind.RUN_CRASH if status == ResultStatus.PROCESS_CRASH else FindingKind.parse(status)
@@ -207,17 +212,20 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
                 notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s["name"], detail=s["detail"]))
                 break
             if not s["ok"]:
-                findings.append(new_finding(FindingKind.SEED_MISCOMPILE if v["seed"] else FindingKind.MISCOMPILE,
-                                            base, input_set=s["name"], max_abs_err=s["max_abs_err"],
+                kind = (FindingKind.GRAD_MISCOMPILE if s.get("part") == "gradient" else
+                        FindingKind.SEED_MISCOMPILE if v["seed"] else FindingKind.MISCOMPILE)
+                findings.append(new_finding(kind, base, input_set=s["name"], max_abs_err=s["max_abs_err"],
                                             max_rel_err=s["max_rel_err"], leaf=s.get("leaf"), detail=s["detail"],
-                                            failing_inputs=s.get("inputs_file")))
+                                            failing_inputs=s.get("inputs_file"),
+                                            **{k: s[k] for k in ("grad_input", "grad_stage") if k in s}))
                 break
         # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
         if not v["seed"] and r["backend"] == (first_backend or r["backend"]):
             sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
             vd = scratch / "eager" / f"{v['id']}__{r['device']}"
             for s in r["input_sets"]:  # the first input set where the variant's eager output is not its seed's
-                verdict = unsound_verdict(sd / f"{s['name']}.pt", vd / f"{s['name']}.pt", v, manifest)
+                verdict = unsound_verdict(sd / f"{s['name']}.pt", vd / f"{s['name']}.pt", v, manifest,
+                                          sd / f"{s['name']}.fp64.pt" if r.get("training") is not None else None)
                 if verdict is not None:
                     notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s["name"],
                                              max_abs_err=verdict.max_abs_err, detail=verdict.detail))
@@ -389,7 +397,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
              "tasks_done": len(results) + len(sweep_results), "tasks_not_started": skipped,
              "time_budget": opts.time_budget, "sweep_coverage": sweep_coverage(sweep_results, manifest, sweep).to_dict(),
              "wall_seconds": round(wall, 3), "backends": list(opts.backends), "devices": list(opts.devices),
-             "input_kinds": list(opts.input_kinds), "folded_into_seed": folded, "batch": batch_stats,
+             "input_kinds": list(opts.input_kinds), "grad": opts.grad, "folded_into_seed": folded, "batch": batch_stats,
              "sweep": sweep_stats, "exec_timings": _timings(results)}
     ledger = load_ledger()
     clusters = cluster_findings(written, manifest["model"], ledger)
@@ -466,7 +474,7 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log, run) -> tuple[list[
     batch_stats = None
     try:
         pool = pool_options(opts, deadline)
-        if opts.batch != 1:  # K variants per compile, suspects confirmed alone (runners/exec/batch.py)
+        if opts.batch != 1 and not opts.grad:  # K variants per compile, suspects confirmed alone (runners/exec/batch.py)
             ops = {g["id"]: g.get("ops", 0) for g in manifest["graphs"]}
             k = opts.batch if opts.batch > 1 else (lambda g: auto_batch_size(ops.get(g[0], 0)))
             results, batch_stats = run_batched(tasks, pool, k, batch_group(manifest), on_result=on_result,

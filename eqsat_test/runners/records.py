@@ -51,6 +51,7 @@ class FindingKind(_ValueEnum):
     TIMEOUT = "timeout"  # compile hangs alone while eager runs fast
     DEVICE_MISMATCH = "device-mismatch"  # compiled CPU vs compiled CUDA of one variant
     CONFIG_MISMATCH = "config-mismatch"  # an Inductor configuration flips a verdict
+    GRAD_MISCOMPILE = "grad-miscompile"  # training mode: the forward outputs agree, a gradient does not
     # notes
     UNSOUND_REWRITE = "unsound-rewrite"  # a variant's eager output differs from its seed's: a rule's fault
     NONDETERMINISTIC = "nondeterministic"  # two eager runs differ: not judged
@@ -71,7 +72,7 @@ class FindingKind(_ValueEnum):
 
 COMPILER_BUG_KINDS = tuple(k.value for k in (
     FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE, FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH,
-    FindingKind.TIMEOUT, FindingKind.DEVICE_MISMATCH, FindingKind.CONFIG_MISMATCH))
+    FindingKind.TIMEOUT, FindingKind.DEVICE_MISMATCH, FindingKind.CONFIG_MISMATCH, FindingKind.GRAD_MISCOMPILE))
 NOTE_KINDS = tuple(k.value for k in FindingKind if k.value not in COMPILER_BUG_KINDS)
 _KIND_VALUES = frozenset(k.value for k in FindingKind)
 
@@ -148,6 +149,7 @@ class Task(_Record):
     save_outputs: bool = False  # keep every output (cross-device judging)
     save_fp64: bool = False  # keep the fp64 run beside the eager outputs (a seed's: the unsound check's yardstick)
     perf: dict | None = None
+    grad: bool = False  # training mode: forward and backward, gradients judged (runners/exec/training.py)
     extra: dict = field(default_factory=dict)
 
 

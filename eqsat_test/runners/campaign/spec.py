@@ -16,7 +16,7 @@ RUNS_DIR = "runs"
 TMP_DIR = ".tmp"
 
 _TOP_KEYS = {"name", "models", "exclude", "rule_sets", "backends", "devices", "variants", "seeds",
-             "inputs", "run_args", "jobs", "budget", "executor", "address"}
+             "inputs", "run_args", "jobs", "budget", "executor", "address", "grad"}
 _BUDGET_KEYS = {"job_timeout", "variant_timeout", "total_seconds"}
 
 
@@ -42,6 +42,7 @@ class Spec:
     jobs: int | None = None
     executor: str = "local"
     address: str | None = None
+    grad: bool = False  # training mode: every job runs `eqsat-test run --grad` (its store keys differ by it)
 
 
 def _load_toml(path: Path) -> dict:
@@ -158,6 +159,11 @@ def load_spec(path: str | Path, overrides: dict | None = None) -> Spec:
     for k, v in (overrides or {}).items():
         if v is not None:
             setattr(spec, k, v)
+    if not isinstance(raw.get("grad", False), bool):
+        raise click.UsageError(f"{path}: grad must be true or false, not {raw['grad']!r}")
+    spec.grad = bool(raw.get("grad", False)) or spec.grad
+    if spec.grad and "--grad" not in spec.run_args:  # the jobs' `run` command line, and so their store keys
+        spec.run_args.append("--grad")
     if spec.executor not in ("local", "ray"):
         raise click.UsageError(f"executor must be local or ray, not {spec.executor!r}")
     return spec

@@ -34,7 +34,7 @@ from eqsat_test.runners.oracle.judge import judge
 from eqsat_test.runners.records import FindingKind, ResultStatus, new_finding
 
 DEVICE_MISMATCH = FindingKind.DEVICE_MISMATCH
-SAME_DEVICE_BUG_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value)
+SAME_DEVICE_BUG_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.GRAD_MISCOMPILE.value)
 KERNEL_SOURCE_FILE = "kernel_source.py"
 KERNEL_SOURCE_MAX_CHARS = 2_000_000
 

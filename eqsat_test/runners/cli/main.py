@@ -129,6 +129,8 @@ def exec_options(f):
         click.option("--sweep-dynamic", type=click.Choice(["seed", "all", "none"]), default="seed", show_default=True,
                      help="Which programs get the dynamic=True sweep (one compile called with many sizes)."),
         click.option("--no-sweep", is_flag=True, help="No dtype/size sweeps: only the model file's own dtypes and sizes."),
+        click.option("--grad", is_flag=True, help="Training mode: the model in train(), each program run forward and backward, "
+                     "gradients of every input and parameter judged too (grad-miscompile); sweeps stay forward-only."),
     ]):
         f = opt(f)
     return f
@@ -169,7 +171,7 @@ def _sweep_opts(timeout, sweep_dtypes=None, sweep_sizes=None, sweep_points=2, sw
 def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize=False, minimize_checks=12, **diag):
     # the checks that need no torch first: bad options fail fast
     batch = diag.pop("batch", None) or _DEFAULT_BATCH
-    time_budget, no_confirm = diag.pop("time_budget", None), diag.pop("no_confirm", False)
+    time_budget, no_confirm, grad = diag.pop("time_budget", None), diag.pop("no_confirm", False), diag.pop("grad", False)
     minimize_seconds = diag.pop("minimize_seconds", MINIMIZE_SECONDS)
     if str(batch) == "auto":
         batch = 0
@@ -199,6 +201,7 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
                        minimize=not no_minimize and minimize_checks > 0, minimize_checks=minimize_checks)
     eo.sweep = sweep
     eo.batch = int(batch)
+    eo.grad = grad
     eo.minimize_seconds = minimize_seconds
     return _diagnostics(eo, **diag)
 
@@ -333,6 +336,7 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
 
     go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
                    allow_unsound_rules, eo.deadline)
+    go.train = eo.grad  # training mode: the model in train(), rules that keep gradients
     try:  # workers start and warm up while the variants are generated
         manifest = generate(model, out / "bundle", go, log=_log,
                             on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log, backend=next(
@@ -364,15 +368,18 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Bundle folder to write (default: eqsat-out/<model name>/bundle, where `run` keeps its bundle).")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
+@click.option("--grad", is_flag=True, help="For training mode (exec --grad): the model in train(), rules that keep gradients.")
 def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-                 allow_unsound_rules, out, as_json):
+                 allow_unsound_rules, out, as_json, grad):
     """Model file -> variant bundle (standalone modules + inputs + manifest.json)."""
     check_model_file(model)
     out = out or Path("eqsat-out") / model.stem / "bundle"
     check_out_dir(out)
     from eqsat_test.rewrite.generate import generate
-    manifest = generate(model, out, _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes,
-                                              size_policy, max_elements, allow_unsound_rules), log=_log)
+    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
+                   allow_unsound_rules)
+    go.train = grad
+    manifest = generate(model, out, go, log=_log)
     if as_json:
         click.echo(json.dumps(manifest, default=str))
     else:
@@ -447,7 +454,10 @@ def rules_list(specs, as_json):
 @click.argument("specs", nargs=-1)
 @click.option("--seed", default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
-def rules_check(specs, seed, as_json):
+@click.option("--grad", is_flag=True, help="Also measure each rule's gradient class (exact, edge, different) and fail "
+              "false `grad=` declarations; with --record, write the built-in rules' classes (rules/_grad_classes.json).")
+@click.option("--record", is_flag=True, help="With --grad: record the measured classes.")
+def rules_check(specs, seed, as_json, grad, record):
     """Sample each rule over dtypes, shapes and special values; fail rules whose numerics class is false.
 
     SPECS are rule names, rule files, folders or built-in rule set names (default: the whole library)."""
@@ -466,10 +476,12 @@ def rules_check(specs, seed, as_json):
         if missing:
             raise click.UsageError(f"no rule named {', '.join(sorted(missing))}")
     results = check_rules(rs, seed=seed)
-    failed = [r for r in results if not r.ok]
+    from eqsat_test.rewrite.rulegrad import check_grads  # training mode's gradient classes
+    grads = check_grads(rs, seed=seed, record=record) if grad else []
+    failed = [r for r in results if not r.ok] + [g for g in grads if not g.ok]
     if as_json:
-        click.echo(json.dumps({"checked": len(results), "failed": len(failed),
-                               "results": [r.__dict__ for r in results]}, default=str))
+        click.echo(json.dumps({"checked": len(results), "failed": len(failed), "results": [r.__dict__ for r in results],
+                               "grad": [g.to_dict() for g in grads]}, default=str))
     else:
         for r in results:
             status = "ok  " if r.ok else "FAIL"
@@ -478,7 +490,9 @@ def rules_check(specs, seed, as_json):
                 click.echo("     " + str(r.counterexample).replace("\n", "\n     "))
             elif getattr(r, "note", None):
                 click.echo(f"     note: {r.note}")
-        click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+        for g in grads:
+            click.echo(g.line())
+        click.echo(f"{len(results) + len(grads) - len(failed)} passed, {len(failed)} failed")
     sys.exit(ExitCode.FOUND if failed else ExitCode.OK)
 
 

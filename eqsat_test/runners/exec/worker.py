@@ -6,6 +6,7 @@ our runners only: never egglog, so bundles execute on hosts that have just torch
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -18,6 +19,7 @@ import torch
 from eqsat_test.runners.checks.perf import time_task
 from eqsat_test.runners.checks.sweep_run import run_sweep_task
 from eqsat_test.runners.exec.batch import run_batch_task
+from eqsat_test.runners.exec.training import backward_stage, compile_context, judge_step, training
 from eqsat_test.runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
 from eqsat_test.runners.records import Result, ResultStatus, TaskKind, as_dict
 from eqsat_test.runners.exec.protocol import (PARENT_ENV, call_compiled, compile_options, cpu_error, error_info, first_line,
@@ -77,6 +79,11 @@ def run_task(task: dict) -> Result | dict:
     if device.type != "cpu":
         sets = [InputSet(s.name, tuple(to_device(list(s.inputs), device))) for s in sets]
     res.timings["load"] = time.perf_counter() - t0
+    # training mode (runners/exec/training.py): the program is a forward and backward step
+    train = training(mod, sets[0].inputs) if task.get("grad") else None
+    forward, index_sources = (train.step, train.index_sources) if train else (mod.forward, mod.index_sources)
+    if train is not None:
+        res.extra["training"] = {"random": train.random, "not_differentiated": list(train.step.skip)}
 
     # Eager reference, twice (nondeterminism), and fp64. An input set other than the given one that the
     # program itself refuses (random class indices past the classes, a cross-entropy target outside
@@ -88,7 +95,7 @@ def run_task(task: dict) -> Result | dict:
         try:
             refused = cpu_error(mod, on_host.inputs) if device.type == "cuda" and s.name != "given" else None
             if refused is None:
-                r = eager_reference(mod.forward, mod.index_sources, s, cpu_forward=on_cpu(mod))
+                r = eager_reference(forward, index_sources, s, cpu_forward=None if train else on_cpu(mod))
         except Exception as e:
             if s.name == "given":
                 res.status, res.error, res.input_set = ResultStatus.EAGER_ERROR, error_info(e), s.name
@@ -105,8 +112,9 @@ def run_task(task: dict) -> Result | dict:
             out = Path(task["save_eager"]) / f"{s.name}.pt"
             out.parent.mkdir(parents=True, exist_ok=True)
             torch.save(to_cpu(ref), out)
-            # the fp64 run: the cross-device judge's reference; a seed's, the unsound check's yardstick
-            if fp64 is not None and (save_outputs or task.get("save_fp64")):
+            # the fp64 run: the cross-device judge's reference; a seed's (and in training mode every program's)
+            # the unsound-rewrite check's yardstick
+            if fp64 is not None and (save_outputs or task.get("save_fp64") or train is not None):
                 torch.save(to_cpu(fp64), out.with_suffix(".fp64.pt"))
             if save_outputs:  # tie-aware indices
                 if idx:
@@ -141,7 +149,13 @@ def run_task(task: dict) -> Result | dict:
             pass
 
     try:
-        _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs)
+        with compile_context(task["backend"]) if train else contextlib.nullcontext():
+            _run_compiled(task, res, train.compiled(compiled) if train else compiled, opts, refs, device, digests,
+                          save_outputs, train)
+        failed = next((e for e in res.input_sets if e.get("part") == "gradient"), None)
+        if failed is not None:  # which stage of the backward: aot_eager, Inductor's decompositions, its kernels
+            failed["grad_stage"] = backward_stage(mod.forward, next(r for r in refs if r.set.name == failed["name"]),
+                                                  train, task["backend"])
     finally:
         if recording:
             res.extra["kernel_files"] = KernelRecorder.stop()
@@ -173,7 +187,7 @@ def _dynamo_stats(fn) -> dict:
         return {}
 
 
-def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save_outputs) -> None:
+def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save_outputs, train=None) -> None:
     first = True
     for r in refs:
         s = r.set
@@ -191,8 +205,8 @@ def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save
         dt = time.perf_counter() - t0
         res.timings["compile" if first else "run"] = res.timings.get("compile" if first else "run", 0.0) + dt
         first = False
-        v = judge_against(r, got)
-        entry = {"name": s.name, **v.to_dict()}
+        v, grad_info = judge_step(r, got, train) if train else (judge_against(r, got), {})
+        entry = {"name": s.name, **v.to_dict(), **grad_info}
         if s.name in digests:
             entry["inputs_digest"] = digests[s.name]
         if task.get("save_compiled") and (save_outputs or not v.ok):

@@ -155,6 +155,8 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
     if f.get("kind") in _NO_TEST_KINDS or f.get("kind") in (FindingKind.SLOW_VARIANT, FindingKind.UNSOUND_REWRITE,
                                                             FindingKind.NONDETERMINISTIC):
         return None
+    if f.get("grad"):  # training mode: repro.py runs forward and backward; a forward-only test would pass
+        return None
     forward_src, mods = _forward_and_imports(program_src)
     spec = f.get("backend", "inductor")
     prelude, backend_expr = backend_code(spec)

@@ -43,7 +43,7 @@ from eqsat_test.runners.records import CRASH_STATUSES, FindingKind, Result, Resu
 
 # Finding kinds that minimization tries to preserve (a timeout would cost a timeout per check).
 MINIMIZABLE_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
-                     FindingKind.RUN_CRASH.value)
+                     FindingKind.RUN_CRASH.value, FindingKind.GRAD_MISCOMPILE.value)
 
 
 class NotMinimizable(Exception):
@@ -122,6 +122,8 @@ def outcome(result: dict) -> tuple:
     sets = result.get("input_sets") or []
     if any(s.get("kind") == NONDETERMINISTIC for s in sets):
         return (NONDETERMINISTIC,)
+    if any(not s.get("ok") and s.get("part") == "gradient" for s in sets):  # training mode: outputs agree
+        return (FindingKind.GRAD_MISCOMPILE.value,)
     if any(not s.get("ok") for s in sets):
         return (FindingKind.MISCOMPILE.value,)
     return ("ok",)
@@ -131,6 +133,8 @@ def target_outcome(finding: dict) -> tuple:
     kind = finding["kind"]
     if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE):
         return (FindingKind.MISCOMPILE.value,)
+    if kind == FindingKind.GRAD_MISCOMPILE:
+        return (kind,)
     if kind == FindingKind.RUN_CRASH and (finding.get("error") or {}).get("type") == "ProcessCrash":
         return (FindingKind.RUN_CRASH.value, "ProcessCrash")
     return (kind, (finding.get("error") or {}).get("type", ""))
@@ -179,7 +183,7 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
         shutil.copy(inputs_src, work / sp.inputs_file)
     target = target_outcome(finding)
     kinds = list(task_base.get("input_kinds") or ["given", "random", "special"])
-    if target == (FindingKind.MISCOMPILE.value,) and _kind_of_set(finding.get("input_set")) in kinds:
+    if target in ((FindingKind.MISCOMPILE.value,), (FindingKind.GRAD_MISCOMPILE.value,)) and _kind_of_set(finding.get("input_set")) in kinds:
         kinds = [_kind_of_set(finding["input_set"])]  # the same input set as the finding
     key_base = (f"{task_base['backend']}|{task_base['device']}|{task_base.get('seed', 0)}|{','.join(kinds)}"
                 f"|{sp.inputs_file}|{','.join(sp.input_names)}")
@@ -364,7 +368,7 @@ def minimize_findings(findings: list[dict], bundle: Path, manifest: dict, tasks:
                 f["min_skipped"] = "the minimization's time budget was spent"
                 continue
             t = by_task[(f["variant"], f["backend"], f["device"])]
-            base = {kk: t[kk] for kk in ("backend", "device", "seed", "input_kinds", "is_param")}
+            base = {kk: t[kk] for kk in ("backend", "device", "seed", "input_kinds", "is_param", "grad") if kk in t}
             safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{f['variant']}__{f['backend']}__{f['device']}")
             try:
                 res = minimize(bundle / v["file"], f, base, pool, work / safe,

@@ -5,7 +5,7 @@ from eqsat_test.runners.findings.write import signature
 from eqsat_test.runners.records import FindingKind
 
 _SAME_PROGRAM_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.COMPILE_CRASH.value, FindingKind.RUN_CRASH.value,
-                       FindingKind.TIMEOUT.value)
+                       FindingKind.TIMEOUT.value, FindingKind.GRAD_MISCOMPILE.value)
 
 
 def _seed_key(f: dict) -> tuple:
@@ -40,6 +40,8 @@ def _fails_alike(seed_f: dict, f: dict) -> bool:
         return seed_f["kind"] == FindingKind.SEED_MISCOMPILE and seed_f.get("input_set") == f.get("input_set")
     if f["kind"] == FindingKind.TIMEOUT:
         return seed_f["kind"] == FindingKind.TIMEOUT
+    if f["kind"] == FindingKind.GRAD_MISCOMPILE:  # training mode: the seed's gradients fail on that input set too
+        return seed_f["kind"] == FindingKind.GRAD_MISCOMPILE and seed_f.get("input_set") == f.get("input_set")
     same_type = (seed_f.get("error") or {}).get("type") == (f.get("error") or {}).get("type")
     return seed_f["kind"] == f["kind"] and same_type
 
@@ -68,5 +70,5 @@ def dedupe(findings: list[dict]) -> list[dict]:
 
 def _better_representative(f: dict, kept: dict) -> bool:
     def rank(x: dict) -> tuple:
-        return (x["kind"] != FindingKind.SEED_MISCOMPILE, len(x.get("min_ops") or x.get("ops") or []))
+        return (x["kind"] != FindingKind.SEED_MISCOMPILE and not x.get("seed"), len(x.get("min_ops") or x.get("ops") or []))
     return rank(f) < rank(kept)

@@ -189,6 +189,11 @@ def _crash(f: dict) -> dict:
             "evidence": f"{err.get('type')}: {msg}" + ("" if stage == "runtime" else " (no compile-stage frame)")}
 
 
+# The component a grad-miscompile's backward stage names (runners/exec/training.py STAGES).
+_BACKWARD_COMPONENT = {"aot-autograd": "aot_autograd", "decompositions-partitioner": "aot_autograd",
+                       "inductor-forward-saved": "inductor", "inductor-backward": "inductor", "backend": "backend"}
+
+
 def _accuracy(f: dict) -> dict:
     detail = f.get("detail") or ""
     if "structure differs" in detail or f.get("verdict_kind") == "structure-mismatch":
@@ -204,6 +209,9 @@ def _accuracy(f: dict) -> dict:
     if backend.startswith(("eager", "aot_eager")):
         comp = "dynamo" if backend == "eager" else "aot_autograd"
     out = {"class": ACCURACY, "stage": "output", "subclass": sub, "component": comp, "evidence": detail[:300]}
+    if f.get("kind") == FindingKind.GRAD_MISCOMPILE:  # the stage: runners/exec/training.py backward_stage
+        out.update(stage="backward", subclass=f"gradient-{sub}", backward_stage=f.get("grad_stage"),
+                   component=_BACKWARD_COMPONENT.get(f.get("grad_stage") or "", comp))
     if f.get("kind") == FindingKind.CONFIG_MISMATCH:
         out["subclass"] = "config-dependent"
         out["config"] = f.get("config")
@@ -217,7 +225,7 @@ def triage(f: dict) -> dict:
     labels (suggested GitHub labels) and next_step."""
     kind = f.get("kind", "")
     if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE, FindingKind.DEVICE_MISMATCH,
-                FindingKind.CONFIG_MISMATCH):
+                FindingKind.CONFIG_MISMATCH, FindingKind.GRAD_MISCOMPILE):
         t = _accuracy(f)
     elif kind in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH, FindingKind.TIMEOUT):
         t = _crash(f)

@@ -11,6 +11,7 @@ from pathlib import Path
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.checks.devices import device_repro_main
+from eqsat_test.runners.oracle.grad import COTANGENT_SEED, GRAD_SEED
 from eqsat_test.runners.records import FindingKind
 
 
@@ -56,11 +57,17 @@ def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
         context.append(f"sweep: {f['sweep']} (inputs.pt holds the swept inputs)")
     if f.get("warmup_file"):
         head = head.rstrip() + "\n\n" + render("repro_warmup.py.j2")
+    grad = {}
+    if f.get("grad"):  # training mode: forward and backward (runners/oracle/grad.py)
+        grad = dict(skip=list(f.get("not_differentiated") or []), grad_seed=GRAD_SEED, cotangent_seed=COTANGENT_SEED)
+        context.append("training mode: forward and backward" + (f"; the failing gradient: {f['grad_input']}"
+                                                               if f.get("grad_input") else ""))
     text = head.rstrip() + "\n\n" + render(
-        "repro_main.py.j2", kind=f["kind"], backend_label=spec, backend_expr=backend_expr, backend_prelude=prelude,
-        options=opts, device=f.get("device", "cpu"),
+        "repro_grad_main.py.j2" if grad else "repro_main.py.j2", kind=f["kind"],
+        backend="inductor" if spec.startswith("inductor") else spec, backend_label=spec,
+        backend_expr=backend_expr, backend_prelude=prelude, options=opts, device=f.get("device", "cpu"),
         rules=f.get("rules", []), inductor_config=config, context_lines=context,
-        extreme_inputs=str(f.get("input_set") or "").startswith("special"))
+        extreme_inputs=str(f.get("input_set") or "").startswith("special"), **grad)
     return text.replace("dynamic=true", "dynamic=True").replace("dynamic=false", "dynamic=False")  # JSON -> Python
 
 

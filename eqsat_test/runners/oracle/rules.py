@@ -15,6 +15,7 @@ EXACT = "exact"  # an integer or bool leaf (exact.judge_exact)
 INDEX = "index"  # an index leaf (exact.judge_index)
 RETRY = "retry"  # a failing verdict judged again with eager's value where the order of ties decides (reference.conditioned)
 LENIENT = "lenient"  # the sweep's low-precision points with a discontinuous op (lenient.lenient_judge)
+TRAINING = "training"  # a training step's verdict (forward and gradients: grad.random_stream)
 
 TESTS = "tests/unit/runners/oracle/test_rules.py"
 
@@ -24,7 +25,7 @@ class OracleRule:
     """One row of the table."""
 
     id: str
-    scope: str  # OUTPUT | FLOAT | TENSOR | EXACT | INDEX | RETRY | LENIENT
+    scope: str  # OUTPUT | FLOAT | TENSOR | EXACT | INDEX | RETRY | LENIENT | TRAINING
     effect: str  # CONVICTS | CLEARS | NOTES
     rule: str  # the numbered rule of docs/oracle.md it belongs to
     what: str  # the elements it convicts, clears or notes
@@ -251,6 +252,16 @@ RULES: tuple[OracleRule, ...] = (
         "side is right",
         "compiled code keeps float32 intermediates where eager rounds to float16/bfloat16",
         f"{TESTS}::test_lenient_wider_run"),
+    # ------------------------------------------------------------------------------------------ training mode
+    OracleRule(
+        "training.random-stream", TRAINING, CLEARS, "7",
+        "training mode (--grad), a program that draws random numbers, reseeded before each step: a verdict whose "
+        "compiled forward outputs disagree with eager's, gradients and all: `nondeterministic`, not judged",
+        "the compiled code drew other numbers (another dropout mask): no one right output or gradient to compare "
+        "with; where the outputs agree, the draws did, and the gradients are judged",
+        "Inductor draws with eager's generator only under fallback_random (training mode sets it); a backend of "
+        "one's own may draw in another order",
+        f"{TESTS}::test_training_random_stream"),
 )
 
 BY_ID: dict[str, OracleRule] = {r.id: r for r in RULES}

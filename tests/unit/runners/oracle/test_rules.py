@@ -34,6 +34,7 @@ def ones(n: int = 64, dtype=torch.float32) -> torch.Tensor:
 def test_every_rule_has_a_behaviour_a_test_and_a_row_in_the_docs():
     import eqsat_test.runners.oracle.lenient  # noqa: F401 - registers lenient.wider-run
     import eqsat_test.runners.oracle.reference  # noqa: F401 - registers ties.sort-order
+    import eqsat_test.runners.oracle.grad  # noqa: F401 - registers training.random-stream
     assert set(engine.BEHAVIOUR) == set(rules.BY_ID)
     docs = (REPO / "docs" / "oracle.md").read_text()
     assert rules.markdown() in docs  # the docs' table is the table's own (python -m eqsat_test.runners.oracle.rules)
@@ -409,3 +410,16 @@ def test_lenient_wider_run():
     v = lenient_judge(e, c, e.double(), ref32)
     assert v.ok and "excused 1 elements" in v.detail and counts(v) == {"lenient.wider-run": 1}
     assert not judge(e, c, e.double()).ok  # the judge alone convicts it
+
+
+def test_training_random_stream():
+    from eqsat_test.runners.oracle.grad import random_stream
+    out, grads = (torch.tensor([0.0, 2.0, 0.0, 2.0]),), (torch.ones(4),)
+    drawn_other = ((torch.tensor([2.0, 0.0, 0.0, 2.0]),), (torch.ones(4),))  # another dropout mask
+    v = random_stream(judge((out, grads), drawn_other, None), random=True)
+    assert (v.ok, v.kind) == (True, NONDETERMINISTIC) and counts(v)["training.random-stream"] == 1
+    v = random_stream(judge((out, grads), drawn_other, None), random=False)  # not random: a failure
+    assert not v.ok
+    wrong_grad = ((out[0].clone(),), (torch.ones(4) * 2,))  # the same draws, another gradient: judged
+    v = random_stream(judge((out, grads), wrong_grad, None), random=True)
+    assert not v.ok and v.leaf == "[1][0]"
