@@ -31,7 +31,7 @@ SIGNED = FLOATING + SIGNED_INT  # dtypes where negation is meaningful
 NUMERICS = ("exact", "ieee-edge", "approximate")
 FAMILIES = (
     "spelling", "layout", "algebra", "activation", "reduction", "linalg", "concat",
-    "dtype-logic", "neutral", "misc", "schema", "decomposition", "stress",
+    "dtype-logic", "neutral", "misc", "schema", "decomposition", "stress", "pattern", "fallback",
 )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -14,6 +15,8 @@ from pathlib import Path
 
 from eqsat_test.runners.checks.configs import config_judge
 from eqsat_test.runners.checks.devices import cross_device_findings
+from eqsat_test.runners.checks.line_gain import as_set, line_gain
+from eqsat_test.runners.exec.compiler_lines import read_lines
 from eqsat_test.runners.checks.perf import slow_variant_findings, spread, write_slow_variant
 from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
 from eqsat_test.runners.checks.unsound import unsound_verdict
@@ -54,6 +57,8 @@ class ExecOptions:
     batch: int = 1  # >1: this many variants per compile, suspects confirmed alone; 0: by graph size (runners/exec/batch.py)
     confirm: bool = True  # re-run each candidate alone from its repro.py before claiming it (runners/findings/confirm.py)
     time_budget: float | None = None  # seconds: no task starts after this; the run reports what was done
+    coverage: bool = False  # record the compiler lines each task reaches (runners/exec/compiler_lines.py); no batches
+    guide: object = None  # rewrite/guide.Guide (coverage-guided extraction): more variants drawn as results come
 
 
 class BadBundle(Exception):
@@ -211,6 +216,10 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
     return findings, notes
 
 
+def _seed_ids(manifest: dict) -> set[str]:
+    return {v["id"] for v in manifest["variants"] if v["seed"]}
+
+
 def _ops_of(v: dict, manifest: dict) -> list[str]:
     g = next(g for g in manifest["graphs"] if g["id"] == v["graph"])
     return g.get("op_names", [])
@@ -268,8 +277,13 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
         tasks = make_sweep_tasks(bundle, manifest, opts.sweep, backends=opts.backends, devices=opts.devices,
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                  first_backend=opts.backends[0]) + tasks
+    if opts.coverage:  # each task writes the compiler lines it reaches (runners/checks/line_gain.py); the seeds'
+        # plain tasks first, so that no other compile in their worker has run code that runs once per process
+        tasks.sort(key=lambda t: not (t["id"].split("@")[0] in _seed_ids(manifest) and t.get("kind", "run") == "run"))
+        _coverage_paths(tasks, out)
     stream = VerdictStream(out / "verdicts.jsonl")
-    results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log)
+    feed = _guided_feed(bundle, out, manifest, opts, scratch, tasks) if opts.guide is not None else None
+    results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log, feed)
     skipped = len(tasks) - len(results)
     if skipped:
         log(f"time budget of {opts.time_budget:g} s spent: {skipped} of {len(tasks)} tasks not started")
@@ -307,6 +321,10 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
              "wall_seconds": round(wall, 3), "backends": list(opts.backends), "devices": list(opts.devices),
              "input_kinds": list(opts.input_kinds), "folded_into_seed": folded, "batch": batch_stats,
              "sweep": sweep_stats, "exec_timings": _timings(results)}
+    if opts.coverage:
+        stats["compiler_lines"] = line_gain(manifest, results + sweep_results)
+    if opts.guide is not None:
+        stats["guided"] = opts.guide.stats()
     write_results(out, manifest, results + sweep_results, written, notes, stats)  # verdicts first
     bugs = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
     if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
@@ -345,7 +363,42 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     return write_results(out, manifest, results + sweep_results, written, notes, stats)
 
 
-def _run_tasks(tasks, manifest, opts, deadline, stream, log) -> tuple[list[dict], dict | None, float]:
+def _coverage_paths(tasks: list[dict], out: Path) -> None:
+    for t in tasks:
+        t["coverage"] = str(out / "compiler_lines" / (re.sub(r"[^A-Za-z0-9_.-]", "_", t["id"]) + ".json"))
+
+
+def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scratch: Path, tasks: list[dict]):
+    """`more(result)` for the pool (coverage-guided extraction, rewrite/guide.py): each measured result's
+    lines go to the guide; each plain result of the first backend and device draws one variant, whose
+    tasks (and sweep tasks) come back to run; they join `tasks` and `manifest` too."""
+    guide, first = opts.guide, (opts.backends[0], opts.devices[0])
+
+    def more(r: dict) -> list[dict]:
+        sweep = str(r.get("task", "")).endswith("#sweep")
+        info = r.get("compiler_lines") or {}  # (a task that failed early has none: its seed's variants still go on)
+        guide.feedback(r.get("variant"), as_set(read_lines(info["file"])) if info.get("file") else set(),
+                       credit=not sweep)
+        if sweep or (r.get("backend"), r.get("device")) != first:
+            return []
+        new = guide.more(1)
+        if not new:
+            return []
+        manifest["variants"].extend(new)
+        sub = {**manifest, "variants": new}
+        ts = make_tasks(bundle, sub, opts, scratch)
+        if opts.sweep is not None:
+            ts = make_sweep_tasks(bundle, sub, opts.sweep, backends=opts.backends, devices=opts.devices,
+                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
+                                  first_backend=opts.backends[0]) + ts
+        _coverage_paths(ts, out)
+        tasks.extend(ts)
+        return ts
+
+    return more
+
+
+def _run_tasks(tasks, manifest, opts, deadline, stream, log, more=None) -> tuple[list[dict], dict | None, float]:
     bar = Progress(len(tasks), opts.progress)
     counts = {"suspicious": 0}
 
@@ -359,13 +412,18 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log) -> tuple[list[dict]
     batch_stats = None
     try:
         pool = pool_options(opts, deadline)
-        if opts.batch != 1:  # K variants per compile, suspects confirmed alone (runners/exec/batch.py)
+        if opts.batch != 1 and not opts.coverage:  # K variants per compile, suspects confirmed alone (runners/exec/batch.py)
             ops = {g["id"]: g.get("ops", 0) for g in manifest["graphs"]}
             k = opts.batch if opts.batch > 1 else (lambda g: auto_batch_size(ops.get(g[0], 0)))
             results, batch_stats = run_batched(tasks, pool, k, batch_group(manifest), on_result=on_result,
                                                log=log, batch_timeout=opts.timeout * 4)
         else:
-            results = run_tasks(tasks, pool, on_result=on_result, log=log)
+            def grow(r: dict) -> list[dict]:  # guided extraction: the tasks of variants drawn now
+                ts = more(r)
+                bar.total += len(ts)
+                return ts
+
+            results = run_tasks(tasks, pool, on_result=on_result, log=log, more=grow if more is not None else None)
     finally:
         bar.close()
     return results, batch_stats, time.perf_counter() - t0

@@ -146,6 +146,7 @@ class Task(_Record):
     save_compiled: str | None = None  # folder for compiled outputs and failing inputs
     save_outputs: bool = False  # keep every output (cross-device judging)
     perf: dict | None = None
+    coverage: str | None = None  # --coverage: the file for the compiler lines it reaches (runners/exec/compiler_lines.py)
     extra: dict = field(default_factory=dict)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from eqsat_test.runners.cli import measure
 from eqsat_test.runners.records import COMPILER_BUG_KINDS, MINIMIZE_SECONDS, ExitCode, FindingKind
 
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
@@ -63,8 +64,9 @@ def gen_options(f):
         click.option("--iterations", default=8, show_default=True, help="Saturation budget: iterations."),
         click.option("--max-enodes", default=50_000, show_default=True, help="Saturation budget: e-nodes."),
         click.option("--sat-seconds", default=10.0, show_default=True, help="Saturation budget: seconds per graph."),
-        click.option("--mode", "modes", multiple=True, type=click.Choice(["uniform", "near-original"]),
-                     help="Extraction mode(s) (default: both, alternating)."),
+        click.option("--mode", "modes", multiple=True, type=click.Choice(["uniform", "near-original", "guided"]),
+                     help="Extraction mode(s) (default: uniform and near-original, alternating); guided (run only): "
+                          "drawn in rounds towards rewrites that reached new compiler lines (implies --coverage)."),
         click.option("--sizes", "size_policy", type=click.Choice(["test", "given"]), default="test", show_default=True,
                      help="test: scale the model file's free sizes down until every input has at most "
                           "--max-elements elements (validated eagerly; the size used is in the results); "
@@ -123,6 +125,8 @@ def exec_options(f):
         click.option("--sweep-dynamic", type=click.Choice(["seed", "all", "none"]), default="seed", show_default=True,
                      help="Which programs get the dynamic=True sweep (one compile called with many sizes)."),
         click.option("--no-sweep", is_flag=True, help="No dtype/size sweeps: only the model file's own dtypes and sizes."),
+        click.option("--coverage", is_flag=True, help="Measurement: record the lines of torch/_inductor, _functorch, "
+                     "_decomp, _refs each task reaches (caches off, no batches): stats.compiler_lines in results.json."),
     ]):
         f = opt(f)
     return f
@@ -209,6 +213,8 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
     if minimize_seconds <= 0:
         raise click.UsageError(f"--minimize-seconds: a positive number of seconds, not {minimize_seconds:g}")
     eo.minimize_seconds = minimize_seconds
+    if diag.pop("coverage", False):  # a measurement mode: runners/cli/measure.py
+        measure.coverage_on(eo)
     return _diagnostics(eo, **diag)
 
 
@@ -274,6 +280,7 @@ def _err_text(f: dict) -> str:
 def _summary(report: dict, manifest: dict, out: Path) -> str:
     import textwrap
 
+    from eqsat_test.runners.checks.line_gain import summary_line as line_gain_summary
     from eqsat_test.runners.findings.write import notes_line
 
     lines = [f"eqsat-test: {report['model']}  (torch {report['torch_version']})"]
@@ -307,6 +314,7 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
         sw = st["sweep"]
         lines.append(f"  sweeps: {sw['judged']} swept input sets judged in {sw['tasks']} sweep tasks "
                      f"({sw['compiles']} compiles, {sw['seconds']:.0f} s){', some cut short by the time budget' if sw['truncated'] else ''}")
+    lines += ["  " + line_gain_summary(st["compiler_lines"])] if st.get("compiler_lines") else []  # --coverage
     if st.get("folded_into_seed"):
         lines.append(f"  {st['folded_into_seed']} variant candidate(s) fail like their seed: counted as the seed's finding")
     bugs = [f for f in report["findings"] if f.get("repro") and f["kind"] in COMPILER_BUG_KINDS]
@@ -358,8 +366,9 @@ def _emit(report: dict, manifest: dict, out: Path, as_json: bool) -> None:
 @gen_options
 @exec_options
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: eqsat-out/<model name>).")
+@click.option("--guide-memory", type=click.Path(dir_okay=False), default=None, help="--mode guided: a file of rules' credit read first and added to after (campaigns).")
 def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-        backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, **diag):
+        backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, guide_memory, **diag):
     """The whole pipeline on one model file: generate variants, execute, judge, report."""
     from eqsat_test.rewrite.generate import generate
     from eqsat_test.runners.exec.pool import prestart
@@ -368,11 +377,14 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
     out = out or Path("eqsat-out") / model.stem
     go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements)
+    keep = measure.guided_keep(go.modes, eo)  # --mode guided: graphs' states for later rounds (runners/cli/measure.py)
     # workers start and warm up while the variants are generated
-    manifest = generate(model, out / "bundle", go, log=_log,
+    manifest = generate(model, out / "bundle", go, log=_log, keep=keep,
                         on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log, backend=next(
                             (b for b in eo.backends if b.startswith("inductor")), eo.backends[0])))
+    measure.guided_attach(keep, manifest, out / "bundle", eo, seed, guide_memory)
     report = execute_bundle(out / "bundle", out, eo, log=_log)
+    measure.guided_finish(eo, guide_memory)
     # generation stages are wall seconds; task stages are summed over the workers (they overlap)
     report["stats"]["timings"] = {"generate_wall": manifest["timings"],
                                   "tasks_summed_over_workers": report["stats"]["exec_timings"]}
@@ -393,6 +405,8 @@ def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_secon
                  out, as_json):
     """Model file -> variant bundle (standalone modules + inputs + manifest.json)."""
     from eqsat_test.rewrite.generate import generate
+    if "guided" in modes:
+        raise click.UsageError("--mode guided draws variants as their results come: it needs `eqsat-test run`")
     manifest = generate(model, out, _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes,
                                               size_policy, max_elements), log=_log)
     if as_json:
