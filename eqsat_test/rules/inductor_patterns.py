@@ -1,6 +1,6 @@
 """Pattern rules: move programs into and out of the search forms of Inductor's pattern-matcher passes.
 
-Inductor rewrites by pattern (its registries: `eqsat-test rules reach --registry`); a program spelled
+Inductor rewrites by pattern (its registries: benchmarks/pattern_reach.py lists them); a program spelled
 one way is matched, an equivalent spelling is not. Each rule here builds a registered search form
 from an equivalent spelling, or breaks it by an equivalent detour, and says which in its tags,
 checked by counting the pass's matches on both sides (rewrite/patternreach.py,
