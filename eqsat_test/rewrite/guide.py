@@ -191,6 +191,9 @@ class Guide:
             p, mode, changed = got
             entry = state.add(p, mode, changed)
             self.rules_of[entry["id"]], self.graph_of[entry["id"]] = entry["rules"], state.gid
+            for g in self.manifest.get("graphs", []):  # the summary's "distinct variants found"
+                if g.get("id") == state.gid and "extraction" in g:
+                    g["extraction"]["distinct"] = g["extraction"].get("distinct", 0) + 1
             self.manifest["variants"].append(entry)
             out.append(entry)
         if out:

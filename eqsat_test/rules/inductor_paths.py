@@ -1,12 +1,11 @@
-"""Fallback rules: flip a program between Inductor's own loops and a library kernel (extern or ATen fallback).
+"""Fallback rules: flip a program between Inductor's own loops and a library kernel (extern or ATen fallback)."""
+# Inductor lowers most ops to loops it writes itself, calls a library for others (extern_kernels.mm,
+# bmm, addmm) and falls back to ATen for the rest (sort, topk, median, cumsum on CPU). An equivalent
+# spelling on the other path exercises other code: a matmul as a broadcast product and a reduction,
+# a running sum as a masked sum. These go one way, from the library call to Inductor's loops: the
+# broadcast forms accept operands the library call refuses. Each rule names the kernel one side calls and the other does not in a
+# `flips:K` tag, checked on the generated code (rewrite/patternreach.py).
 
-Inductor lowers most ops to loops it writes itself, calls a library for others (extern_kernels.mm,
-bmm, addmm) and falls back to ATen for the rest (sort, topk, median, cumsum on CPU). An equivalent
-spelling on the other path exercises other code: a matmul as a broadcast product and a reduction,
-a running sum as a masked sum. These go one way, from the library call to Inductor's loops: the
-broadcast forms accept operands the library call refuses. Each rule names the kernel one side calls and the other does not in a
-`flips:K` tag, checked on the generated code (rewrite/patternreach.py).
-"""
 import torch
 import torch.nn.functional as F
 

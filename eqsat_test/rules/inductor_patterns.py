@@ -1,14 +1,13 @@
-"""Pattern rules: move programs into and out of the search forms of Inductor's pattern-matcher passes.
+"""Pattern rules: move programs into and out of the search forms of Inductor's pattern-matcher passes."""
+# Inductor rewrites by pattern (its registries: benchmarks/pattern_reach.py lists them); a program spelled
+# one way is matched, an equivalent spelling is not. Each rule here builds a registered search form
+# from an equivalent spelling, or breaks it by an equivalent detour, and says which in its tags,
+# checked by counting the pass's matches on both sides (rewrite/patternreach.py,
+# tests/unit/rules/test_inductor_rules.py): `builds:P` (the right side matches P more often),
+# `breaks:P` (less often); `reach:softmax` measures the sides under a softmax, the context the
+# pattern needs. Rule sides spell the whole search form where it spans several ops, so that the
+# tags can be checked on the rule alone.
 
-Inductor rewrites by pattern (its registries: benchmarks/pattern_reach.py lists them); a program spelled
-one way is matched, an equivalent spelling is not. Each rule here builds a registered search form
-from an equivalent spelling, or breaks it by an equivalent detour, and says which in its tags,
-checked by counting the pass's matches on both sides (rewrite/patternreach.py,
-tests/unit/rules/test_inductor_rules.py): `builds:P` (the right side matches P more often),
-`breaks:P` (less often); `reach:softmax` measures the sides under a softmax, the context the
-pattern needs. Rule sides spell the whole search form where it spans several ops, so that the
-tags can be checked on the rule alone.
-"""
 import torch
 
 from eqsat_test.rewrite.ruledsl import FLOATING, INTEGRAL, NUMERIC, Scalar, Tensor, make_rule, rule

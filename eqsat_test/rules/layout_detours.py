@@ -1,10 +1,9 @@
-"""Layout detours: the same values in another layout (a transposed copy, channels-last) around reductions, matmuls and softmax.
+"""Layout detours: the same values in another layout (a transposed copy, channels-last) around reductions, matmuls and softmax."""
+# Inductor chooses loop orders, tiling and library calls by the strides it is given; a copy in a
+# transposed layout, turned back by a view, holds the same values with other strides, so the
+# reduction or the matmul that reads it takes another path. No as_strided: only transposes,
+# permutes and contiguous copies, whose meaning does not depend on the input's own strides.
 
-Inductor chooses loop orders, tiling and library calls by the strides it is given; a copy in a
-transposed layout, turned back by a view, holds the same values with other strides, so the
-reduction or the matmul that reads it takes another path. No as_strided: only transposes,
-permutes and contiguous copies, whose meaning does not depend on the input's own strides.
-"""
 import torch
 
 from eqsat_test.rewrite.ruledsl import FLOATING, NUMERIC, Scalar, Tensor, rule
