@@ -8,13 +8,15 @@ runners/checks/line_gain.py), its gain (lines no earlier task of the run reached
 the rules that built it (provenance) and to the e-nodes it chose over the seed's, and the next
 variant is drawn with each e-class ordering its e-nodes by a weighted draw: the estimated gain of
 the e-node and of the rule that built it, relative to the run's mean, with an optimistic prior so
-that untried rewrites are tried. After the first round, a variant is a mutant, as in coverage-guided
-fuzzing: a base (the seed, or a variant that reached new lines, chosen by its gain) with one e-class
-(sometimes two) switched to another of its e-nodes, the site drawn by those weights, the rest kept.
-So one rewrite is tried at a time: the e-graph of a 3-op softmax holds ~10^600 terms, and a uniform
-draw changes dozens of e-classes at once, burying a rewrite such as `x.float() / T -> x / T` under
-others that break the pattern it builds. Rules of the families aimed at Inductor's decisions
-(`pattern`, `fallback`: rules/inductor_*.py) start with a higher prior.
+that untried rewrites are tried. A variant is drawn one of three ways, each credited with the lines
+its variants reach (a bandit over the three, each kept at KIND_FLOOR at least): a weighted uniform
+draw of the whole term; a weighted near-original draw; or a mutant, as in coverage-guided fuzzing: a
+base (the seed, or a variant that reached new lines, chosen by its gain) with one e-class (sometimes
+two) switched to another of its e-nodes, the site drawn by those weights, the rest kept. A uniform
+draw changes dozens of e-classes at once (the e-graph of a 3-op softmax holds ~10^600 terms), which
+reaches much code but buries a single rewrite such as `x.float() / T -> x / T` under others that
+break the pattern it builds; a mutant tries one rewrite at a time. Rules of the families aimed at
+Inductor's decisions (`pattern`, `fallback`: rules/inductor_*.py) start with a higher prior.
 
 A campaign can carry the rule estimates from run to run in a memory file (`--guide-memory`):
 {rule: [variants credited, lines credited]}, read as the prior and written back after the run.
@@ -33,6 +35,8 @@ OPTIMISM = 1.5  # the prior: this many times the run's mean gain per variant
 FLOOR = 0.05  # the least weight of an e-node relative to the mean: nothing is ruled out
 FAMILY_PRIOR = {"pattern": 4.0, "fallback": 4.0}  # rules aimed at Inductor's decisions (tags checked): tried first
 STACK = 0.3  # the chance that a mutant stacks a second rewrite
+KINDS = ("uniform", "near-original", "mutant")  # ways to draw a variant; each keeps its own credit
+KIND_FLOOR = 0.15  # the least chance of each way to draw
 
 
 @dataclass
@@ -88,11 +92,10 @@ class Guide:
     the next variants (manifest entries, their modules written into the bundle)."""
 
     def __init__(self, states: list, manifest: dict, bundle: Path, seed: int = 0,
-                 memory: RuleMemory | None = None, modes=("uniform", "near-original")) -> None:
+                 memory: RuleMemory | None = None) -> None:
         self.states = {s.gid: s for s in states}
         self.manifest, self.bundle = manifest, Path(bundle)
         self.rng = random.Random(seed ^ 0x5EED)  # (0x5EED: this stream differs from the first round's)
-        self.modes = tuple(modes)
         self.memory = memory or RuleMemory()
         self.rules, self.nodes = Tally(), Tally()  # this run's credit
         self.seen_lines: set = set()
@@ -104,6 +107,8 @@ class Guide:
         self.seeds_in: set = set()  # graphs whose seed's lines are in
         self.pending: list = []  # (vid, lines, credit) of variants that came back before their seed
         self.family = manifest.get("rules", {}).get("families", {})
+        self.kinds = Tally()  # lines credited per way to draw
+        self.kind_of = {v["id"]: v["mode"] for v in manifest["variants"] if v.get("mode") in KINDS}
 
     # -- feedback
     def feedback(self, vid: str, lines: set, credit: bool = True) -> None:
@@ -129,6 +134,8 @@ class Guide:
         if not credit or vid not in self.rules_of or vid.endswith("_seed"):
             return float(new)
         self.gains.append(float(new))
+        if vid in self.kind_of:
+            self.kinds.add(self.kind_of[vid], float(new))
         rules = self.rules_of[vid]
         for r in rules:
             self.rules.add(r, new / max(1, len(rules)))
@@ -182,14 +189,16 @@ class Guide:
                 break
             state = min(open_, key=lambda s: (s.count / max(1, s.budget), s.gid))
             self.draws += 1
-            got = self._mutant(state)
-            if got is None:  # no new mutant: a weighted draw of the whole term
-                got = self._draw(state)
+            kind = self._kind()
+            got = self._mutant(state) if kind == "mutant" else self._draw(state, kind)
+            if got is None:  # nothing new that way: the other ways
+                got = self._draw(state, "uniform") or self._draw(state, "near-original") or self._mutant(state)
             if got is None:
                 state.budget = state.count  # nothing new left to draw here
                 continue
             p, mode, changed = got
             entry = state.add(p, mode, changed)
+            self.kind_of[entry["id"]] = mode.replace("guided-", "")
             self.rules_of[entry["id"]], self.graph_of[entry["id"]] = entry["rules"], state.gid
             for g in self.manifest.get("graphs", []):  # the summary's "distinct variants found"
                 if g.get("id") == state.gid and "extraction" in g:
@@ -200,8 +209,15 @@ class Guide:
             (self.bundle / "manifest.json").write_text(json.dumps(self.manifest, indent=1))
         return out
 
-    def _draw(self, state):
-        mode = self.modes[self.draws % len(self.modes)]
+    def _kind(self) -> str:
+        """A way to draw, by the lines each has reached per variant (optimistic for the untried)."""
+        prior = OPTIMISM * self.mean_gain()
+        est = [self.kinds.estimate(k, prior) for k in KINDS]
+        total = sum(est)
+        p = [KIND_FLOOR + (1 - KIND_FLOOR * len(KINDS)) * e / total for e in est]
+        return self.rng.choices(KINDS, p)[0]
+
+    def _draw(self, state, mode: str):
         ex = extract_variants(state.ec, 1, modes=(mode,), max_ops=state.max_ops, exclude=set(state.seen),
                               weight=self.weight_fn(state), rng=self.rng, max_attempts=40)
         return (ex.variants[0][0], f"guided-{mode}", ex.changed[0]) if ex.variants else None
@@ -242,5 +258,7 @@ class Guide:
         """results.json's `stats.guided`: the draws, and the rules with the most lines credited."""
         top = sorted(self.rules.gain.items(), key=lambda kv: -kv[1])[:15]
         return {"variants_drawn": self.draws, "gains": [round(g, 1) for g in self.gains],
+                "by_way": {k: {"variants": self.kinds.tried.get(k, 0), "lines": round(self.kinds.gain.get(k, 0.0), 1)}
+                           for k in KINDS},
                 "top_rules": [{"rule": r, "lines": round(g, 1), "variants": self.rules.tried.get(r, 0)}
                               for r, g in top]}

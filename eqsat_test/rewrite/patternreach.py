@@ -68,7 +68,14 @@ def _passes() -> list:
     from torch._inductor.pattern_matcher import PatternMatcherPass
     joint_graph.lazy_init()  # registers fuse_attention, pad_mm, misc patterns, ...
     post_grad.lazy_init()
-    return [o for o in gc.get_objects() if isinstance(o, PatternMatcherPass)]
+    out = []
+    for o in gc.get_objects():
+        try:
+            if isinstance(o, PatternMatcherPass):
+                out.append(o)
+        except ReferenceError:  # a weak proxy whose object is gone
+            continue
+    return out
 
 
 @dataclass(frozen=True)
