@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass, field
 
 from eqsat_test.lowering.program import INPUT, LIT, SEQ, PNode, Program, ProgramBuilder
+from eqsat_test.rewrite.provenance import MADE
 from eqsat_test.rewrite.terms import parse_call_fn, term_fn
 
 _FNS = ("input", "lit", "nil", "cons", "kw", "seq")  # and "call": one constructor per target
@@ -36,6 +37,7 @@ class EClassGraph:
     original: dict[int, int]  # class -> index of the original e-node in classes[c]
     height: dict[int, int]
     lowest: dict[int, list[int]] = field(default_factory=dict)  # class -> min-height nodes (a cache)
+    made_by: dict[tuple[int, int], str] = field(default_factory=dict)  # (class, node index) -> the rule that built it
 
     @property
     def num_classes(self) -> int:
@@ -89,6 +91,11 @@ def read_egraph(eg, root_name: str, program: Program, node_names: dict[int, str]
             out = cid(row.output)
             classes.setdefault(out, []).append(ENode("call", call[0], kids))
             lookup[("call", call[0], kids)] = out
+    made_rows: dict[tuple, str] = {}  # provenance (rewrite/provenance.py): call e-node -> the rule that built it
+    for name, f in fns.items():
+        call = parse_call_fn(name[len(MADE):]) if name.startswith(MADE) else None
+        for row in (f.rows if call is not None else ()):
+            made_rows[("call", call[0], tuple(cid(v) for v in row.inputs))] = b.value_to_string(row.output)
     for lst in classes.values():  # deterministic order, independent of egglog's row order
         lst.sort(key=lambda n: (n.fn, n.prim, n.children))
     root_rows = fns[root_name].rows  # let names carry egglog's "$" already
@@ -97,8 +104,10 @@ def read_egraph(eg, root_name: str, program: Program, node_names: dict[int, str]
     height = _heights(classes)
     reach = _reachable(classes, root)
     classes = {c: classes[c] for c in reach}
+    made_by = {(c, i): made_rows[(n.fn, n.prim, n.children)] for c, lst in classes.items()
+               for i, n in enumerate(lst) if (n.fn, n.prim, n.children) in made_rows}
     return EClassGraph(classes, root, {c: i for c, i in original.items() if c in classes},
-                       {c: height[c] for c in reach})
+                       {c: height[c] for c in reach}, made_by=made_by)
 
 
 def _original_choices(program: Program, classes, lookup) -> dict[int, int]:
@@ -195,9 +204,12 @@ class _Sampler:
     `x -> x.t().t()` become visible. Levels are bounded, so sampling always terminates."""
 
     def __init__(self, g: EClassGraph, rng: random.Random, mode: str, mutation: float, max_steps: int,
-                 max_level: int = 2, unroll: float = 0.5):
+                 max_level: int = 2, unroll: float = 0.5, weight=None):
         self.g, self.rng, self.mode, self.mutation = g, rng, mode, mutation
         self.max_steps, self.max_level, self.unroll = max_steps, max_level, unroll
+        self.weight = weight  # (class, node index) -> a positive weight: a weighted order instead of a shuffle
+        self.base: dict[int, int] = {}  # mode "mutate": class -> the base variant's node
+        self.sites: dict[int, int] = {}  # mode "mutate": class -> the node that replaces the base's
 
     def lowest(self, c: int) -> list[int]:
         """Indices of class c's min-height nodes (their children are strictly lower)."""
@@ -212,8 +224,17 @@ class _Sampler:
         nodes = self.g.classes[c]
         if safe:  # min-height nodes only: children strictly lower, so no cycle is possible
             return self.lowest(c), True
+        if self.mode == "mutate":  # the base's choices, but a site's node at its class's first visit (`mutant`)
+            site = self.sites.pop(c, None)
+            first = site if site is not None else self.base.get(c)
+            if first is None:  # a class new to the base: its smallest terms first
+                first = self.lowest(c)[0] if len(self.lowest(c)) == 1 else self.rng.choice(self.lowest(c))
+            return [first] + [i for i in range(len(nodes)) if i != first], site is None
         if len(nodes) == 1:  # (shuffling one item draws no random number: same stream)
             idx = [0]
+        elif self.weight is not None:  # a weighted random order (Efraimidis-Spirakis keys u^(1/w))
+            w = self.weight
+            idx = sorted(range(len(nodes)), key=lambda i: -math.log(1.0 - self.rng.random()) / w(c, i))
         else:
             idx = list(range(len(nodes)))
             self.rng.shuffle(idx)
@@ -303,6 +324,46 @@ class _GiveUp(Exception):
     pass
 
 
+def base_classes(g: EClassGraph, base: dict[int, int]) -> list[int]:
+    """The classes the term `base` (class -> node; the smallest terms elsewhere) reaches from the root."""
+    seen, stack, out = set(), [g.root], []
+    while stack:
+        c = stack.pop()
+        if c in seen or c not in g.classes:
+            continue
+        seen.add(c)
+        out.append(c)
+        i = base.get(c)
+        if i is None:
+            low = g.height[c]
+            i = next((j for j, n in enumerate(g.classes[c]) if _node_height(g, n) <= low), 0)
+        stack.extend(g.classes[c][i].children)
+    return sorted(out)
+
+
+def mutant(g: EClassGraph, base: dict[int, int], sites: dict[int, int], rng: random.Random,
+           max_ops: int | None = None) -> tuple[Program, frozenset] | None:
+    """The variant that is `base` (class -> node index, e.g. the original) with each site's class
+    (class -> node index) taking the site's node: one rewrite (or a few) away from the base; classes
+    the base never chose take their smallest terms. Returns (program, the (class, node) pairs chosen
+    over the original), or None."""
+    s = _Sampler(g, rng, "mutate", 0.0, 50 * max(1, g.num_classes), unroll=1.0)  # a site may always unroll
+    s.base, s.sites = base, dict(sites)
+    got: list = []
+
+    def run() -> None:
+        got.append(s.sample(safe=False))
+
+    _with_deep_stack(run)
+    choice = got[0]
+    if choice is None:
+        return None
+    p = to_program(g, choice)
+    if max_ops is not None and p.num_ops > max_ops:
+        return None
+    return p, frozenset((c, i) for (c, _), (i, _) in choice.items() if g.original.get(c) != i)
+
+
 def to_program(g: EClassGraph, choice: dict) -> Program:
     """The program a choice describes (post-order, so indices refer backwards)."""
     b = ProgramBuilder()
@@ -355,24 +416,31 @@ class Extraction:
     attempts: int
     distinct_seen: int
     log10_space: float
+    changed: list[frozenset] = field(default_factory=list)  # per variant: the (class, node) it chose over the original
 
 
 def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform", "near-original"),
                      mutation: float = 0.3, max_ops: int | None = None, exclude: set[str] = frozenset(),
-                     max_attempts: int | None = None, labels=None, pool: int = 3) -> Extraction:
+                     max_attempts: int | None = None, labels=None, pool: int = 3, weight=None,
+                     rng: random.Random | None = None) -> Extraction:
     """Up to `n` distinct variants, alternating between `modes`; `exclude` holds program keys
     (e.g. the original's) that do not count as variants.
 
     Stratified extraction: with `labels` (a function program -> set of labels, e.g. the rule
     families that explain its rewrites: `generate.family_labeler`), up to `pool * n` distinct candidates
     are sampled and `n` chosen so that every label found among the candidates shows up in at
-    least one chosen variant (rarest labels first), the rest in sampling order."""
-    rng = random.Random(seed)
+    least one chosen variant (rarest labels first), the rest in sampling order.
+
+    `weight((class, node index) -> float)`: each e-class orders its e-nodes by a weighted draw
+    instead of a uniform shuffle (coverage-guided extraction, rewrite/guide.py); `rng` continues a
+    stream across calls (extraction in rounds)."""
+    rng = rng if rng is not None else random.Random(seed)
     want = n if labels is None else max(n, pool * n)
     max_attempts = max_attempts or 20 * want + 50
     steps = 50 * max(1, g.num_classes)
     seen: set[str] = set(exclude)
     out: list[tuple[Program, str]] = []
+    changed: list[frozenset] = []
     attempts = 0
 
     def run() -> None:
@@ -380,7 +448,7 @@ def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform",
         while len(out) < want and attempts < max_attempts:
             mode = modes[attempts % len(modes)]
             attempts += 1
-            s = _Sampler(g, rng, mode, mutation, steps)
+            s = _Sampler(g, rng, mode, mutation, steps, weight=weight)
             choice = s.sample(safe=False) or s.sample(safe=True)
             if choice is None:
                 continue
@@ -392,12 +460,14 @@ def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform",
                 continue
             seen.add(k)
             out.append((p, mode))
+            changed.append(frozenset((c, i) for (c, _), (i, _) in choice.items() if g.original.get(c) != i))
 
     _with_deep_stack(run)
     distinct = len(seen - set(exclude))
     if labels is not None and len(out) > n:
-        out = stratified_choice(out, n, [labels(p) for p, _ in out])
-    return Extraction(out, attempts, distinct, g.log10_choices())
+        keep = stratified_choice(list(range(len(out))), n, [labels(p) for p, _ in out])
+        out, changed = [out[i] for i in keep], [changed[i] for i in keep]
+    return Extraction(out, attempts, distinct, g.log10_choices(), changed)
 
 
 def stratified_choice(items: list, n: int, item_labels: list[set]) -> list:

@@ -169,12 +169,58 @@ def _variant_dtypes(applied, rule_dtypes: dict) -> list[str] | None:
     return None if allowed is None else sorted(allowed)
 
 
+def initial_count(per_graph: int, modes: tuple) -> int:
+    """Variants a graph gets at generation: all, or with guided extraction a first round (a quarter, at
+    least 4); rewrite/guide.py draws the rest as results come."""
+    return min(per_graph, max(4, per_graph // 4)) if "guided" in modes else per_graph
+
+
+@dataclass
+class GraphState:
+    """What a graph keeps after saturation for variants drawn later (guided rounds, rewrite/guide.py): its
+    e-graph read out as plain Python, the rule credit, and how a variant module is written."""
+
+    gid: str
+    index: int
+    model_name: str
+    seed: Program
+    ec: object  # extract.EClassGraph
+    credit: object  # provenance.Credit
+    write: object  # (vid, program, title, notes) -> file name
+    rules_info: dict  # the manifest's "rules"
+    max_ops: int
+    budget: int  # variants this graph may have in all
+    seen: set = field(default_factory=set)  # program keys drawn so far (the seed's included)
+    count: int = 0  # variants written
+    changed: dict = field(default_factory=dict)  # variant id -> the (class, node) it chose over the seed's
+
+    def add(self, p: Program, mode: str, changed: frozenset = frozenset()) -> dict:
+        """Write variant `p` and return its manifest entry."""
+        self.count += 1
+        self.seen.add(p.key())
+        vid = f"{self.gid}_v{self.count:03d}"
+        self.changed[vid] = changed
+        info = self.rules_info
+        # the rules whose firings built this variant's e-nodes, non-exact ones first
+        applied = self.credit.rules_of(p)
+        numerics = {r: info["numerics"].get(r, "?") for r in applied}
+        dtypes = _variant_dtypes(applied, info["dtypes"])
+        f = self.write(vid, p, f"variant {self.count} ({mode}) of graph {self.index} of {self.model_name}",
+                       [f"rules applied: {', '.join(f'{r} ({c})' for r, c in numerics.items()) or '(none)'}"])
+        return {"id": vid, "graph": self.gid, "file": f, "program": program_file_name(f),
+                "seed": False, "mode": mode, "rules": applied, "rule_numerics": numerics,
+                **({"dtypes": dtypes} if dtypes is not None else {}),
+                **({"fixed_sizes": True} if set(applied) & set(info["fix_sizes"]) else {}),
+                "ops": p.num_ops, "key": p.key()}
+
+
 def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions = GenerateOptions(),
-             log=lambda s: None, on_loaded=None) -> dict:
+             log=lambda s: None, on_loaded=None, keep: list | None = None) -> dict:
     """Write a bundle for `model_path` into `out_dir`; returns its manifest. `on_loaded()` is
     called once the model file has loaded (`eqsat-test run` starts its workers there). Each stage
     stops at `opts.deadline` (rewrite/stageclock.BudgetSpent); nothing is written before the
-    model has loaded and the rules have compiled, so bad input leaves no folder behind."""
+    model has loaded and the rules have compiled, so bad input leaves no folder behind. `keep`: a
+    list that gets each rewritten graph's GraphState (for guided extraction's later rounds)."""
     out = Path(out_dir)
     clock = StageClock(opts.deadline, log)
     timings = clock.seconds
@@ -278,7 +324,9 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         eg = FreezeOnce(sat.lifted.egraph)  # read_egraph and read_credit share one frozen copy
         ec = timed("extract", read_egraph, eg, sat.lifted.root, prog, sat.lifted.node_names)
         credit = timed("extract", read_credit, eg.freeze(), eg, manifest["rules"]["numerics"])
-        ex = timed("extract", extract_variants, ec, per_graph, seed=opts.seed, modes=opts.modes,
+        first = initial_count(per_graph, opts.modes)  # guided extraction: the rest come in rounds (rewrite/guide.py)
+        sampling = tuple(m for m in opts.modes if m != "guided") or ("uniform", "near-original")
+        ex = timed("extract", extract_variants, ec, first, seed=opts.seed, modes=sampling,
                    max_ops=int(prog.num_ops * opts.max_growth) + 16, exclude={prog.key()})
         del eg, sat.lifted.egraph  # drop the e-graph on the thread that made it
         timed("extract", credit.set_seed, prog)
@@ -291,22 +339,13 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         ginfo["extraction"] = {"eclasses": ec.num_classes, "enodes": ec.num_enodes,
                                "log10_choice_space": round(ex.log10_space, 2), "attempts": ex.attempts,
                                "distinct": ex.distinct_seen}
-        for k, (p, mode) in enumerate(ex.variants, 1):
-            vid = f"{gid}_v{k:03d}"
-            # the rules whose firings built this variant's e-nodes, non-exact ones first
-            applied = timed("extract", credit.rules_of, p)
-            numerics = {r: manifest["rules"]["numerics"].get(r, "?") for r in applied}
-            dtypes = _variant_dtypes(applied, manifest["rules"]["dtypes"])
-            fix_sizes = set(manifest["rules"]["fix_sizes"])
-            f = timed("render", write, vid, p,
-                      f"variant {k} ({mode}) of graph {g.index} of {Path(str(model_path)).name}",
-                      [f"rules applied: {', '.join(f'{r} ({c})' for r, c in numerics.items()) or '(none)'}"])
-            manifest["variants"].append({"id": vid, "graph": gid, "file": f, "program": program_file_name(f),
-                                         "seed": False, "mode": mode,
-                                         "rules": applied, "rule_numerics": numerics,
-                                         **({"dtypes": dtypes} if dtypes is not None else {}),
-                                         **({"fixed_sizes": True} if set(applied) & fix_sizes else {}),
-                                         "ops": p.num_ops, "key": p.key()})
+        state = GraphState(gid, g.index, Path(str(model_path)).name, prog, ec, credit, write, manifest["rules"],
+                           max_ops=int(prog.num_ops * opts.max_growth) + 16, budget=per_graph,
+                           seen={prog.key()})
+        for (p, mode), changed in zip(ex.variants, ex.changed):
+            manifest["variants"].append(timed("render", state.add, p, mode, changed))
+        if keep is not None:
+            keep.append(state)
         manifest["graphs"].append(ginfo)
         log(f"graph {gid}: {prog.num_ops} ops, {sat.enodes} e-nodes after {sat.iterations} iterations "
             f"({STOP_REASONS.get(sat.stop_reason, sat.stop_reason)}), {len(ex.variants)} distinct variants")

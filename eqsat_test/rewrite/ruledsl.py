@@ -34,7 +34,7 @@ NUMERICS = ("exact", "ieee-edge", "approximate")
 GRAD_CLASSES = ("exact", "edge", "different")
 FAMILIES = (
     "spelling", "layout", "algebra", "activation", "reduction", "linalg", "concat",
-    "dtype-logic", "neutral", "misc", "schema", "decomposition", "stress",
+    "dtype-logic", "neutral", "misc", "schema", "decomposition", "stress", "pattern", "fallback",
 )
 
 

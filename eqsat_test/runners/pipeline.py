@@ -14,6 +14,8 @@ from pathlib import Path
 
 from eqsat_test.runners.checks.configs import config_judge
 from eqsat_test.runners.checks.devices import cross_device_findings
+from eqsat_test.runners.checks.line_gain import as_set, coverage_paths, line_gain
+from eqsat_test.runners.exec.compiler_lines import read_lines
 from eqsat_test.runners.checks.perf import slow_variant_findings, spread, write_slow_variant
 from eqsat_test.runners.checks.sweep_coverage import sweep_coverage
 from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
@@ -26,7 +28,7 @@ from eqsat_test.runners.findings.clusters import cluster_findings, failing_cone
 from eqsat_test.runners.findings.confirm import confirm_all, unconfirmed_timeouts
 from eqsat_test.runners.findings.ledger import load_ledger
 from eqsat_test.runners.findings.minimize import minimize_clusters
-from eqsat_test.runners.findings.notes import aggregate_notes
+from eqsat_test.runners.findings.notes import run_note_groups
 from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 from eqsat_test.runners.findings.triage import annotate
 from eqsat_test.runners.findings.write import collect_env, signature, update_meta, versions, write_finding
@@ -63,6 +65,8 @@ class ExecOptions:
     # training mode: each program runs forward and backward and its gradients are judged (runners/exec/training.py);
     # its tasks run one variant per compile (no batches); the dtype/size sweeps stay forward-only
     grad: bool = False
+    coverage: bool = False  # record the compiler lines each task reaches (runners/exec/compiler_lines.py); no batches
+    guide: object = None  # rewrite/guide.Guide (coverage-guided extraction): more variants drawn as results come
 
 
 class BadBundle(Exception):
@@ -241,6 +245,10 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
     return findings, notes
 
 
+def _seed_ids(manifest: dict) -> set[str]:
+    return {v["id"] for v in manifest["variants"] if v["seed"]}
+
+
 def _ops_of(v: dict, manifest: dict) -> list[str]:
     g = next(g for g in manifest["graphs"] if g["id"] == v["graph"])
     return g.get("op_names", [])
@@ -350,11 +358,15 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                  first_backend=opts.backends[0]) + tasks
         # the seeds' own tasks first, though: one compile each, and the first verdict comes within seconds
-        seeds = {v["id"] for v in manifest["variants"] if v["seed"]}
-        tasks.sort(key=lambda t: not (t["variant"] in seeds and not t["id"].endswith("#sweep")))  # (stable)
+        tasks.sort(key=lambda t: not (t["variant"] in _seed_ids(manifest) and not t["id"].endswith("#sweep")))
+    if opts.coverage:  # each task writes the compiler lines it reaches (runners/checks/line_gain.py); the seeds'
+        # plain tasks first, so that no other compile in their worker has run code that runs once per process
+        tasks.sort(key=lambda t: not (t["id"].split("@")[0] in _seed_ids(manifest) and t.get("kind", "run") == "run"))
+        coverage_paths(tasks, out)
     run["tasks"] = tasks
     stream = VerdictStream(out / "verdicts.jsonl")
-    results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log, run)
+    feed = _guided_feed(bundle, out, manifest, opts, scratch, tasks) if opts.guide is not None else None
+    results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log, run, feed)
     run["stage"] = "judging the verdicts"
     skipped = len(tasks) - len(results)
     if skipped:
@@ -399,10 +411,14 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
              "wall_seconds": round(wall, 3), "backends": list(opts.backends), "devices": list(opts.devices),
              "input_kinds": list(opts.input_kinds), "grad": opts.grad, "folded_into_seed": folded, "batch": batch_stats,
              "sweep": sweep_stats, "exec_timings": _timings(results)}
+    if opts.coverage:
+        stats["compiler_lines"] = line_gain(manifest, results + sweep_results)
+    if opts.guide is not None:
+        stats["guided"] = opts.guide.stats()
     ledger = load_ledger()
     clusters = cluster_findings(written, manifest["model"], ledger)
     write_results(out, manifest, results + sweep_results, written, notes, stats,  # verdicts first
-                  clusters, _note_groups(notes, manifest, bundle))
+                  clusters, run_note_groups(notes, manifest, bundle))
     run["written"], run["stage"] = True, "confirming the candidates"
     bugs = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
     if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
@@ -447,19 +463,40 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
     stats.update({"wall_seconds_total": round(time.perf_counter() - t_start, 3), "confirm": confirm_stats,
                   "minimize": min_stats, "perf": perf_stats, "artifacts": art_stats})
     return write_results(out, manifest, results + sweep_results, written, notes, stats, clusters,
-                         _note_groups(notes, manifest, bundle))
+                         run_note_groups(notes, manifest, bundle))
 
 
-def _note_groups(notes: list[dict], manifest: dict, bundle: Path) -> list:
-    """The run's notes, one group per (model, kind, cause) (runners/findings/notes.py)."""
-    numerics = dict(manifest["rules"].get("numerics") or {})
-    for v in manifest["variants"]:  # a user rule's declared class is on the variants it built
-        numerics.update(v.get("rule_numerics") or {})
-    return aggregate_notes(notes, manifest["model"], variant_rules={v["id"]: v["rules"] for v in manifest["variants"]},
-                           numerics=numerics, paths={v["id"]: str(bundle / v["file"]) for v in manifest["variants"]})
+def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scratch: Path, tasks: list[dict]):
+    """`more(result)` for the pool (coverage-guided extraction, rewrite/guide.py): each measured result's
+    lines go to the guide; each plain result of the first backend and device draws one variant, whose
+    tasks (and sweep tasks) come back to run; they join `tasks` and `manifest` too."""
+    guide, first = opts.guide, (opts.backends[0], opts.devices[0])
+
+    def more(r: dict) -> list[dict]:
+        sweep = str(r.get("task", "")).endswith("#sweep")
+        info = r.get("compiler_lines") or {}  # (a task that failed early has none: its seed's variants still go on)
+        guide.feedback(r.get("variant"), as_set(read_lines(info["file"])) if info.get("file") else set(),
+                       credit=not sweep)
+        if sweep or (r.get("backend"), r.get("device")) != first:
+            return []
+        new = guide.more(1)
+        if not new:
+            return []
+        manifest["variants"].extend(new)
+        sub = {**manifest, "variants": new}
+        ts = make_tasks(bundle, sub, opts, scratch)
+        if opts.sweep is not None:
+            ts = make_sweep_tasks(bundle, sub, opts.sweep, backends=opts.backends, devices=opts.devices,
+                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
+                                  first_backend=opts.backends[0]) + ts
+        coverage_paths(ts, out)
+        tasks.extend(ts)
+        return ts
+
+    return more
 
 
-def _run_tasks(tasks, manifest, opts, deadline, stream, log, run) -> tuple[list[dict], dict | None, float]:
+def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> tuple[list[dict], dict | None, float]:
     bar = Progress(len(tasks), opts.progress, sweeps=sum(1 for t in tasks if str(t["id"]).endswith("#sweep")))
     counts = {"suspicious": 0}
 
@@ -474,13 +511,18 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log, run) -> tuple[list[
     batch_stats = None
     try:
         pool = pool_options(opts, deadline)
-        if opts.batch != 1 and not opts.grad:  # K variants per compile, suspects confirmed alone (runners/exec/batch.py)
+        if opts.batch != 1 and not opts.grad and not opts.coverage:  # K variants per compile, suspects confirmed alone (runners/exec/batch.py)
             ops = {g["id"]: g.get("ops", 0) for g in manifest["graphs"]}
             k = opts.batch if opts.batch > 1 else (lambda g: auto_batch_size(ops.get(g[0], 0)))
             results, batch_stats = run_batched(tasks, pool, k, batch_group(manifest), on_result=on_result,
                                                log=log, batch_timeout=opts.timeout * 4)
         else:
-            results = run_tasks(tasks, pool, on_result=on_result, log=log)
+            def grow(r: dict) -> list[dict]:  # guided extraction: the tasks of variants drawn now
+                ts = more(r)
+                bar.total += len(ts)
+                return ts
+
+            results = run_tasks(tasks, pool, on_result=on_result, log=log, more=grow if more is not None else None)
     finally:
         bar.close()
     return results, batch_stats, time.perf_counter() - t0

@@ -150,6 +150,7 @@ class Task(_Record):
     save_fp64: bool = False  # keep the fp64 run beside the eager outputs (a seed's: the unsound check's yardstick)
     perf: dict | None = None
     grad: bool = False  # training mode: forward and backward, gradients judged (runners/exec/training.py)
+    coverage: str | None = None  # --coverage: the file for the compiler lines it reaches (runners/exec/compiler_lines.py)
     extra: dict = field(default_factory=dict)
 
 

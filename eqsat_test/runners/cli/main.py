@@ -10,8 +10,9 @@ from pathlib import Path
 
 import click
 
+from eqsat_test.runners.cli import measure
 from eqsat_test.runners.cli.precheck import check_bundle, check_model_file, check_out_dir
-from eqsat_test.runners.records import COMPILER_BUG_KINDS, MINIMIZE_SECONDS, ExitCode
+from eqsat_test.runners.records import MINIMIZE_SECONDS, ExitCode
 
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
 # stay fast and `exec` never imports egglog (the generation side) on a host without it.
@@ -65,8 +66,9 @@ def gen_options(f):
         click.option("--iterations", default=8, show_default=True, help="Saturation budget: iterations."),
         click.option("--max-enodes", default=50_000, show_default=True, help="Saturation budget: e-nodes."),
         click.option("--sat-seconds", default=10.0, show_default=True, help="Saturation budget: seconds per graph."),
-        click.option("--mode", "modes", multiple=True, type=click.Choice(["uniform", "near-original"]),
-                     help="Extraction mode(s) (default: both, alternating)."),
+        click.option("--mode", "modes", multiple=True, type=click.Choice(["uniform", "near-original", "guided"]),
+                     help="Extraction mode(s) (default: uniform and near-original, alternating); guided (run only): "
+                          "drawn in rounds towards rewrites that reached new compiler lines (implies --coverage)."),
         click.option("--sizes", "size_policy", type=click.Choice(["test", "given"]), default="test", show_default=True,
                      help="test: scale the model file's free sizes down until every input has at most "
                           "--max-elements elements (validated eagerly; the size used is in the results); "
@@ -131,6 +133,8 @@ def exec_options(f):
         click.option("--no-sweep", is_flag=True, help="No dtype/size sweeps: only the model file's own dtypes and sizes."),
         click.option("--grad", is_flag=True, help="Training mode: the model in train(), each program run forward and backward, "
                      "gradients of every input and parameter judged too (grad-miscompile); sweeps stay forward-only."),
+        click.option("--coverage", is_flag=True, help="Measurement: record the lines of torch/_inductor, _functorch, "
+                     "_decomp, _refs each task reaches (caches off, no batches): stats.compiler_lines in results.json."),
     ]):
         f = opt(f)
     return f
@@ -203,6 +207,8 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
     eo.batch = int(batch)
     eo.grad = grad
     eo.minimize_seconds = minimize_seconds
+    if diag.pop("coverage", False):  # a measurement mode: runners/cli/measure.py
+        measure.coverage_on(eo)
     return _diagnostics(eo, **diag)
 
 
@@ -255,62 +261,12 @@ def _log(msg: str) -> None:
     _err(f"eqsat-test: {msg}")
 
 
-def _summary(report: dict, manifest: dict, out: Path) -> str:
-    from eqsat_test.runners.cli.runlines import executed_lines, rules_lines, sweep_lines
-    from eqsat_test.runners.findings.clusters import report_clusters
-    from eqsat_test.runners.findings.table import report_table
-
-    lines = [f"eqsat-test: {report['model']}  (torch {report['torch_version']})"]
-    gs = manifest["graphs"]
-    lines += rules_lines(manifest)
-    if manifest.get("sizes") and manifest["sizes"].get("scaled"):
-        sz = manifest["sizes"]
-        lines.append("  test size: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in sz["scaled"].items())
-                     + f" (each input <= {sz.get('max_elements')} elements; --sizes given for the file's own)")
-    for g in gs:
-        if "saturation" in g:
-            s, e = g["saturation"], g["extraction"]
-            stop = s.get("stop") or s["stop_reason"]  # in words (rewrite/saturate.py STOP_REASONS)
-            lines.append(f"  {g['id']}: {s['enodes']} e-nodes after {s['iterations']} iterations ({stop}), "
-                         f"~10^{e['log10_choice_space']:.0f} choices, {e['distinct']} distinct variants found")
-            if not e["distinct"]:
-                lines.append(f"  WARNING: {g['id']} got 0 distinct variants: no rule changed it, so only the "
-                             f"unmodified model was tested (which ops no rule touches: "
-                             f"`eqsat-test rules coverage {report['model']}`)")
-        elif g.get("skipped_rewrites"):
-            lines.append(f"  {g['id']}: not rewritten ({g['skipped_rewrites']})")
-    st = report["stats"]
-    lines += executed_lines(report) + sweep_lines(report)
-    if st.get("folded_into_seed"):
-        lines.append(f"  {st['folded_into_seed']} variant candidate(s) fail like their seed: counted as the seed's finding")
-    bugs = [f for f in report["findings"] if f.get("repro") and f["kind"] in COMPILER_BUG_KINDS]
-    clusters = [c.to_dict() for c in report_clusters(report)]
-    if bugs:
-        conf = st.get("confirm") or {}
-        how = " (each confirmed alone from its repro.py)" if conf.get("checked") else ""
-        lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s){how} in {len(clusters)} distinct root cause(s), "
-                     f"listed below")
-    else:
-        lines.append("  no compiler-bug candidates")
-    perf = st.get("perf")
-    if perf and perf.get("spread"):
-        for row in perf["spread"]:
-            lines.append(f"  compiled runtime {row['graph']} {row['backend']}/{row['device']}: {row['programs']} programs, "
-                         f"min {row['min_us']:.1f} us, median {row['median_us']:.1f} us, max {row['max_us']:.1f} us "
-                         f"(max/min {row['max_over_min']}x; slow-variant at >= {perf['threshold']:g}x, A/B confirmed)")
-    lines.append(f"  results: {out / 'results.json'} (verdicts as they came: {out / 'verdicts.jsonl'})")
-    first = next((c["repro"] for c in clusters if c.get("repro")), bugs[0]["repro"] if bugs else None)
-    if first:
-        lines.append(f"  next: python {first}   (exits 1 while the bug reproduces)")
-    lines += report_table(report)  # the root causes and the notes by kind, one line each
-    return "\n".join(lines)
-
-
 def _emit(report: dict, manifest: dict, out: Path, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, default=str))
     else:
-        click.echo(_summary(report, manifest, out))
+        from eqsat_test.runners.cli.summary import summary  # start-up time: only after a run
+        click.echo(summary(report, manifest, out))
 
 
 @cli.command()
@@ -318,8 +274,9 @@ def _emit(report: dict, manifest: dict, out: Path, as_json: bool) -> None:
 @gen_options
 @exec_options
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: eqsat-out/<model name>).")
+@click.option("--guide-memory", type=click.Path(dir_okay=False), default=None, help="--mode guided: a file of rules' credit read first and added to after (campaigns).")
 def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-        backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, **diag):
+        backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, guide_memory, **diag):
     """The whole pipeline on one model file: generate variants, execute, judge, report."""
     t0 = time.monotonic()  # --time-budget counts from here: loading and capturing the model included
     check_model_file(model)
@@ -337,8 +294,9 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
                    allow_unsound_rules, eo.deadline)
     go.train = eo.grad  # training mode: the model in train(), rules that keep gradients
+    keep = measure.guided_keep(go.modes, eo)  # --mode guided: graphs' states for later rounds (runners/cli/measure.py)
     try:  # workers start and warm up while the variants are generated
-        manifest = generate(model, out / "bundle", go, log=_log,
+        manifest = generate(model, out / "bundle", go, log=_log, keep=keep,
                             on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log, backend=next(
                                 (b for b in eo.backends if b.startswith("inductor")), eo.backends[0])))
     except BudgetSpent as e:
@@ -350,7 +308,9 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     except KeyboardInterrupt:
         raise RunInterrupted(f"interrupted while generating the variants, before any task ran: nothing to save "
                              f"({out / 'bundle'} holds what was written)") from None
+    measure.guided_attach(keep, manifest, out / "bundle", eo, seed, guide_memory)
     report = execute_bundle(out / "bundle", out, eo, log=_log)
+    measure.guided_finish(eo, guide_memory)
     # generation stages are wall seconds; task stages are summed over the workers (they overlap)
     report["stats"]["timings"] = {"generate_wall": manifest["timings"],
                                   "tasks_summed_over_workers": report["stats"]["exec_timings"]}
@@ -376,6 +336,8 @@ def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_secon
     out = out or Path("eqsat-out") / model.stem / "bundle"
     check_out_dir(out)
     from eqsat_test.rewrite.generate import generate
+    if "guided" in modes:
+        raise click.UsageError("--mode guided draws variants as their results come: it needs `eqsat-test run`")
     go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
                    allow_unsound_rules)
     go.train = grad

@@ -221,14 +221,37 @@ atexit.register(_kill_spares)
 
 
 def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[dict], None] | None = None,
-              log: Callable[[str], None] = lambda s: None) -> list[dict]:
-    """Run every task on `opts.jobs` warm workers; results come back in task order."""
+              log: Callable[[str], None] = lambda s: None,
+              more: Callable[[dict], list[dict]] | None = None) -> list[dict]:
+    """Run every task on `opts.jobs` warm workers; results come back in task order. `more(result)`, called
+    with each result, may return further tasks (run after those queued; a worker with nothing queued waits
+    while others run, since their results may bring more)."""
     todo: queue.Queue = queue.Queue()
     for i, t in enumerate(tasks):
         todo.put((i, t))
     results: list[dict | None] = [None] * len(tasks)
     lock = threading.Lock()
     errors: list[BaseException] = []
+    busy = [0]  # tasks being run
+
+    def take():
+        while True:
+            with lock:  # (tasks are queued under the lock too: an empty queue with nothing running is final)
+                try:
+                    item = todo.get_nowait()
+                    busy[0] += 1
+                    return item
+                except queue.Empty:
+                    if more is None or busy[0] == 0:
+                        return None
+            time.sleep(0.05)  # another worker's result may queue more
+
+    def extra(r: dict) -> list[dict]:
+        try:
+            return list(more(r)) if more is not None else []
+        except Exception as e:  # noqa: BLE001 - a failing source of tasks ends the feed, not the run
+            log(f"no further tasks: {type(e).__name__}: {e}")
+            return []
 
     def slot(k: int) -> None:
         w = worker(k, opts, log)
@@ -236,23 +259,29 @@ def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[dict], 
             while True:
                 if opts.out_of_time():
                     return
-                try:
-                    i, t = todo.get_nowait()
-                except queue.Empty:
+                item = take()
+                if item is None:
                     return
+                i, t = item
                 try:
                     r = w.run(t)
                 except BaseException as e:  # a worker that cannot start: stop this slot
                     errors.append(e)
+                    with lock:
+                        busy[0] -= 1
                     return
                 with lock:
                     results[i] = r
                     if on_result:
                         on_result(r)
+                    for t2 in extra(r):
+                        results.append(None)
+                        todo.put((len(results) - 1, t2))
+                    busy[0] -= 1
         finally:
             w.kill()
 
-    return run_slots(slot, max(1, min(opts.jobs, len(tasks))), results, errors)
+    return run_slots(slot, max(1, opts.jobs if more is not None else min(opts.jobs, len(tasks))), results, errors)
 
 
 def run_slots(slot: Callable[[int], None], n: int, results: list, errors: list[BaseException]) -> list:

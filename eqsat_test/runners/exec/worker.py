@@ -20,6 +20,7 @@ from eqsat_test.runners.checks.perf import time_task
 from eqsat_test.runners.checks.sweep_run import run_sweep_task
 from eqsat_test.runners.exec.batch import run_batch_task
 from eqsat_test.runners.exec.training import backward_stage, compile_context, judge_step, training
+from eqsat_test.runners.exec.compiler_lines import measured
 from eqsat_test.runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
 from eqsat_test.runners.records import Result, ResultStatus, TaskKind, as_dict
 from eqsat_test.runners.exec.protocol import (PARENT_ENV, call_compiled, compile_options, cpu_error, error_info, first_line,
@@ -52,6 +53,8 @@ def warm_up(device: str, backend: str = "inductor") -> dict:
 def run_task(task: dict) -> Result | dict:
     """One task's result (a Result), or a warm-up's or a batch's message (a dict); main() sends either."""
     kind = TaskKind(task.get("kind", TaskKind.RUN.value))
+    if task.get("coverage") and kind in (TaskKind.RUN, TaskKind.SWEEP):  # --coverage: compiler lines reached
+        return measured(task, lambda t: run_task({**t, "coverage": None}))
     if kind is TaskKind.WARMUP:  # a spare worker started ahead of its tasks: runners/exec/pool.py
         return warm_up(task.get("device", "cpu"), task.get("backend", "inductor"))
     if kind is TaskKind.SWEEP:  # dtype/size sweep of the variant: runners/checks/sweeps.py

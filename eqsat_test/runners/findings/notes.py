@@ -204,3 +204,12 @@ def report_note_groups(report: dict, model: str | None = None) -> list[NoteGroup
         return [NoteGroup.from_dict(g) for g in report.get("note_groups") or []]
     notes = [f for f in report.get("findings") or [] if not is_compiler_bug(f.get("kind", ""))]
     return aggregate_notes(notes, str(report.get("model") or model or ""))
+
+
+def run_note_groups(notes: list[dict], manifest: dict, bundle) -> list[NoteGroup]:
+    """The run's notes, one group per (model, kind, cause) (runners/findings/notes.py)."""
+    numerics = dict(manifest["rules"].get("numerics") or {})
+    for v in manifest["variants"]:  # a user rule's declared class is on the variants it built
+        numerics.update(v.get("rule_numerics") or {})
+    return aggregate_notes(notes, manifest["model"], variant_rules={v["id"]: v["rules"] for v in manifest["variants"]},
+                           numerics=numerics, paths={v["id"]: str(bundle / v["file"]) for v in manifest["variants"]})

@@ -78,3 +78,21 @@ def test_a_worker_ends_when_the_process_it_serves_is_killed(tmp_path):
     if alive():
         os.kill(pid, signal.SIGKILL)
         raise AssertionError("the worker outlived the process it serves by 60 s")
+
+
+@pytest.mark.slow  # worker processes
+def test_more_adds_tasks_as_results_come_and_every_worker_waits_for_them(tmp_path):
+    """Guided extraction's feed (pipeline._guided_feed): a result may bring further tasks, queued after the
+    others; a worker with nothing queued waits while another runs, since its result may bring more."""
+    opts = PoolOptions(jobs=2, env={"EQSAT_POOL_TEST": str(tmp_path)})
+    added = []
+
+    def more(r: dict) -> list[dict]:
+        if r.get("warmup") == "cpu" and len(added) < 3:
+            added.append(len(added))
+            return [{"kind": "warmup", "device": "cpu", "id": f"more{len(added)}"}]
+        return []
+
+    results = run_tasks([{"kind": "warmup", "device": "cpu", "id": "t0"}], opts, more=more)
+    assert len(results) == 4 and added == [0, 1, 2]
+    assert all(r["status"] == "ok" for r in results)

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from eqsat_test.codegen_templates import render
-from eqsat_test.runners.cli.main import _summary
+from eqsat_test.runners.cli.summary import summary as _summary
 from eqsat_test.runners.exec.protocol import load_tensors
 from eqsat_test.runners.pipeline import Progress
 
