@@ -26,7 +26,8 @@ from eqsat_test.runners.findings.minimize import minimize_findings
 from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 from eqsat_test.runners.findings.triage import annotate
 from eqsat_test.runners.findings.write import collect_env, signature, versions, write_finding
-from eqsat_test.runners.records import (COMPILER_BUG_KINDS, CRASH_STATUSES, MINIMIZE_SECONDS, FindingKind, ResultStatus, Task,
+from eqsat_test.runners.oracle.referee import rule_on
+from eqsat_test.runners.records import (BUG_KINDS, COMPILER_BUG_KINDS, CRASH_STATUSES, MINIMIZE_SECONDS, FindingKind, ResultStatus, Task,
                               exit_code_of, new_finding)
 
 
@@ -158,7 +159,7 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
         if status == ResultStatus.TIMEOUT or status in CRASH_STATUSES:
             kind = FindingKind.RUN_CRASH if status == ResultStatus.PROCESS_CRASH else FindingKind.parse(status)
             findings.append(new_finding(kind, base, error=r.get("error"), input_set=r.get("input_set"),
-                                        detail=(r.get("error") or {}).get("message", "")))
+                                        detail=(r.get("error") or {}).get("message", ""), referee=r.get("referee")))
             continue
         if status == ResultStatus.EAGER_ERROR:
             if v["seed"]:
@@ -188,7 +189,7 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
                 findings.append(new_finding(FindingKind.SEED_MISCOMPILE if v["seed"] else FindingKind.MISCOMPILE,
                                             base, input_set=s["name"], max_abs_err=s["max_abs_err"],
                                             max_rel_err=s["max_rel_err"], leaf=s.get("leaf"), detail=s["detail"],
-                                            failing_inputs=s.get("inputs_file")))
+                                            failing_inputs=s.get("inputs_file"), referee=s.get("referee")))
                 break
         # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
         if not v["seed"] and r["backend"] == (first_backend or r["backend"]):
@@ -288,6 +289,8 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     findings = fold_into_seeds(findings)
     folded -= len(findings)
     findings = dedupe(findings)
+    for f in findings:  # which side is wrong: eager-bug where the independent referee convicts eager (oracle/referee.py)
+        rule_on(f)
     dyn = {(r["variant"], r["backend"], r["device"]): r.get("dynamo") for r in results}
     for f in findings + notes:  # graph breaks / recompiles of the task, for triage
         d = dyn.get((f.get("variant"), f.get("backend"), f.get("device")))
@@ -308,7 +311,7 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
              "input_kinds": list(opts.input_kinds), "folded_into_seed": folded, "batch": batch_stats,
              "sweep": sweep_stats, "exec_timings": _timings(results)}
     write_results(out, manifest, results + sweep_results, written, notes, stats)  # verdicts first
-    bugs = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
+    bugs = [f for f in written if f["kind"] in BUG_KINDS]
     if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
         log(f"verdicts: {len(bugs)} compiler-bug candidate(s), {len(notes)} note(s) in {out / 'results.json'}; "
             f"confirming each alone from its repro.py next")
@@ -318,8 +321,8 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     confirm_stats = None
     if opts.confirm and written:
         confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, deadline=deadline, log=log)
-        notes += [f for f in written if f["kind"] not in COMPILER_BUG_KINDS]
-        written = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
+        notes += [f for f in written if f["kind"] not in BUG_KINDS]
+        written = [f for f in written if f["kind"] in BUG_KINDS]
     confirmed = [f for f in written if f.get("confirmed") is not False]
     min_stats = {"seconds": 0.0, "checks": 0}
     if opts.minimize and confirmed and not past(deadline):
@@ -407,7 +410,8 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict
         "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
         "executed": executed, "sizes": manifest.get("sizes"),
         "findings": [_public(f) for f in written] + [_public(n) for n in notes],
-        "stats": {**stats, "compiler_bugs": len(written), "notes": len(notes),
+        "stats": {**stats, "compiler_bugs": sum(1 for f in written if f["kind"] in COMPILER_BUG_KINDS),
+                  "eager_bugs": sum(1 for f in written if f["kind"] == FindingKind.EAGER_BUG), "notes": len(notes),
                   "internal_errors": sum(1 for n in notes if n["kind"] == "internal-error"),
                   # input sets the seed program itself raises on (not judged): name -> the error's first line
                   "set_aside": {k: m for r in raw if r.get("variant") in seeds

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from eqsat_test.runners.records import COMPILER_BUG_KINDS, MINIMIZE_SECONDS, ExitCode, FindingKind
+from eqsat_test.runners.records import BUG_KINDS, MINIMIZE_SECONDS, ExitCode, FindingKind
 
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
 # stay fast and `exec` never imports egglog (the generation side) on a host without it.
@@ -309,20 +309,26 @@ def _summary(report: dict, manifest: dict, out: Path) -> str:
                      f"({sw['compiles']} compiles, {sw['seconds']:.0f} s){', some cut short by the time budget' if sw['truncated'] else ''}")
     if st.get("folded_into_seed"):
         lines.append(f"  {st['folded_into_seed']} variant candidate(s) fail like their seed: counted as the seed's finding")
-    bugs = [f for f in report["findings"] if f.get("repro") and f["kind"] in COMPILER_BUG_KINDS]
-    notes = [f for f in report["findings"] if f not in bugs]
-    if bugs:
-        conf = st.get("confirm") or {}
-        how = " (each confirmed alone from its repro.py)" if conf.get("checked") else ""
-        lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s){how}:")
-        for f in bugs:
+    found = [f for f in report["findings"] if f.get("repro") and f["kind"] in BUG_KINDS]
+    notes = [f for f in report["findings"] if f not in found]
+    # eager bugs (eager is the wrong side, by the independent referee) are listed apart from the compiler's
+    bugs = [f for f in found if f["kind"] != FindingKind.EAGER_BUG]
+    eager_bugs = [f for f in found if f["kind"] == FindingKind.EAGER_BUG]
+    conf = st.get("confirm") or {}
+    how = " (each confirmed alone from its repro.py)" if conf.get("checked") else ""
+    for group, title in ((bugs, "compiler-bug candidate(s)"),
+                         (eager_bugs, "eager bug(s): eager is the wrong side, compiled agrees with the independent referee")):
+        if not group:
+            continue
+        lines.append(f"  FOUND {len(group)} {title}{how}:")
+        for f in group:
             tri = f" triage={f['triage']}" if f.get("triage") else ""
             rules = "none (the unmodified model)" if f["kind"] == FindingKind.SEED_MISCOMPILE else (", ".join(f["rules"]) or "-")
             lines.append(f"    [{f['kind']}]{tri} {f['variant']} {f['backend']}/{f['device']}{_err_text(f)} "
                          f"(x{f.get('count', 1)}) rules: {rules}")
             lines.append("      " + textwrap.shorten(str(f.get("detail", "")), 200, placeholder=" ..."))
             lines.append(f"      repro: python {f['repro']}")
-    else:
+    if not found:
         lines.append("  no compiler-bug candidates")
     if notes:
         lines.append(notes_line(notes))

@@ -23,6 +23,8 @@ from eqsat_test.runners.records import Result, ResultStatus, TaskKind, as_dict
 from eqsat_test.runners.exec.protocol import (PARENT_ENV, call_compiled, compile_options, cpu_error, error_info, first_line,
                                    load_module, on_cpu, open_channel, phase, send, to_cpu, to_device)
 from eqsat_test.runners.oracle.inputs import InputSet, input_sets
+from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
+from eqsat_test.runners.oracle.referee import referee_crash, referee_mismatch, safely
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 
 def full_fp32_on_cuda() -> None:
@@ -140,7 +142,7 @@ def run_task(task: dict) -> Result | dict:
             pass
 
     try:
-        _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs)
+        _run_compiled(task, res, compiled, opts, refs, device, digests, save_outputs, forward=mod.forward)
     finally:
         if recording:
             res.extra["kernel_files"] = KernelRecorder.stop()
@@ -172,7 +174,9 @@ def _dynamo_stats(fn) -> dict:
         return {}
 
 
-def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save_outputs) -> None:
+def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save_outputs, forward=None) -> None:
+    """Each input set compiled and judged; where eager and compiled disagree (or compiled raises), the
+    independent referee (runners/oracle/referee.py) says which side is wrong."""
     first = True
     for r in refs:
         s = r.set
@@ -186,12 +190,16 @@ def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save
         except Exception as e:
             res.status = ResultStatus.COMPILE_CRASH if first else ResultStatus.RUN_CRASH
             res.error, res.input_set = error_info(e), s.name
+            if forward is not None:
+                res.extra["referee"] = safely(referee_crash, forward, list(s.inputs), r.ref)
             return
         dt = time.perf_counter() - t0
         res.timings["compile" if first else "run"] = res.timings.get("compile" if first else "run", 0.0) + dt
         first = False
         v = judge_against(r, got)
         entry = {"name": s.name, **v.to_dict()}
+        if not v.ok and v.kind != NONDETERMINISTIC and forward is not None:
+            entry["referee"] = safely(referee_mismatch, forward, list(s.inputs), r.ref, got, v.leaf)
         if s.name in digests:
             entry["inputs_digest"] = digests[s.name]
         if task.get("save_compiled") and (save_outputs or not v.ok):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from eqsat_test.runners.records import COMPILER_BUG_KINDS
+from eqsat_test.runners.records import BUG_KINDS
 
 REPO = Path(__file__).resolve().parents[3]
 LEDGER_FILE = Path("docs") / "bugs" / "ledger.toml"
@@ -93,7 +93,7 @@ def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntr
 
     Only compiler-bug kinds match. The program's ops: `min_ops` where the finding was minimized,
     else `ops` (the whole graph's). The device: any of a device-mismatch's "cpu/cuda"."""
-    if finding.get("kind") not in COMPILER_BUG_KINDS or not entries:
+    if finding.get("kind") not in BUG_KINDS or not entries:
         return []
     ops_src = finding.get("min_ops")
     ops = {_base(o) for o in (ops_src if ops_src is not None else finding.get("ops") or [])}

@@ -58,6 +58,7 @@ def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
     text = head.rstrip() + "\n\n" + render(
         "repro_main.py.j2", kind=f["kind"], backend=backend, options=opts, device=f.get("device", "cpu"),
         rules=f.get("rules", []), inductor_config=config, context_lines=context,
+        referee=f.get("referee") or {}, referee_line=f.get("referee_line") or "",
         extreme_inputs=str(f.get("input_set") or "").startswith("special"))
     return text.replace("dynamic=true", "dynamic=True").replace("dynamic=false", "dynamic=False")  # JSON -> Python
 
