@@ -27,6 +27,7 @@ from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 from eqsat_test.runners.findings.triage import annotate
 from eqsat_test.runners.findings.write import collect_env, signature, versions, write_finding
 from eqsat_test.runners.oracle.referee import rule_on
+from eqsat_test.runners.oracle.verdict import rule_totals
 from eqsat_test.runners.records import (BUG_KINDS, COMPILER_BUG_KINDS, CRASH_STATUSES, MINIMIZE_SECONDS, FindingKind, ResultStatus, Task,
                               exit_code_of, new_finding)
 
@@ -417,7 +418,9 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict
                   "set_aside": {k: m for r in raw if r.get("variant") in seeds
                                 for k, m in (r.get("set_aside") or {}).items()},
                   "triage": {c: sum(1 for f in written if f.get("triage") == c) for c in
-                             sorted({f.get("triage") for f in written if f.get("triage")})}},
+                             sorted({f.get("triage") for f in written if f.get("triage")})},
+                  # the oracle's rules over every verdict: elements each convicted, cleared or noted
+                  "oracle_rules": rule_totals(s for r in raw for s in r.get("input_sets") or [])},
     }
     tmp = out / "results.json.tmp"
     tmp.write_text(json.dumps({"report": report, "raw": raw}, indent=1, default=str))

@@ -80,8 +80,9 @@ def _collect_campaign(folder: Path) -> dict:
                 "error": j["error"], "rules": (res.get("rules") or {}), "torch": j["torch_version"],
                 "host": j["host"]})
         groups = store.findings()
+        oracle_rules = store.oracle_rule_totals()
     return {"kind": "campaign", "title": f"campaign {meta.get('name') or folder.name}", "folder": folder,
-            "meta": meta, "jobs": jobs, "groups": groups, "plan": plan, "active": active}
+            "meta": meta, "jobs": jobs, "groups": groups, "plan": plan, "active": active, "oracle_rules": oracle_rules}
 
 
 def _collect_runs(folder: Path) -> dict:

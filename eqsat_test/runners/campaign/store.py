@@ -282,6 +282,16 @@ class Store:
         f = self.db.execute("SELECT COUNT(*) AS n, COALESCE(SUM(compiler_bug),0) AS bugs FROM findings").fetchone()
         return {"jobs": c, "findings": f["n"], "compiler_bugs": f["bugs"]}
 
+    def oracle_rule_totals(self) -> dict[str, int]:
+        """The oracle's rules over every finished job's verdicts (each run's report, stats.oracle_rules): rule
+        id -> elements it convicted, cleared or noted, so that a rule that clears too much shows."""
+        total: dict[str, int] = {}
+        for r in self.db.execute("SELECT result FROM jobs WHERE result IS NOT NULL"):
+            stats = ((json.loads(r["result"]) or {}).get("report") or {}).get("stats") or {}
+            for rule, n in (stats.get("oracle_rules") or {}).items():
+                total[rule] = total.get(rule, 0) + int(n)
+        return dict(sorted(total.items()))
+
     def check(self) -> list[str]:
         """Invariants that must hold after any crash: every count equals its sightings."""
         problems = []

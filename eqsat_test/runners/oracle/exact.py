@@ -1,4 +1,4 @@
-"""The oracle's exact judgements (rule 4 of runners/oracle/judge.py): integer and bool leaves, and index leaves by the values they select; with the per-leaf result and the position helpers the judge shares."""
+"""The oracle's exact judgements (rule 4): integer and bool leaves, and index leaves by the values they select (rules.py's EXACT and INDEX scopes); with the per-leaf result and the position helpers the judge shares."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,6 +7,9 @@ from dataclasses import dataclass
 import torch
 
 from eqsat_test.runners.oracle import numerics as nx
+from eqsat_test.runners.oracle.engine import Hit, apply, behaviour
+from eqsat_test.runners.oracle.rules import EXACT, INDEX
+from eqsat_test.runners.oracle.verdict import RuleCount
 
 
 @dataclass
@@ -16,7 +19,7 @@ class LeafResult:
     rel_err: float = 0.0
     detail: str = ""
     notes: list[str] = dataclasses.field(default_factory=list)
-
+    rules: list[RuleCount] = dataclasses.field(default_factory=list)  # the rules that fired, in order
 
 
 def fmt(x: float) -> str:
@@ -38,40 +41,64 @@ def first_true(mask: torch.Tensor) -> int:
     return int(mask.reshape(-1).nonzero()[0, 0])
 
 
+@dataclass(frozen=True)
+class ExactLeaf:
+    """An integer or bool leaf as the EXACT rules see it."""
+
+    r: torch.Tensor  # eager
+    g: torch.Tensor  # compiled
+    what: str
+    alts: tuple  # the fp64 run and the runs under other roundings (their integer leaves count)
+    beyond: torch.Tensor | None  # rule 8's marks
+
+
+@behaviour("exact.differs")
+def exact_differs(x: ExactLeaf, _pending) -> Hit:
+    return Hit(x.r != x.g, lambda n: "(exact)")
+
+
+@behaviour("exact.beyond-range")
+def exact_beyond_range(x: ExactLeaf, pending: torch.Tensor) -> Hit | None:
+    if x.beyond is None:
+        return None
+    return Hit(pending & x.beyond,
+               lambda n: f"{x.what}: compiled differs from eager at {n} elements that depend on an intermediate beyond "
+                         f"the range of the program's dtype: not judged")
+
+
+@behaviour("exact.between-runs")
+def exact_between_runs(x: ExactLeaf, pending: torch.Tensor) -> Hit:
+    lo = hi = x.r.to(torch.int64) if x.r.dtype != torch.uint64 else x.r
+    for a in x.alts:
+        if isinstance(a, torch.Tensor) and a.shape == x.g.shape and not (a.is_floating_point() or a.is_complex()):
+            a = nx.dense(a).to(x.g.device, lo.dtype)
+            lo, hi = torch.minimum(lo, a), torch.maximum(hi, a)
+    gg = x.g.to(lo.dtype)
+    return Hit(pending & (lo <= gg) & (gg <= hi) & (lo != hi),
+               lambda n: f"{x.what}: compiled differs from eager at {n} elements where it lies between eager and the fp64 "
+                         f"run, as is or under another rounding of the intermediates: not judged")
+
+
 def judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = (),
                 beyond: torch.Tensor | None = None) -> LeafResult:
     """Integer and bool leaves: exact; but an element where compiled lies between eager and the fp64
     run, as is, under Monte Carlo rounding of the intermediates or as an alternative run (`alts`), is
     decided by rounding (a count of nonzero FMA residuals: eager 1028, such a run 2048, compiled
     2047): a note. `beyond`: elements that depend on a value beyond the range (rule 8): not judged."""
-    diff = r != g
-    notes = []
-    if beyond is not None and bool((diff & beyond).any()):
-        notes.append(f"{what}: compiled differs from eager at {int((diff & beyond).sum())} elements that depend on an "
-                     f"intermediate beyond the range of the program's dtype: not judged")
-        diff &= ~beyond
-    lo = hi = r.to(torch.int64) if r.dtype != torch.uint64 else r
-    for a in alts:
-        if isinstance(a, torch.Tensor) and a.shape == g.shape and not (a.is_floating_point() or a.is_complex()):
-            a = nx.dense(a).to(g.device, lo.dtype)
-            lo, hi = torch.minimum(lo, a), torch.maximum(hi, a)
-    gg = g.to(lo.dtype)
-    reached = (lo <= gg) & (gg <= hi) & (lo != hi)
-    if bool((diff & reached).any()):
-        notes.append(f"{what}: compiled differs from eager at {int((diff & reached).sum())} elements where it lies between eager "
-                     f"and the fp64 run, as is or under another rounding of the intermediates: not judged")
-        diff &= ~reached
+    out = apply(EXACT, ExactLeaf(r, g, what, tuple(alts), beyond))
+    diff = out.charges["exact.differs"]
     if r.dtype == torch.bool:
         abs_err = rel_err = 1.0 if bool(diff.any()) else 0.0
     else:
         abs_err, rel_err = nx.max_errors(r.to(torch.float64), g.to(torch.float64))
     if not bool(diff.any()):
-        return LeafResult(True, abs_err, rel_err, notes=notes)
+        return LeafResult(True, abs_err, rel_err, notes=out.notes, rules=out.counts)
     p = first_true(diff)
     return LeafResult(
         False, abs_err, rel_err,
         f"{what}: {int(diff.sum())} of {r.numel()} elements differ (exact), first at "
         f"{index_str(p, tuple(r.shape))}: eager {r.reshape(-1)[p].item()}, compiled {g.reshape(-1)[p].item()}",
+        rules=out.counts,
     )
 
 
@@ -98,35 +125,67 @@ def judge_index(r: torch.Tensor, g: torch.Tensor, source: torch.Tensor, dim: int
     if bool(out.any()):
         p = first_true(out)
         return LeafResult(False, float(n), 0.0, f"{what}: compiled index {int(gi.reshape(-1)[p])} out of range "
-                           f"[0, {n}) at {index_str(p, tuple(gi.shape))}")
+                           f"[0, {n}) at {index_str(p, tuple(gi.shape))}", rules=[RuleCount("index.differs", int(out.sum()))])
     if gi.size(d) > 1:  # topk/sort: indices along dim must not repeat
         def repeats(x: torch.Tensor) -> torch.Tensor:
             s = x.sort(dim=d).values
             return (s.narrow(d, 1, s.size(d) - 1) == s.narrow(d, 0, s.size(d) - 1)).any()
 
         if bool(repeats(gi)) and not bool(repeats(ri)):
-            return LeafResult(False, 0.0, 0.0, f"{what}: compiled indices repeat along dim {d}")
+            return LeafResult(False, 0.0, 0.0, f"{what}: compiled indices repeat along dim {d}",
+                              rules=[RuleCount("index.differs", int((ri != gi).sum()))])
     sub = src.narrow(d, 0, src.size(d))
     for k in range(src.dim()):  # the part of the source the indices cover (topk of a slice)
         if k != d and ri.size(k) < src.size(k):
             sub = sub.narrow(k, 0, ri.size(k))
-    rv, gv = sub.gather(d, ri), sub.gather(d, gi)
-    ok = nx.equal_nan(rv, gv)
-    if rv.is_floating_point() or rv.is_complex():
-        a = nx.as_real64(sub) if not sub.is_complex() else sub.abs().to(torch.float64)
-        fin = torch.where(torch.isfinite(a), a.abs(), torch.zeros_like(a))
-        scale = fin.amax(dim=d, keepdim=True) if fin.numel() else fin
-        dt = nx.tol_dtype(sub.dtype, hint)
-        near = (rv - gv).abs().to(torch.float64) <= nx.NEAR_TIE_ULPS * nx.eps(dt) * scale
-        ok = ok | near
-    if bool(ok.all()):
-        k = int((ri != gi).sum())
-        return LeafResult(True, 0.0, 0.0, notes=[f"{what}: {k} tied indices differ, the values they select agree"])
-    p = first_true(~ok)
+    x = IndexLeaf(ri, gi, sub, d, hint, what)
+    res = apply(INDEX, x)
+    bad = res.charges["index.differs"]
+    if not bool(bad.any()):
+        return LeafResult(True, 0.0, 0.0, notes=res.notes, rules=res.counts)
+    p = first_true(bad)
+    rv, gv = x.selected()
     return LeafResult(
         False, float((ri != gi).sum()), 0.0,
-        f"{what}: selected values differ along dim {d} at {int((~ok).sum())} of {ri.numel()} indices, first at "
+        f"{what}: selected values differ along dim {d} at {int(bad.sum())} of {ri.numel()} indices, first at "
         f"{index_str(p, tuple(ri.shape))}: eager index {int(ri.reshape(-1)[p])} -> {rv.reshape(-1)[p].item()}, "
         f"compiled index {int(gi.reshape(-1)[p])} -> {gv.reshape(-1)[p].item()} (an exact tie, or a near tie within "
         f"{nx.NEAR_TIE_ULPS:g} eps of the row's largest magnitude, passes)",
+        rules=res.counts,
     )
+
+
+@dataclass(frozen=True)
+class IndexLeaf:
+    """An index leaf as the INDEX rules see it: eager's and compiled's indices along dim `d` of `sub`, the part
+    of eager's source they cover."""
+
+    ri: torch.Tensor
+    gi: torch.Tensor
+    sub: torch.Tensor
+    d: int
+    hint: torch.dtype | None
+    what: str
+
+    def selected(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.sub.gather(self.d, self.ri), self.sub.gather(self.d, self.gi)
+
+
+@behaviour("index.differs")
+def index_differs(x: IndexLeaf, _pending) -> Hit:
+    return Hit(x.ri != x.gi, lambda n: "selected values differ")
+
+
+@behaviour("index.tie")
+def index_tie(x: IndexLeaf, pending: torch.Tensor) -> Hit:
+    rv, gv = x.selected()
+    ok = nx.equal_nan(rv, gv)
+    if rv.is_floating_point() or rv.is_complex():
+        sub = x.sub
+        a = nx.as_real64(sub) if not sub.is_complex() else sub.abs().to(torch.float64)
+        fin = torch.where(torch.isfinite(a), a.abs(), torch.zeros_like(a))
+        scale = fin.amax(dim=x.d, keepdim=True) if fin.numel() else fin
+        dt = nx.tol_dtype(sub.dtype, x.hint)
+        near = (rv - gv).abs().to(torch.float64) <= nx.NEAR_TIE_ULPS * nx.eps(dt) * scale
+        ok = ok | near
+    return Hit(pending & ok, lambda n: f"{x.what}: {n} tied indices differ, the values they select agree")

@@ -9,17 +9,10 @@ from typing import Any
 
 import torch
 
+from eqsat_test.runners.oracle.constants import INDEX_LIKE_MAX, SPECIAL_FRACTION
 from eqsat_test.runners.oracle.numerics import special_values
 
 __all__ = ["InputSet", "input_sets", "special_values", "to_fp64_inputs", "SPECIAL_FRACTION", "INDEX_LIKE_MAX"]
-
-# Fraction of elements of a non-parameter tensor replaced by special values in "special" sets
-# (at least one element of every non-empty tensor).
-SPECIAL_FRACTION = 0.1
-# Integer tensors whose values are all in [0, INDEX_LIKE_MAX) (apart from one negative sentinel
-# such as an ignore_index of -100) are taken for indices: their special values are the ends of
-# the observed range rather than iinfo extremes, so that they stay valid indices.
-INDEX_LIKE_MAX = 2**24
 
 _KIND_CODES = {"random": 1, "special": 2}
 

@@ -15,7 +15,7 @@ def float64_default():
     """Every fp64 run is made under this: float64 as torch's default dtype, so that an integer tensor
     that meets a Python float (`0.99 * x` of an int8 x) or a factory without a dtype (torch.zeros(n))
     gives float64 where eager gives the default float32. Else that arithmetic stays float32 in the fp64
-    run too, which then shares eager's overflow (reduce_cumprod_discount's int8 sweep, session 7:
+    run too, which then shares eager's overflow (reduce_cumprod_discount's int8 sweep on CUDA:
     eager and the fp64 run NaN, the compiled program the exact 0)."""
     old = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
@@ -74,7 +74,7 @@ class BeyondRange(TorchDispatchMode):
     The marks are a taint carried beside the values (`taint`: a bool mask per tensor), so that a
     comparison cannot wash them out: `where(x > 0, x, 0)` (relu rewritten) of a marked x is marked,
     where NaN > 0 alone would have picked 0 (conv_depthwise_separable, conv_resnext_grouped_block on
-    CUDA, session 7). Pointwise ops (and casts, copies) mark the elements their marked operands reach,
+    CUDA). Pointwise ops (and casts, copies) mark the elements their marked operands reach,
     broadcast; any other op with a marked floating operand marks the elements of its results that
     change when the marked values are 1 instead of NaN; one with a marked integer or bool operand (an
     index) marks the elements of its results that change when the marked integers are 0 instead of 1
@@ -447,7 +447,7 @@ class TieOrder(TorchDispatchMode):
     rotated runs depends on the order of tied keys, which torch.sort without stable=True, topk and
     Triton's sort leave open. The rotations by 1 .. k - 1 bring every member of a group of k to every
     position of it (index order against reverse index order missed the middle one of a group of three,
-    and two tokens equal at an element hide a third: index_take_along_dim on CUDA, session 7). NaN sorts
+    and two tokens equal at an element hide a third: index_take_along_dim on CUDA). NaN sorts
     as the largest value in each run and NaNs tie with each other; -0 ties with +0. `sorted`: whether
     any such sort ran; `largest`: the largest group of ties seen."""
 

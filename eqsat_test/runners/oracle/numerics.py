@@ -1,4 +1,4 @@
-"""Numerical facts the oracle relies on, in one place: eps and ranges by dtype, the constants of the per-element rule, special values, and the walkers over nested outputs (leaves, _rebuild, to_fp64)."""
+"""Numerical facts the oracle relies on: eps and ranges by dtype, rule 1's bound and conditioning term, special values, and the walkers over nested outputs (leaves, _rebuild, to_fp64)."""
 
 from __future__ import annotations
 
@@ -12,120 +12,30 @@ import torch
 __all__ = [
     "neighbourhoods", "rows", "max_errors", "equal_nan", "normalize_leaf", "scalar_kind", "type_name",
     "leaves", "to_fp64", "tolerance", "special_values", "eps", "real_dtype", "parse_dtype", "tol_dtype",
-    "acc_dtype", "ulp", "Bound", "bound", "sens_delta", "sensitivity", "walk_sensitivity", "over_peers", "multiplier", "acc_ulps", "max_finite", "MANY_PEERS", "PEER_RANGE", "YARD_QUANTILE", "NEAR_TIE_ULPS",
-    "OVERFLOW_MARGIN", "LOOSE_TOL",
+    "acc_dtype", "ulp", "Bound", "bound", "sens_delta", "sensitivity", "walk_sensitivity", "over_peers", "multiplier",
+    "acc_ulps", "max_finite",
+    # the constants, re-exported from constants.py
+    "ACC_ULPS", "ACC_ULPS_NOREF", "ACC_ULPS_ONE", "LOOSE_TOL", "M_MANY", "M_ONE", "MANY_PEERS", "NEAR_TIE_ULPS",
+    "NOREF_ACC_FACTOR", "OVERFLOW_MARGIN", "OVERFLOW_ROW", "OWN_ROUNDING_ULPS", "PEER_GRID", "PEER_RANGE", "ROUND_ULPS",
+    "ROUNDING_RUN_WEIGHT", "SENS_CAST_ULPS", "SENS_DELTA", "SENS_DRAWS", "SENS_MULT", "SENS_SMOOTH", "WALK_HALF",
+    "WALK_LINEAR", "YARD_QUANTILE",
 ]
 
-# ----------------------------------------------------------------------------------------------
-# the constants of the per-element rule (runners/oracle/judge.py states the rule; docs/oracle.md)
+from eqsat_test.runners.oracle.constants import (ACC_ULPS, ACC_ULPS_NOREF, ACC_ULPS_ONE, ALLCLOSE_TOL, FLOAT8_TOL,
+                                                 LOOSE_TOL, M_MANY, M_ONE, MANY_PEERS, NEAR_TIE_ULPS, NOREF_ACC_FACTOR,
+                                                 OVERFLOW_MARGIN, OVERFLOW_ROW, OWN_ROUNDING_ULPS, PEER_GRID, PEER_RANGE,
+                                                 ROUND_ULPS, ROUNDING_RUN_WEIGHT, SENS_CAST_ULPS, SENS_DELTA, SENS_DRAWS,
+                                                 SENS_MULT, SENS_SMOOTH, WALK_HALF, WALK_LINEAR, YARD_QUANTILE)
+
+# The per-element rule these serve (runners/oracle/constants.py gives each constant's reason):
 #
-#   |c - f| <= M(n) * yard + ROUND_ULPS * (ulp(f) + eps(D) * typ) + K(n) * eps(acc(D)) * (|f| + typ)
+#   |c - f| <= M(n) * yard + ROUND_ULPS * (ulp(f) + eps(D) * typ) + K(n) * eps(acc(D)) * (|f| + typ) + tiny(D)
 #
 # D: the output's dtype (or dtype_hint's, if less precise); acc(D): the dtype sums of D accumulate
 # in (float32 for 16- and 8-bit floats, D otherwise); peers: the leaf's elements with |f| at most
 # PEER_RANGE times the element's, n of them; yard: eager's error beyond the rounding of its
 # result, max(0, |e - f| - ulp(f)/2), at the element or its YARD_QUANTILE over the peers,
 # whichever is larger; typ: the peers' median |f|.
-#
-# MEASURED with `python benchmarks/oracle_detection.py --calibrate` (real torch.compile(inductor)
-# vs eager on this CPU, torch 2.13; 19 programs: a 2**20-term sum, 64 and 4 row sums that cancel
-# to ~0, 256 and 4 row sums, row means, matmul, relu(matmul), layer_norm (mean 5 std 3; mean 100
-# std 1), softmax, log_softmax, var, cumsum, rmsnorm, conv2d, attention, GELU MLP + softmax,
-# gelu*tanh+exp). No false alarm in float32 (100 seeds; 200 for an earlier, tighter set of these
-# constants), bfloat16 and float16 (50). The largest |c - f| / bound over every element and seed:
-# float32 0.45 (64 row sums that cancel), bfloat16 0.46 and float16 0.48 (the GELU MLP), the
-# rest below 0.4. float64 (30 seeds; no independent reference, rule 6): row sums that cancel to
-# ~1e-13 fail every seed (a known limit: nothing in the outputs shows the terms' magnitude),
-# layer_norm of mean 100 x std reaches 0.76, the rest below 0.4.
-
-# Peers: the elements of the same output leaf at most this many times larger (in |fp64|) than the
-# element judged. Larger ones say nothing of its error: rows holding 1e30 (special inputs) must
-# not set the allowance of the ordinary rows, nor a softmax row's one large probability that of
-# its tiny ones; smaller ones do (near-zero elements of a matmul row err like the rest of it).
-# The whole leaf, not the element's row: a row often shares one source of error (LayerNorm's
-# mean and rstd, a softmax's max and sum), so a row is one sample of it, the leaf many.
-PEER_RANGE = 2.0**16
-# The statistic of eager's errors over the peers that serves as the yardstick: a quantile, not the
-# max, so that a few ill-conditioned peers (an element near a cancellation) do not widen the rest,
-# and not the median, which is noisier. Computed over prefix lengths on a geometric grid of ratio
-# PEER_GRID (at most 25% extra peers: fewer than the 25% above the quantile).
-YARD_QUANTILE = 0.75
-PEER_GRID = 1.25
-# M(n): the multiplier on the yardstick. Another summation order's error is a heavy-tailed
-# multiple of eager's (Inductor's 2**20-term sum is up to ~1000x further from fp64 than eager's
-# cascade sum when the total cancels); the fewer the peers, the less their errors say about it:
-# M(n) = M_MANY * MANY_PEERS / n, within [M_MANY, M_ONE].
-MANY_PEERS = 32
-M_MANY = 64.0
-M_ONE = 512.0
-# Rounding to D: of the result, and of intermediates stored in D (between kernels, or after every
-# op in eager), which an element that cancels inherits at the magnitude of its peers.
-ROUND_ULPS = 4.0
-# K(n): accumulated rounding of another evaluation order (FMA contraction, vectorised exp/tanh,
-# another summation order of a well-conditioned sum), in eps(acc(D)); as M(n), K(n) = ACC_ULPS *
-# MANY_PEERS / n within [ACC_ULPS, ACC_ULPS_ONE]: a scalar's 2**20-term vectorised sum that does
-# not cancel is up to ~500 eps relative off fp64 on this CPU. On CUDA (Triton's libdevice tanh/erf/
-# exp, cuDNN's choice of conv algorithm) float32 elements reach 1.05x of the bound with 16 and 512
-# (CUDA corpus campaign, 2026-11-23: mish, GELU, GLU, conv3d, densenet outputs, all within
-# 1e-5 of the tensor's typical magnitude); 128 and 4096 leave 8x headroom over that and stay
-# ~7x tighter than Dynamo's own accuracy check (1e-4).
-ACC_ULPS = 128.0
-ACC_ULPS_ONE = 4096.0
-# No independent reference (no fp64 run, or a float64 leaf equal to its fp64 run bitwise):
-# compiled is compared with eager, yard = 0, typ = the leaf's median |e| (no
-# errors to see heterogeneity by), K(n) 8 times the above and at least this (float64 programs on
-# this CPU: layer_norm of mean 100 x std needs ~800 eps; a sum of 2**16 in 4 outputs ~400).
-ACC_ULPS_NOREF = 1024.0
-# Conditioning: the fp64 run is repeated with every floating input scaled by (1 + SENS_DELTA r),
-# r uniform in [-1, 1] per element (SENS_DRAWS draws; S is the largest); S = |f' - f| eps(D) /
-# SENS_DELTA is then the first-order change of f when the inputs move by one rounding of D (a sum
-# whose terms cancel: eps(D) times the terms' size, however small the total). The bound grows by
-# SENS_MULT S.
-SENS_DELTA = 1e-9
-SENS_DRAWS = 2
-# The Monte Carlo runs (reference.py RoundingNoise): SENS_DRAWS antithetic pairs that move every rounded
-# result, then one pair that moves each sum-like reduction by the random walk of its partial sums'
-# roundings (judged at the element itself, not over its peers: it is no luck), the same pair with every
-# move halved (WALK_HALF: a change that halves with the moves is the roundings' own, a step's does not),
-# then the alternatives.
-MC_NOISE = 2 * SENS_DRAWS
-MC_WALK = MC_NOISE + 2
-MC_RUNS = MC_WALK + 2
-WALK_HALF = 0.5
-# The walk pair counts where each of its changes, with the moves halved, is within this share of half
-# itself (positively homogeneous, as smooth functions and kinks are: a max-pool of four adds that are 0
-# eagerly moves by the largest positive move in one run and a smaller one in the other, which do not
-# mirror; a step's jump stays whole or vanishes).
-WALK_LINEAR = 0.25
-# Each draw runs +r and -r: S counts only where the two changes mirror (|d+ + d-| <= this share of
-# |d+| + |d-|): a perturbation that crosses a step (a value at an exact multiple under floor
-# division) moves one side only, and is no reason to widen.
-SENS_SMOOTH = 0.25
-SENS_MULT = 16.0
-# An fp64 run that rounds its data to float32 (or coarser) inside, x.float(), would round a move of
-# 1e-9 away: its inputs move by this many eps of that dtype instead (a float32 mean over a row whose
-# terms cancel, after a float64 round trip: CUDA corpus, reduce_mean_spatial's variants).
-SENS_CAST_ULPS = 8.0
-# Monte Carlo arithmetic (Parker 1997): the fp64 run repeated with every floating result of an op
-# that may have been rounded in D moved by up to one rounding of D (r uniform in [-1, 1]; antithetic,
-# the same draws as S; runners/oracle/reference.py RoundingNoise). A compiled integer between eager
-# and such a run (a count of nonzeros of x*x - x*x, which Triton's FMA contraction leaves at 1e-8)
-# or a compiled value on the other side of a step that such a run crosses too (a top-p threshold) is
-# decided by rounding, not by the compiler.
-# A compiled infinity or NaN where eager and fp64 are finite is an overflow in another order (not
-# judged) where |fp64| or |eager| is within this factor of D's largest finite value, or where the
-# element's row (numerics.rows) overflows in eager or in fp64.
-OVERFLOW_MARGIN = 16.0
-# Indices: a compiled index may select a value within this many eps (of the largest magnitude
-# of the row it selects from) of eager's selected value; an exact tie is always accepted.
-NEAR_TIE_ULPS = 2.0
-# Kept for runners/oracle/lenient.py: "close" for agreeing with another precision's run.
-LOOSE_TOL = 4e-2
-
-# rtol = atol of torch.testing/Dynamo-style allclose by dtype (used by lenient.py and reports;
-# the oracle's rule is the per-element one above).
-_TOL = {torch.float64: 1e-7, torch.float32: 1e-4, torch.float16: 1e-3, torch.bfloat16: 1.6e-2}
-_FLOAT8_TOL = 0.25
 
 
 def real_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -152,10 +62,10 @@ def max_finite(dtype: torch.dtype) -> float:
 def tolerance(dtype: torch.dtype) -> float:
     """rtol = atol of an allclose-style comparison for a floating (or complex) dtype."""
     dt = real_dtype(dtype)
-    if dt in _TOL:
-        return _TOL[dt]
+    if dt in ALLCLOSE_TOL:
+        return ALLCLOSE_TOL[dt]
     if dt.itemsize == 1:  # float8 variants
-        return _FLOAT8_TOL
+        return FLOAT8_TOL
     return max(1e-4, 2 * eps(dt))
 
 
@@ -177,7 +87,7 @@ def acc_ulps(n: torch.Tensor, reference: bool) -> torch.Tensor:
     8 times that and at least ACC_ULPS_NOREF."""
     n = n.to(torch.float64).clamp(min=1)
     k = (ACC_ULPS * MANY_PEERS / n).clamp(ACC_ULPS, ACC_ULPS_ONE)
-    return k if reference else (8 * k).clamp(min=ACC_ULPS_NOREF)
+    return k if reference else (NOREF_ACC_FACTOR * k).clamp(min=ACC_ULPS_NOREF)
 
 
 def parse_dtype(hint: Any) -> torch.dtype | None:
@@ -306,7 +216,7 @@ def bound(e: torch.Tensor, f: torch.Tensor, stat: torch.Tensor, dt: torch.dtype,
     peers if larger; typ = the peers' median |f|; with no peers (|f_i| = 0) or no reference, the leaf's."""
     af = neighbourhoods(f.abs())
     m = neighbourhoods(stat)
-    own = (neighbourhoods((e - f).abs()) - 0.5 * ulp(af, dt)).clamp(min=0)
+    own = (neighbourhoods((e - f).abs()) - OWN_ROUNDING_ULPS * ulp(af, dt)).clamp(min=0)
     own = torch.where(m, own, torch.zeros_like(own))
     sk, order, peers = _by_size(torch.where(m, af, torch.full_like(af, math.inf)), af)  # peers: a prefix of sk
     if reference:
@@ -442,7 +352,7 @@ def neighbourhoods(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(1, -1)
 
 
-def rows(t: torch.Tensor, least: int = 32) -> torch.Tensor:
+def rows(t: torch.Tensor, least: int = OVERFLOW_ROW) -> torch.Tensor:
     """t as a 2-D view (rows, n): each row the smallest block of trailing dims (size-1 dims
     dropped) holding at least `least` elements, or the whole tensor when smaller."""
     shape = [s for s in t.shape if s != 1]

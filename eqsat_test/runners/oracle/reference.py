@@ -8,9 +8,13 @@ import torch
 
 from eqsat_test.runners.exec.protocol import to_cpu
 from eqsat_test.runners.oracle import numerics as nx
+from eqsat_test.runners.oracle.constants import TIE_ROTATIONS
 from eqsat_test.runners.oracle.inputs import InputSet, flushed_fp64_inputs, perturbed_fp64_inputs, to_fp64_inputs
+from eqsat_test.runners.oracle.engine import behaviour
 from eqsat_test.runners.oracle.judge import Verdict, judge
 from eqsat_test.runners.oracle.modes import BeyondRange, FloatDtypes, KeptPrecision, RoundingNoise, TieOrder, coarsest, float64_default
+from eqsat_test.runners.oracle.runs import Antithetic, RoundingRuns
+from eqsat_test.runners.oracle.verdict import RuleCount
 
 
 class EagerRef(NamedTuple):
@@ -23,14 +27,15 @@ class EagerRef(NamedTuple):
     # the coarsest dtype the fp64 run rounds its floating data to (an explicit cast inside the program,
     # x.bfloat16()); None: it stays in float64. The judge then has no independent fp64 run for NaN/inf
     fp64_low: str | None = None
-    # the fp64 runs on inputs moved by +-SENS_DELTA (judge's conditioning term), made on the first call:
-    # only a verdict that fails without them needs them (S only widens the bound); None: no fp64 run
-    fp64p: Callable[[], list | None] | None = None
-    # the fp64 runs under Monte Carlo rounding of the intermediates to compute_dtype (numerics.py), then
-    # alternatives: where an input holds subnormals of it, one on inputs with those flushed to zero
-    # (Triton's default), and where the fp64 run casts to a coarser dtype, one that keeps the precision
-    # (KeptPrecision); made on the first call, by a verdict that fails with S; None: no fp64 run or float op
-    fp64mc: Callable[[], list | None] | None = None
+    # the fp64 runs on inputs moved by 1 +- SENS_DELTA r, antithetic pairs (judge's conditioning term),
+    # made on the first call: only a verdict that fails without them needs them (S only widens the
+    # bound); None: no fp64 run
+    fp64p: Callable[[], tuple[Antithetic, ...] | None] | None = None
+    # the fp64 runs under other roundings of the intermediates to compute_dtype, by name (runs.RoundingRuns:
+    # Monte Carlo, the walk, subnormals flushed where an input holds them, casts' precision kept where the
+    # fp64 run casts to a coarser dtype); made on the first call, by a verdict that fails with S; None: no
+    # fp64 run or float op
+    fp64mc: Callable[[], RoundingRuns | None] | None = None
     # the marks of the fp64 run of the program under Inductor's decompositions (BeyondRange), per output
     # element: 1 where it depends on a value beyond the range of D's accumulation dtype (a layer_norm's
     # variance of values near float32's max, a uint8 cumprod), 2 where beyond float64's too (the fp64
@@ -81,27 +86,52 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
         lambda t: t.clone() if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) else t,
         to_fp64_inputs(s.inputs))
     delta = nx.sens_delta(low64)
-    # two draws: one may move a cancelling pair of terms by nearly the same amount; each antithetic
-    # (+ and -): the judge widens only where the two changes mirror each other
-    draws = [(k, sign) for k in range(nx.SENS_DRAWS) for sign in (1, -1)]
-    moved = [(lambda k=k, d=sign * delta: perturbed_fp64_inputs(plain, d, seed=k), None) for k, sign in draws]
-    noisy = [(lambda: plain, lambda k=k, sign=sign: RoundingNoise(low, k, sign)) for k, sign in draws]
-    noisy += [(lambda: plain, lambda sign=sign, scale=scale: RoundingNoise(low, 0, sign, walk=True, scale=scale))
-              for scale in (1.0, nx.WALK_HALF) for sign in (1, -1)]
-    alts = [(lambda: flushed_fp64_inputs(plain, low), None)]  # no run where no input holds subnormals
-    if low64 is not None:
-        alts.append((lambda: plain, KeptPrecision))
     beyond = None
     if low is not None:  # float64 too: its reductions' partial results; any input set (a uint8 sweep's cumprod)
         beyond = _deferred_beyond(forward, plain, nx.acc_dtype(low))
-    return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64), fp64p=_deferred(forward, moved),
-                    fp64mc=_deferred(forward, noisy + alts) if low is not None else None, fp64_beyond=beyond,
-                    ties=_deferred_ties(forward, plain))
+    return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64),
+                    fp64p=_once(lambda: _perturbed_runs(forward, plain, delta)),
+                    fp64mc=_once(lambda: _rounding_runs(forward, plain, low, low64)) if low is not None else None,
+                    fp64_beyond=beyond, ties=_deferred_ties(forward, plain))
 
 
-# The most rotations of the groups of tied sort keys (rule 9): a group of up to TIE_ROTATIONS + 1 keys has
-# each of its members at each of its positions in one run; a larger group is seen through that many.
-TIE_ROTATIONS = 7
+def _run(forward, inputs: Callable[[], tuple | None], mode: Callable[[], Any] | None = None) -> Any:
+    """One fp64 run (float64 the default dtype, the seed reset) on the inputs `inputs()` makes, on the CPU; None
+    if it raises or there are no such inputs."""
+    try:
+        with torch.no_grad(), float64_default():
+            xs = inputs()
+            if xs is None:
+                return None
+            torch.manual_seed(0)
+            if mode is None:
+                return to_cpu(forward(*xs))
+            with mode():
+                return to_cpu(forward(*xs))
+    except Exception:  # noqa: BLE001 - this run adds nothing then
+        return None
+
+
+def _perturbed_runs(forward, plain: tuple, delta: float) -> tuple[Antithetic, ...] | None:
+    """SENS_DRAWS antithetic pairs of fp64 runs on inputs scaled by 1 +- delta r (two draws: one may move a
+    cancelling pair of terms by nearly the same amount; + and -: the judge widens only where the two changes
+    mirror each other); None if every run raises."""
+    pairs = tuple(Antithetic(*(_run(forward, lambda d=sign * delta, k=k: perturbed_fp64_inputs(plain, d, seed=k))
+                               for sign in (1, -1))) for k in range(nx.SENS_DRAWS))
+    return None if all(r is None for p in pairs for r in p.both()) else pairs
+
+
+def _rounding_runs(forward, plain: tuple, low: torch.dtype, low64: torch.dtype | None) -> RoundingRuns | None:
+    """The fp64 runs under other roundings (runs.RoundingRuns); None if every run raises."""
+    def pair(make) -> Antithetic:
+        return Antithetic(*(_run(forward, lambda: plain, lambda sign=sign: make(sign)) for sign in (1, -1)))
+    runs = RoundingRuns(
+        noise=tuple(pair(lambda sign, k=k: RoundingNoise(low, k, sign)) for k in range(nx.SENS_DRAWS)),
+        walk=pair(lambda sign: RoundingNoise(low, 0, sign, walk=True, scale=1.0)),
+        walk_half=pair(lambda sign: RoundingNoise(low, 0, sign, walk=True, scale=nx.WALK_HALF)),
+        flushed=_run(forward, lambda: flushed_fp64_inputs(plain, low)),  # none where no input holds subnormals
+        kept_precision=_run(forward, lambda: plain, KeptPrecision) if low64 is not None else None)
+    return None if runs.empty() else runs
 
 
 def _on_gpu(inputs) -> bool:
@@ -179,11 +209,18 @@ def untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, int]:
     """got with eager's value where the tie orders' runs differ from the first (NaN == NaN), and how many
     such elements got had otherwise; (got, 0) where the structures do not line up. Index outputs
     (`index_paths`) keep theirs: the judge already weighs an index by the value it selects."""
+    untied, counts = _untie(ref, got, ties, index_paths)
+    return untied, sum(counts.values())
+
+
+@behaviour("ties.sort-order")
+def _untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, dict[str, int]]:
+    """untie, with the count per leaf path (the leaves where it changed got)."""
     gl, rl = nx.leaves(got), nx.leaves(ref)
     runs = [nx.leaves(t) for t in ties]
     if any(len(x) != len(gl) for x in [rl, *runs]):
-        return got, 0
-    n, out = 0, []
+        return got, {}
+    counts, out = {}, []
     for k, ((path, g), (_, r)) in enumerate(zip(gl, rl)):
         ts = [x[k][1] for x in runs]
         if path not in index_paths and all(isinstance(t, torch.Tensor) for t in (g, r, *ts)) \
@@ -192,40 +229,18 @@ def untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, int]:
             for b in ts[1:]:
                 dep |= ~nx.equal_nan(ts[0], b)
             if bool(dep.any()):
-                n += int((dep & ~nx.equal_nan(g, r)).sum())
+                n = int((dep & ~nx.equal_nan(g, r)).sum())
+                if n:
+                    counts[path] = counts.get(path, 0) + n
                 g = torch.where(dep, r, g)
         out.append(g)
     it = iter(out)
-    return nx._rebuild(got, lambda leaf: next(it)), n
-
-
-def _deferred(forward, runs_of: list) -> Callable[[], list | None]:
-    """fp64 runs made on the first call: (a maker of the inputs, a maker of a dispatch mode or None)
-    each; a maker that gives None inputs means no such run. A run that fails is None in the list (the
-    judge goes without it); None if every run fails."""
-
-    def make() -> list | None:
-        runs: list = []
-        with torch.no_grad(), float64_default():
-            for inputs, mode in runs_of:
-                xs = inputs()
-                if xs is None:
-                    continue
-                torch.manual_seed(0)
-                try:
-                    if mode is None:
-                        runs.append(to_cpu(forward(*xs)))
-                    else:
-                        with mode():
-                            runs.append(to_cpu(forward(*xs)))
-                except Exception:  # noqa: BLE001 - this run adds nothing then
-                    runs.append(None)
-        return None if all(r is None for r in runs) else runs
-    return _once(make)
+    return nx._rebuild(got, lambda leaf: next(it)), counts
 
 
 def conditioned(verdict_of: Callable[[Any, Any, Any, Any], Verdict], ref: Any, got: Any,
-                fp64p: Callable[[], list | None] | None, fp64mc: Callable[[], list | None] | None = None,
+                fp64p: Callable[[], tuple[Antithetic, ...] | None] | None,
+                fp64mc: Callable[[], RoundingRuns | None] | None = None,
                 fp64_beyond: Callable[[], Any] | None = None, ties: Callable[[], tuple | None] | None = None,
                 index_paths=()) -> Verdict:
     """verdict_of(None, None, None, got), judged without S; a failing verdict again with the perturbed
@@ -239,18 +254,21 @@ def conditioned(verdict_of: Callable[[Any, Any, Any, Any], Verdict], ref: Any, g
     if runs is not None:
         v = verdict_of(runs, None, None, got)
     mc = fp64mc() if not v.ok and fp64mc is not None else None
-    if mc is not None:  # judge's fp64_rounded: antithetic pairs, then alternatives
+    if mc is not None:  # judge's fp64_rounded
         v = verdict_of(runs, mc, None, got)
     beyond = fp64_beyond() if not v.ok and fp64_beyond is not None else None
     if beyond is not None:
         v = verdict_of(runs, mc, beyond, got)
     pair = ties() if not v.ok and ties is not None else None
-    untied, n = untie(ref, got, pair, index_paths) if pair is not None else (got, 0)
+    untied, counts = _untie(ref, got, pair, index_paths) if pair is not None else (got, {})
+    n = sum(counts.values())
     if not n:
         return v
     v = verdict_of(runs, mc, beyond, untied)
     note = f"{n} elements depend on the order of a sort's tied keys (stable sorts with ties in index order and " \
            f"rotated within each group differ there): not judged"
+    for path, k in counts.items():
+        v = v.with_counts(path, [RuleCount("ties.sort-order", k)])
     return dataclasses.replace(v, detail=f"{v.detail}; note: {note}" if v.ok else f"{v.detail} ({note})")
 
 

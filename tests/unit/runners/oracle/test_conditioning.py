@@ -2,6 +2,8 @@
 order (not a miscompile); a wrong value on well-conditioned elements, or across a discontinuity, still fails."""
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from eqsat_test.runners.oracle import numerics as nx
@@ -244,7 +246,7 @@ def test_an_overflow_of_an_op_whose_exact_intermediates_fit_stays_judged():
 def test_a_reduction_another_order_takes_beyond_the_range_is_not_judged():
     """Rule 8, partial results: no order of a reduction's terms is specified (Triton's blocked order is
     not eager's). On a special row, a product whose factors below 1 multiply below float32's smallest
-    normal (the whole product 1: CUDA reduce_prod, session 4) and a sum whose terms of one sign add up
+    normal (the whole product 1: CUDA reduce_prod) and a sum whose terms of one sign add up
     beyond float32's range (the exact sum 0) are not judged; a wrong value in a well-scaled row is."""
     x = torch.rand(4, 32, generator=torch.Generator().manual_seed(2)) + 0.5
     x[1, :4] = torch.tensor([1e30, 1e-30, 1e20, 1e-20])
@@ -269,7 +271,7 @@ def test_a_reduction_another_order_takes_beyond_the_range_is_not_judged():
 
 
 def test_a_variance_whose_squared_deviations_sum_beyond_the_range_is_not_judged():
-    """The int64 sweep of a bfloat16 layer_norm on CUDA (session 5): a row holding +-2^63 twice each has
+    """The int64 sweep of a bfloat16 layer_norm on CUDA: a row holding +-2^63 twice each has
     squared deviations summing to 2^128, past float32's maximum, though the variance fits; float32
     eager overflows there as compiled does. A row with +inf (ledger #14: compiled inf, eager NaN)
     keeps its NaN in fp64 and stays judged."""
@@ -292,7 +294,7 @@ def test_a_variance_whose_squared_deviations_sum_beyond_the_range_is_not_judged(
 def test_a_float64_program_on_a_gpu_is_judged_beside_the_cpu(monkeypatch):
     """A program in float64 throughout has no higher precision to check it against: on a GPU its fp64
     run is the CPU's (another libm), not eager again. CUDA eager's float64 hardswish is 6.5e-8 off
-    (session 3's campaign); here a device whose float64 op is 1e-7 off and a compiled value that agrees
+    (a CUDA campaign); here a device whose float64 op is 1e-7 off and a compiled value that agrees
     with the CPU: no miscompile. A compiled value 1% off stays one."""
     import eqsat_test.runners.oracle.reference as ref_mod
     monkeypatch.setattr(ref_mod, "_on_gpu", lambda inputs: True)
@@ -307,7 +309,7 @@ def test_a_float64_program_on_a_gpu_is_judged_beside_the_cpu(monkeypatch):
 
 
 def _bn_conv_bn(x, w_pw, w_bn):
-    """conv_depthwise_separable's variant (CUDA campaign, session 6): a batch_norm whose weight is cast
+    """conv_depthwise_separable's variant (a CUDA campaign): a batch_norm whose weight is cast
     to float32 inside, so that its fp64 run mixes float64 data with a float32 weight."""
     c = x.shape[1]
     y = torch.conv2d(x, w_pw)
@@ -334,7 +336,7 @@ def test_a_program_that_mixes_dtypes_in_float64_has_an_fp64_run_and_its_conv_sum
 
 
 def test_a_sum_whose_terms_cancel_is_judged_by_its_terms_magnitude():
-    """The int64 sweep of act_ssm_zoh_discretize on CUDA (session 6): int64 extremes times small
+    """The int64 sweep of act_ssm_zoh_discretize on CUDA: int64 extremes times small
     weights, summed over a sequence, cancel to ~1e14 from terms of ~1e15; another order of the partial
     sums moves the result by a few ulps of the terms' magnitude, far more than ulps of the result. The
     Monte Carlo runs move each sum by eps·sqrt(n)·(its terms' magnitude): such a value passes, an error
@@ -360,7 +362,7 @@ def test_a_sum_whose_terms_cancel_is_judged_by_its_terms_magnitude():
 
 
 def test_a_float64_leaf_has_no_independent_judge_of_overflow(monkeypatch):
-    """The float64 sweeps on CUDA (session 6): on special rows near 1.8e308, eager NaN (inf - inf in
+    """The float64 sweeps on CUDA: on special rows near 1.8e308, eager NaN (inf - inf in
     its order) and compiled -inf (another order). The fp64 run of a float64 program, the CPU's on a
     GPU, has float64's range, so it cannot say whose NaN/inf is right there: a note, not a candidate.
     Off the special sets the NaN is float64's own overflow (rule 8: not judged either), and a NaN/inf of
@@ -390,7 +392,7 @@ def test_a_float64_leaf_has_no_independent_judge_of_overflow(monkeypatch):
 
 
 def test_values_gathered_by_the_order_of_tied_sort_keys_are_not_judged():
-    """index_take_along_dim on CUDA (session 6): tokens gathered by argsort(scores, descending) on a
+    """index_take_along_dim on CUDA: tokens gathered by argsort(scores, descending) on a
     special set whose scores repeat (ties): compiled's sort breaks ties in another order, so other
     tokens land there. Where two stable tie orders give different outputs, an element depends on the
     order of tied keys and is not judged; a wrong value elsewhere, and a NaN sorted as the smallest
@@ -417,7 +419,7 @@ def test_values_gathered_by_the_order_of_tied_sort_keys_are_not_judged():
 
 
 def test_the_middle_of_three_tied_keys_is_not_judged_either():
-    """index_take_along_dim on CUDA (session 7): a special row holds three tied scores (three 5.9e-39, or
+    """index_take_along_dim on CUDA: a special row holds three tied scores (three 5.9e-39, or
     -0, 0, 0); index order and reverse index order put the same token in the middle, while compiled's
     sort put another there (eager 0.0108546, compiled -0.406908). Every rotation of each group of ties
     is run, so every position of a group is seen to depend on the order; a wrong token outside the ties
@@ -443,7 +445,7 @@ def test_the_middle_of_three_tied_keys_is_not_judged_either():
 
 
 def _cast_read_twice(x):
-    """conv_conv3d_video_block's variant (CUDA campaigns of sessions 4 and 6), shortened: a float32 cast
+    """conv_conv3d_video_block's variant (CUDA campaigns), shortened: a float32 cast
     of a float64 value read twice, -a + a: 0 eagerly."""
     a = (x.neg() * x).double().pow(2).to(torch.float32)
     b = a.neg().neg().double().to(torch.float32)
@@ -470,7 +472,7 @@ def test_a_cast_read_once_rounded_and_once_not_is_no_miscompile():
 
 
 def test_a_max_over_casts_read_twice_is_judged_by_the_walk_that_halves():
-    """conv_conv3d_video_block's variant on CUDA (session 7): the cast read twice, -a + a, then a max-pool
+    """conv_conv3d_video_block's variant on CUDA: the cast read twice, -a + a, then a max-pool
     over windows of four such adds, all 0 eagerly. Compiled's max is the largest of four residuals; the
     walk's two runs move it by the largest positive move in one and a smaller one in the other, which do
     not mirror, so the pair counted nothing (425 elements failed, up to 0.58 at a's of ~1e7). A pair
@@ -492,15 +494,15 @@ def test_a_max_over_casts_read_twice_is_judged_by_the_walk_that_halves():
     step = lambda t: (_cast_read_twice(t).reshape(-1, 4).amax(-1) > 0).float() * 1000  # noqa: E731
     r = eager_reference(step, lambda *a: {}, InputSet("random-0", (x,)))
     runs = r.fp64mc()
-    walk_only = r._replace(fp64mc=lambda: [None] * nx.MC_NOISE + runs[nx.MC_NOISE:])  # the walk's own judgement
-    assert float((runs[nx.MC_NOISE] - r.fp64).abs().max()) == 1000.0  # the walk's rounding crosses the step
+    walk_only = r._replace(fp64mc=lambda: dataclasses.replace(runs, noise=()))  # the walk's own judgement
+    assert float((runs.walk.plus - r.fp64).abs().max()) == 1000.0  # the walk's rounding crosses the step
     half = torch.zeros(1024)
     half[3] = 500.0  # between the two sides of the step
     assert not judge_against(walk_only, half).ok
 
 
 def test_a_mark_beyond_the_range_survives_a_comparison():
-    """conv_depthwise_separable and conv_resnext_grouped_block on CUDA (session 7): relu rewritten as
+    """conv_depthwise_separable and conv_resnext_grouped_block on CUDA: relu rewritten as
     `where(y > 0, y, 0)` after a 1x1 conv whose terms of one sign pass float32's range; compiled's sum
     overflows in another order (inf - inf: NaN), and NaN > 0 picks the 0 (eager 2.74e36, compiled 0).
     The run that marks values beyond the range with NaN lost the mark the same way (NaN > 0: 0): the
@@ -549,7 +551,7 @@ def _blocked_cumprod(x, block):  # a scan in blocks, as Triton's: each block's p
 
 
 def test_a_cumprod_whose_later_run_overflows_is_not_judged_on_any_input_set():
-    """reduce_cumprod_discount's uint8 sweep on CUDA (session 7, a random set): 0.99 · x of uint8 rows
+    """reduce_cumprod_discount's uint8 sweep on CUDA (a random set): 0.99 · x of uint8 rows
     cumprod'ed; a zero early in a row keeps eager's products 0, while Triton's scan multiplies a block
     of later factors (up to 252^k) first, which overflows, and 0 · inf is NaN (748 elements). The runs
     of consecutive factors that overflow are marked on every input set, not only the special ones; a
@@ -568,7 +570,7 @@ def test_a_cumprod_whose_later_run_overflows_is_not_judged_on_any_input_set():
 
 
 def test_nan_where_fp64_is_infinite_is_judged_by_the_finite_terms_partial_products():
-    """reduce_prod (dynamic sweep) and reduce_cumprod_discount (special) on CUDA (session 7): a row
+    """reduce_prod (dynamic sweep) and reduce_cumprod_discount (special) on CUDA: a row
     holding -inf, and factors whose partial products underflow below float32's smallest normal in some
     order (1e-20 · -1e-20): that order's 0 · -inf is NaN, eager's and fp64's -inf. Not judged; a NaN for
     a row holding -inf whose finite factors stay in range in every order still fails, as does an inf
@@ -599,7 +601,7 @@ def test_nan_where_fp64_is_infinite_is_judged_by_the_finite_terms_partial_produc
 
 
 def test_the_fp64_run_promotes_integers_to_float64():
-    """reduce_cumprod_discount's int8 sweep on CUDA (session 7): `0.99 * x` of an int8 x is float32
+    """reduce_cumprod_discount's int8 sweep on CUDA: `0.99 * x` of an int8 x is float32
     eagerly, and was float32 in the fp64 run too (only floating inputs were widened), so the fp64 run
     shared eager's overflow: the row's partial products overflow float32 (CUDA's scan accumulates in
     float32) before an exact 0 factor, eager and fp64 NaN (inf · 0), and the compiled exact 0 failed.
@@ -636,7 +638,7 @@ def test_a_nan_of_the_fp64_runs_own_overflow_is_no_judge():
 
 
 def test_a_nan_or_inf_that_another_rounding_gives_is_not_judged():
-    """reduce_cumprod_discount's size-65 special set on CUDA (session 7): an infinite discount times a
+    """reduce_cumprod_discount's size-65 special set on CUDA: an infinite discount times a
     reverse cumsum whose +-1e30 terms cancel to exactly 0 in eager's order and in float64's (the small
     terms absorbed): eager and fp64 NaN; an order that keeps the small terms gives an infinity. The
     walk runs (the partial sums moved by their roundings) give the infinities as well: not judged. An
@@ -647,7 +649,7 @@ def test_a_nan_or_inf_that_another_rounding_gives_is_not_judged():
     r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (d, x)))
     assert bool(torch.isnan(r.ref[:2]).all()) and bool(torch.isnan(r.fp64[:2]).all())
     runs = r.fp64mc()
-    kinds = {float(m[k]) for m in runs if m is not None for k in (0, 1) if not bool(torch.isfinite(m[k]))}
+    kinds = {float(m[k]) for m in runs.all() if m is not None for k in (0, 1) if not bool(torch.isfinite(m[k]))}
     assert kinds & {float("inf"), -float("inf")}, kinds
     got = r.ref.clone()
     got[0] = next(iter(kinds & {float("inf"), -float("inf")}))  # another order's infinity
@@ -659,7 +661,7 @@ def test_a_nan_or_inf_that_another_rounding_gives_is_not_judged():
 
 def test_a_float64_program_on_a_gpu_has_one_fp64_run_the_cpus(monkeypatch):
     """A float64 program on a GPU: its fp64 run is the CPU's (rule 6's independent libm), made once; the
-    device's own float64 run was made first and thrown away until session 8. Where the CPU run fails,
+    device's own float64 run was made first and thrown away before. Where the CPU run fails,
     the device's is the reference."""
     import eqsat_test.runners.oracle.reference as ref_mod
     monkeypatch.setattr(ref_mod, "_on_gpu", lambda inputs: True)
@@ -678,7 +680,7 @@ def test_a_float64_program_on_a_gpu_has_one_fp64_run_the_cpus(monkeypatch):
 
 
 def test_a_nan_grid_coordinate_converted_to_an_index_is_not_judged():
-    """index_grid_sample_stn's special set (session 8, CPU): a NaN in the image makes the predicted affine
+    """index_grid_sample_stn's special set (CPU): a NaN in the image makes the predicted affine
     theta NaN for that sample, so its whole sampling grid is NaN; eager's grid_sample gives NaN, the compiled
     decomposition floors the coordinates into int64 indices (NaN to an integer: undefined in C++) and masks
     them to 0. Those elements are not judged; the other sample's stay judged (a planted error fails)."""

@@ -1,4 +1,4 @@
-"""Tests of runners/oracle/judge.py's per-element rule: the wrong outputs that passed the round-1 oracle (issue 13, cases 1-8) now fail; its false alarms now pass."""
+"""Tests of runners/oracle/judge.py's per-element rule: the wrong outputs that passed an allclose oracle (cases 1-8) now fail; its false alarms now pass."""
 
 from __future__ import annotations
 

@@ -1,0 +1,91 @@
+"""The fp64 runs a judgement weighs beside eager's, by name: antithetic pairs, the Monte Carlo and walk runs, the alternative runs (reference.py makes them, judge.py reads them per leaf)."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Antithetic:
+    """Two runs whose moves mirror each other: `plus` moved by +r, `minus` by -r (the same draws r)."""
+
+    plus: Any
+    minus: Any
+
+    def both(self) -> tuple[Any, Any]:
+        return self.plus, self.minus
+
+    def map(self, fn: Callable[[Any], Any]) -> Antithetic:
+        return Antithetic(fn(self.plus), fn(self.minus))
+
+    @staticmethod
+    def pairs(runs: Sequence[Any]) -> tuple[Antithetic, ...]:
+        """Pairs of a sequence of runs (+, -, +, -, ...): as the judge's `fp64_perturbed` list is given.
+        Antithetic pairs pass through."""
+        runs = list(runs)
+        if all(isinstance(r, Antithetic) for r in runs):
+            return tuple(runs)
+        return tuple(Antithetic(p, m) for p, m in zip(runs[0::2], runs[1::2]))
+
+
+def flat(pairs: Sequence[Antithetic]) -> list[Any]:
+    """The runs of pairs as one list (+, -, +, -, ...)."""
+    return [r for p in pairs for r in p.both()]
+
+
+@dataclass(frozen=True)
+class RoundingRuns:
+    """The fp64 runs of the program under other roundings than float64's own (rule 1's S (b), (b'), (c)):
+    made on the first verdict that fails with the perturbed runs' S (reference.py). A field is None where
+    no such run was made (no input holds a subnormal; no cast to a coarser dtype) or where it raised.
+
+    noise: Monte Carlo arithmetic (Parker 1997), SENS_DRAWS antithetic pairs: every floating result of
+        an op that may have been rounded in D moved by up to one rounding of D (modes.RoundingNoise).
+    walk: one antithetic pair that moves each sum-like reduction by its partial sums' random walk and
+        each add by its operands' rounding (RoundingNoise(walk=True)).
+    walk_half: the walk pair with every move halved (WALK_HALF): a change that halves with the moves is
+        the roundings' own, a step's does not.
+    flushed: the fp64 run on inputs with D's subnormals flushed to zero (Triton's default).
+    kept_precision: the fp64 run in which each cast to a coarser dtype rounds once and the ops after it
+        keep the precision (modes.KeptPrecision; Inductor's default, emulate_precision_casts off)."""
+
+    noise: tuple[Antithetic, ...] = ()
+    walk: Antithetic | None = None
+    walk_half: Antithetic | None = None
+    flushed: Any = None
+    kept_precision: Any = None
+
+    def rounded(self) -> list[Any]:
+        """The Monte Carlo family (noise, walk, walk_half), one list: where c lies beyond the bound, a run
+        of it counts only where it jumps beyond the bound itself (a step its rounding crosses)."""
+        return flat(self.noise) + flat([p for p in (self.walk, self.walk_half) if p is not None])
+
+    def alternatives(self) -> list[Any]:
+        """The alternative runs (flushed, kept_precision): a c within the bound of one passes anywhere."""
+        return [self.flushed, self.kept_precision]
+
+    def all(self) -> list[Any]:
+        """Every run (None where none was made): rounded(), then alternatives()."""
+        return self.rounded() + self.alternatives()
+
+    def map(self, fn: Callable[[Any], Any]) -> RoundingRuns:
+        """The same runs with fn applied to each run that was made (None stays None): one leaf of each."""
+        keep = lambda r: None if r is None else fn(r)  # noqa: E731
+        pair = lambda p: None if p is None else p.map(keep)  # noqa: E731
+        return RoundingRuns(tuple(pair(p) for p in self.noise), pair(self.walk), pair(self.walk_half),
+                            keep(self.flushed), keep(self.kept_precision))
+
+    def empty(self) -> bool:
+        return all(r is None for r in self.all())
+
+
+@dataclass(frozen=True)
+class LeafRuns:
+    """The fp64 runs of one output leaf, by name, as the judge reads them (None: no such run, or one whose
+    leaf does not fit; judge._fp64_leaf)."""
+
+    fp64: Any = None  # the program with every floating input in float64
+    perturbed: tuple[Antithetic, ...] = ()  # inputs moved by 1 +- SENS_DELTA r: rule 1's S (a)
+    rounding: RoundingRuns | None = None  # None: not made (a verdict that passes without them)
+    beyond: Any = None  # rule 8's marks: 1 beyond acc(D)'s range, 2 beyond float64's too, else 0

@@ -1,0 +1,411 @@
+"""Each oracle rule of runners/oracle/rules.py on its own: one element it convicts or clears, one it must not; the table's own checks (behaviour, tests, docs) and the verdict's rule counts."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from eqsat_test.runners.oracle import engine, rules
+from eqsat_test.runners.oracle.inputs import InputSet
+from eqsat_test.runners.oracle.judge import MATCH, MISMATCH, NONDETERMINISTIC, STRUCTURE_MISMATCH, judge
+from eqsat_test.runners.oracle.lenient import lenient_judge
+from eqsat_test.runners.oracle.reference import eager_reference, judge_against
+from eqsat_test.runners.oracle.runs import Antithetic, RoundingRuns
+from eqsat_test.runners.oracle.verdict import LeafRules, RuleCount, Verdict, rule_totals
+
+REPO = Path(__file__).resolve().parents[4]
+INF, NAN = math.inf, math.nan
+
+
+def counts(v: Verdict) -> dict[str, int]:
+    return v.totals()
+
+
+def ones(n: int = 64, dtype=torch.float32) -> torch.Tensor:
+    return torch.ones(n, dtype=dtype)
+
+
+# ---------------------------------------------------------------------------------------------- the table
+
+
+def test_every_rule_has_a_behaviour_a_test_and_a_row_in_the_docs():
+    import eqsat_test.runners.oracle.lenient  # noqa: F401 - registers lenient.wider-run
+    import eqsat_test.runners.oracle.reference  # noqa: F401 - registers ties.sort-order
+    assert set(engine.BEHAVIOUR) == set(rules.BY_ID)
+    docs = (REPO / "docs" / "oracle.md").read_text()
+    assert rules.markdown() in docs  # the docs' table is the table's own (python -m eqsat_test.runners.oracle.rules)
+    here = globals()
+    for r in rules.RULES:
+        path, name = r.test.split("::")
+        assert path == rules.TESTS and callable(here.get(name)), r.test
+        assert f"`{r.id}`" in docs and name in docs, r.id
+        assert r.effect in (rules.CONVICTS, rules.CLEARS, rules.NOTES)
+        for c in r.charges:  # a clearing rule clears what a convicting rule of its scope, before it, charged
+            assert rules.BY_ID[c].effect == rules.CONVICTS and rules.BY_ID[c].scope == r.scope
+            assert rules.RULES.index(rules.BY_ID[c]) < rules.RULES.index(r)
+
+
+def test_a_verdict_round_trips_through_json_with_its_rule_counts():
+    v = Verdict(False, MISMATCH, 1.5, 0.25, "[0]", "x", (LeafRules("[0]", (RuleCount("finite.bound", 3),
+                                                                          RuleCount("bound.walk", 1))),))
+    d = json.loads(json.dumps(v.to_dict()))
+    assert d["rules"] == [{"leaf": "[0]", "counts": {"finite.bound": 3, "bound.walk": 1}}]
+    assert Verdict.from_dict(d) == v
+    assert RuleCount.from_dict(RuleCount("a", 2).to_dict()) == RuleCount("a", 2)
+    assert rule_totals([d, d]) == {"bound.walk": 2, "finite.bound": 6}
+    assert v.with_counts("[1]", [RuleCount("ties.sort-order", 2)]).totals()["ties.sort-order"] == 2
+
+
+def test_a_verdict_lists_the_rules_per_leaf():
+    e = (torch.tensor([1.0, -0.0]), torch.tensor([1, 2]))
+    v = judge(e, (torch.tensor([1.0, 0.0]), torch.tensor([1, 3])), tuple(t.double() for t in e))
+    assert not v.ok and v.leaf == "[1]"
+    assert v.rules == (LeafRules("[0]", (RuleCount("note.signed-zero", 1),)),
+                       LeafRules("[1]", (RuleCount("exact.differs", 1),)))
+
+
+def test_the_named_runs_keep_their_order():
+    runs = RoundingRuns(noise=(Antithetic(1, 2), Antithetic(3, 4)), walk=Antithetic(5, 6),
+                        walk_half=Antithetic(7, 8), flushed=None, kept_precision=9)
+    assert runs.rounded() == [1, 2, 3, 4, 5, 6, 7, 8] and runs.alternatives() == [None, 9]
+    assert runs.map(lambda x: x * 10).all() == [10, 20, 30, 40, 50, 60, 70, 80, None, 90]
+    assert Antithetic.pairs([1, 2, 3, 4]) == (Antithetic(1, 2), Antithetic(3, 4))
+    assert RoundingRuns().empty() and not runs.empty()
+
+
+# ---------------------------------------------------------------------------------------------- output
+
+
+def test_output_nondeterministic():
+    ref = torch.tensor([1.0, 2.0, 3.0])
+    ref2 = ref.clone()
+    ref2[1] = 2.5
+    v = judge(ref, ref * 7, ref.double(), ref2=ref2)
+    assert (v.ok, v.kind, counts(v)) == (True, NONDETERMINISTIC, {"output.nondeterministic": 1})
+    v = judge(ref, ref * 7, ref.double(), ref2=ref.clone())  # two equal eager runs: judged
+    assert not v.ok and "output.nondeterministic" not in counts(v)
+
+
+def test_output_structure():
+    v = judge((torch.ones(3),), (torch.ones(4),))
+    assert (v.kind, counts(v)) == (STRUCTURE_MISMATCH, {"output.structure": 1})
+    assert judge((torch.ones(3),), (torch.ones(3),)).rules == ()
+
+
+# ---------------------------------------------------------------------------------------------- NaN and infinities
+
+
+def test_kind_special():
+    e = torch.tensor([INF, INF, 1.0])
+    v = judge(e, torch.tensor([INF, -INF, 1.0]), e.double())
+    assert not v.ok and "(1,)" in v.detail and "disagrees in kind" in v.detail
+    assert counts(v) == {"kind.special": 1}  # element 0, +inf kept, is not charged
+
+
+def test_kind_no_independent_run():
+    e = torch.tensor([NAN, NAN, 1.0, 2.0])
+    f = e.double()
+    c = torch.tensor([1e30, 5.0, 1.0, 2.0])  # 1e30 >= sqrt(float32's max): eager's square may have overflowed
+    low = dict(fp64_low="float32")  # the fp64 run rounds to float32 inside: no independent judge of NaN/inf
+    v = judge(e, c, f, **low)
+    assert not v.ok and "(1,)" in v.detail  # 5.0 is no overflow of anything
+    assert counts(v) == {"kind.special": 2, "kind.no-independent-run": 1}
+    c[1] = NAN
+    v = judge(e, c, f, **low)
+    assert v.ok and "rounds to float32 inside" in v.detail
+    assert not judge(e, c, f).ok  # an independent fp64 run's NaN convicts
+
+
+def test_kind_nan_beyond_float64():
+    e = torch.tensor([NAN, NAN, 1.0])
+    marks = torch.tensor([2.0, 1.0, 0.0], dtype=torch.float64)  # element 0: the fp64 run's own overflow
+    c = torch.tensor([0.0, 0.0, 1.0])
+    v = judge(e, c, e.double(), fp64_beyond=marks)
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"kind.special": 2, "kind.nan-beyond-float64": 1}
+    c[1] = NAN
+    assert judge(e, c, e.double(), fp64_beyond=marks).ok
+
+
+def test_kind_eager_right_overflow():
+    e = torch.tensor([INF, INF, 1.0])
+    f = torch.tensor([1e39, 1e39, 1.0], dtype=torch.float64)  # beyond float32's range: eager's +inf is right
+    v = judge(e, torch.tensor([INF, -INF, 1.0]), f)
+    assert not v.ok and "(1,)" in v.detail and counts(v) == {"kind.eager-right-overflow": 1}
+
+
+def test_kind_overflow_order_special():
+    e = torch.tensor([1.0, INF, INF, 3e36] + [1.0] * 28)
+    c = e.clone()
+    c[1] = NAN  # finite terms near the range: +inf and -inf in another order
+    c[2] = -INF  # no order makes -inf of them
+    v = judge(e, c, e.double(), extreme_inputs=True)
+    assert not v.ok and "(2,)" in v.detail
+    assert counts(v) == {"kind.special": 2, "kind.overflow-order-special": 1}
+    c[2] = INF
+    v = judge(e, c, e.double(), extreme_inputs=True)
+    assert v.ok and "overflow in another order" in v.detail
+    assert not judge(e, c, e.double()).ok  # not a special set
+
+
+def test_kind_nan_beyond_range():
+    e = torch.tensor([INF, INF, 1.0])
+    marks = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)  # element 0's finite terms pass the range in some order
+    c = torch.tensor([NAN, NAN, 1.0])
+    v = judge(e, c, e.double(), fp64_beyond=marks)
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"kind.special": 2, "kind.nan-beyond-range": 1}
+
+
+def test_kind_other_rounding():
+    e = torch.tensor([NAN, NAN, 1.0])
+    walk = torch.tensor([-INF, NAN, 1.0], dtype=torch.float64)  # another rounding: -inf at element 0
+    runs = RoundingRuns(noise=(), walk=Antithetic(walk, e.double()), walk_half=None)
+    c = torch.tensor([-INF, INF, 1.0])
+    v = judge(e, c, e.double(), fp64_rounded=runs)
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"kind.special": 2, "kind.other-rounding": 1}
+    c[1] = NAN
+    v = judge(e, c, e.double(), fp64_rounded=runs)
+    assert v.ok and "another rounding" in v.detail
+
+
+# ---------------------------------------------------------------------------------------------- finite e and f
+
+
+def test_finite_non_finite():
+    e = torch.ones(2, 32)
+    e[1, 0] = 3.4e38
+    f = e.double()
+    f[1, 0] = 3.5e38  # beyond float32: rounds to +inf
+    c = e.clone()
+    c[0, 0] = c[1, 0] = INF
+    v = judge(e, c, f)
+    assert not v.ok and "(0, 0)" in v.detail and "non-finite where eager and fp64 are finite" in v.detail
+    assert counts(v) == {"finite.non-finite": 1}  # element (1, 0), the infinity fp64 rounds to, is not charged
+
+
+def test_finite_overflow_order():
+    e = torch.tensor([3e38, 1.0, 2.0])
+    c = torch.tensor([INF, INF, 2.0])
+    v = judge(e, c, e.double())
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"finite.non-finite": 2, "finite.overflow-order": 1}
+    c[1] = 1.0
+    assert "beside an overflow" in judge(e, c, e.double()).detail
+
+
+def test_finite_beyond_range():
+    e = torch.tensor([1.0, 1.0, 2.0])
+    marks = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
+    c = torch.tensor([NAN, NAN, 2.0])
+    v = judge(e, c, e.double(), fp64_beyond=marks)
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"finite.non-finite": 2, "finite.beyond-range": 1}
+
+
+def test_eager_overflow():
+    e = torch.tensor([NAN, INF, 1.0])
+    f = torch.tensor([0.3, 1e39, 1.0], dtype=torch.float64)  # element 1: eager is the infinity fp64 rounds to
+    v = judge(e, torch.tensor([0.0, INF, 1.0]), f)
+    assert v.ok and "eager non-finite where fp64 is finite" in v.detail
+    assert counts(v) == {"eager.overflow": 1}  # element 0 only: element 1's +inf is right
+    v = judge(e, torch.tensor([0.0, -INF, 1.0]), f)
+    assert not v.ok and "(1,)" in v.detail
+
+
+# ---------------------------------------------------------------------------------------------- the bound
+
+
+def test_finite_bound():
+    e = ones()
+    c = e.clone()
+    c[3] *= 1.01
+    v = judge(e, c, e.double())
+    assert not v.ok and "(3,)" in v.detail and counts(v) == {"finite.bound": 1}
+    assert judge(e, e * (1 + 2 ** -23), e.double()).ok  # an ulp
+
+
+def _moved(f: torch.Tensor, at: int, d: float) -> Antithetic:
+    plus, minus = f.clone(), f.clone()
+    plus[at] += d
+    minus[at] -= d
+    return Antithetic(plus, minus)
+
+
+def test_bound_perturbed_inputs():
+    e = ones()
+    f = e.double()
+    c = e.clone()
+    c[0] = c[1] = 1 + 1e-4  # beyond the bound (~3e-5 here)
+    pairs = (_moved(f, 0, 1e-7),)  # f[0] moves by 1e-7 when the inputs move by 1e-9: S = 1.2e-5 at float32
+    v = judge(e, c, f, fp64_perturbed=pairs)
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"finite.bound": 2, "bound.perturbed-inputs": 1}
+    assert judge(e, c, f, fp64_perturbed=[pairs[0].plus, pairs[0].minus]).detail == v.detail  # a flat list alike
+
+
+def test_bound_monte_carlo():
+    e = ones()
+    f = e.double()
+    c = e.clone()
+    c[0] = c[1] = 1 + 1e-4
+    runs = RoundingRuns(noise=(_moved(f, 0, 1e-4),))  # another rounding moves f[0] by 1e-4: weighed 4x
+    v = judge(e, c, f, fp64_rounded=runs)
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"finite.bound": 2, "bound.monte-carlo": 1}
+
+
+def test_bound_walk():
+    e = ones()
+    f = e.double()
+    c = e.clone()
+    c[0] = c[1] = 1 + 5e-5
+    halves = RoundingRuns(walk=_moved(f, 0, 1e-4), walk_half=_moved(f, 0, 5e-5))  # halves with the moves
+    v = judge(e, c, f, fp64_rounded=halves)
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"finite.bound": 2, "bound.walk": 1}
+    whole = RoundingRuns(walk=_moved(f, 0, 1e-4), walk_half=_moved(f, 0, 1e-4))  # a step: no change with the moves
+    assert counts(judge(e, c, f, fp64_rounded=whole)) == {"finite.bound": 2}
+
+
+def test_bound_rounding_step():
+    e = ones()
+    f = e.double()
+    c = e.clone()
+    c[0], c[1] = 2.0, 1.5  # element 0: where another rounding's step lands; element 1: between the sides
+    step = f.clone()
+    step[0] = step[1] = 2.0
+    runs = RoundingRuns(noise=(Antithetic(step, f.clone()),))  # one side jumps: no S, a step
+    v = judge(e, c, f, fp64_rounded=runs)
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"finite.bound": 2, "bound.rounding-step": 1}
+    c[1] = 2.0
+    v = judge(e, c, f, fp64_rounded=runs)
+    assert v.ok and "another rounding of the intermediates (a step it crosses)" in v.detail
+
+
+def _alternative(field: str):
+    e = torch.full((64,), 1e-3)
+    f = e.double()
+    c = e.clone()
+    c[0] = c[1] = 0.0
+    alt = f.clone()
+    alt[0] = 0.0  # the alternative run gives compiled's value at element 0 only
+    v = judge(e, c, f, fp64_rounded=RoundingRuns(**{field: alt}))
+    assert not v.ok and "(1,)" in v.detail
+    return counts(v)
+
+
+def test_bound_flushed_subnormals():
+    assert _alternative("flushed") == {"finite.bound": 2, "bound.flushed-subnormals": 1}
+
+
+def test_bound_kept_precision():
+    assert _alternative("kept_precision") == {"finite.bound": 2, "bound.kept-precision": 1}
+
+
+def test_bound_beyond_range():
+    e = ones(8)
+    c = e.clone()
+    c[0] = c[1] = 3.0
+    marks = torch.zeros(8, dtype=torch.float64)
+    marks[0] = 1.0
+    v = judge(e, c, e.double(), fp64_beyond=marks)
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"finite.bound": 2, "bound.beyond-range": 1}
+
+
+def test_note_signed_zero():
+    e = torch.tensor([-0.0, 0.0, 1.0])
+    f = torch.tensor([-0.0, -0.0, 1.0], dtype=torch.float64)  # element 1: eager and fp64 differ in sign
+    v = judge(e, torch.tensor([0.0, -0.0, 1.0]), f)
+    assert v.ok and "signed zero differs at 1 elements, first at (0,)" in v.detail
+    assert counts(v) == {"note.signed-zero": 1}
+
+
+def test_note_strides():
+    e = torch.randn(4, 6)
+    v = judge(e, e.t().contiguous().t(), e.double())
+    assert v.ok and "strides differ" in v.detail and counts(v) == {"note.strides": 1}
+    assert judge(e, e.clone(), e.double()).rules == ()
+
+
+# ---------------------------------------------------------------------------------------------- integers and indices
+
+
+def test_exact_differs():
+    e = torch.tensor([1, 2, 3])
+    v = judge(e, torch.tensor([1, 2, 4]), e)
+    assert not v.ok and "(2,)" in v.detail and counts(v) == {"exact.differs": 1}
+    assert not judge(3, 4).ok and counts(judge(3, 4)) == {"exact.differs": 1}
+
+
+def test_exact_beyond_range():
+    e = torch.tensor([True, True, False])
+    marks = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)  # element 0 compares an overflowed sum
+    v = judge(e, torch.tensor([False, False, False]), fp64_beyond=marks)
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"exact.differs": 2, "exact.beyond-range": 1}
+
+
+def test_exact_between_runs():
+    e, f = torch.tensor([1028, 1028, 5]), torch.tensor([2048, 1028, 5])
+    v = judge(e, torch.tensor([2047, 1029, 5]), f)  # element 0 between eager and the fp64 run; element 1 beyond both
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"exact.differs": 2, "exact.between-runs": 1}
+
+
+def test_index_differs():
+    src = torch.linspace(0, 1, 100).reshape(4, 25)
+    ref = src.argmax(-1)
+    got = ref.clone()
+    got[2] -= 1
+    v = judge(ref, got, index_info={"": (src, -1)})
+    assert not v.ok and "selected values differ" in v.detail and counts(v) == {"index.differs": 1}
+
+
+def test_index_tie():
+    src = torch.tensor([[1e-5, 3e-5, 3e-5], [2.0, 0.5, 2.0], [0.0, 1.0, 0.5]])
+    ref = src.argmax(-1)  # [1, 0, 1]
+    v = judge(ref, torch.tensor([2, 2, 1]), index_info={"": (src, -1)})
+    assert v.ok and "2 tied indices differ" in v.detail and counts(v) == {"index.differs": 2, "index.tie": 2}
+    v = judge(ref, torch.tensor([2, 2, 2]), index_info={"": (src, -1)})  # row 2: 0.5 for 1.0
+    assert not v.ok and counts(v) == {"index.differs": 3, "index.tie": 2}
+
+
+# ---------------------------------------------------------------------------------------------- whole outputs again
+
+
+def test_ties_sort_order():
+    g = torch.Generator().manual_seed(8)
+    scores = torch.randn(2, 16, generator=g)
+    scores[:, :4] = 1.0  # four tied keys per row
+    tokens = torch.randn(2, 16, generator=g)
+    prog = lambda s, t: torch.take_along_dim(t, torch.argsort(s, dim=1, descending=True), dim=1)  # noqa: E731
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (scores, tokens)))
+    idx = torch.sort(scores.flip(1), dim=1, descending=True, stable=True)[1]
+    got = torch.take_along_dim(tokens, 15 - idx, dim=1)  # ties in reverse order
+    v = judge_against(r, got)
+    assert v.ok and "tied keys" in v.detail and counts(v)["ties.sort-order"] > 0
+    bad = got.clone()
+    bad[1, 10] += 1.0  # no tie there
+    v = judge_against(r, bad)
+    assert not v.ok and "(1, 10)" in v.detail
+
+
+def test_lenient_wider_run():
+    e = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float16)
+    c = e.clone()
+    c[0] += 0.03  # within 4% of the float32 and float64 programs
+    c[1] += 0.5  # within 4% of neither
+    ref32 = e.float()
+    v = lenient_judge(e, c, e.double(), ref32)
+    assert not v.ok and "(1,)" in v.detail and counts(v)["lenient.wider-run"] == 1
+    c[1] = e[1]
+    v = lenient_judge(e, c, e.double(), ref32)
+    assert v.ok and "excused 1 elements" in v.detail and counts(v) == {"lenient.wider-run": 1}
+    assert not judge(e, c, e.double()).ok  # the judge alone convicts it
