@@ -22,14 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from eqsat_test.runners.findings.ledger import status_key  # noqa: E402
 LEDGER = REPO / "docs" / "bugs" / "ledger.toml"
 STATUS = {1: "reproduces", 0: "fixed", 77: "needs a GPU"}
-
-
-def status_key() -> str:
-    """This host's key in ledger.toml's `status` tables: torch's release and cpu/gpu."""
-    import torch
-    return f"{torch.__version__.split('+')[0]} {'gpu' if torch.cuda.is_available() else 'cpu'}"
 
 
 def run_repro(path: Path, timeout: float = 900.0) -> tuple[str, float, str]:
@@ -81,7 +77,7 @@ def main() -> int:
     return 1 if disagree else 0
 
 
-HEAD = ["#", "repro", "wrong side", f"here", "ledger says", "agree", "s"]
+HEAD = ["#", "repro", "wrong side", "here", "ledger says", "agree", "s"]
 
 if __name__ == "__main__":
     raise SystemExit(main())

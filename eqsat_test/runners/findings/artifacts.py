@@ -154,6 +154,8 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
         return None
     forward_src, mods = _forward_and_imports(program_src)
     backend, opts = compile_options(f.get("backend", "inductor"))
+    if not isinstance(backend, str):  # a backend of the user's own (FILE.py:FN): repro.py loads it; no PyTorch test
+        return None
     config = opts.pop("options", {})
     t = f.get("triage_info") or triage(f)
     try:

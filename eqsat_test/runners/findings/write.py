@@ -42,7 +42,10 @@ def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
                   'INPUTS_FILE = Path(__file__).with_name("inputs.pt")', head)
     if f.get("kind") == FindingKind.DEVICE_MISMATCH:  # compiled on two devices against CPU fp64
         return head.rstrip() + "\n" + device_repro_main(f)
-    backend, opts = compile_options(f.get("backend", "inductor"))
+    spec = f.get("backend", "inductor")
+    backend, opts = compile_options(spec)
+    custom = None if isinstance(backend, str) else spec  # FILE.py:FN or module:FN: repro.py loads it the same way
+    backend = spec if custom else backend
     config = opts.pop("options", {})
     opts.update(f.get("compile_extra") or {})  # e.g. dynamic=True for a finding of the dynamic sweep
     # the verdict of the program this repro holds: the minimized one's own, where it was recorded
@@ -56,7 +59,8 @@ def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
     if f.get("warmup_file"):
         head = head.rstrip() + "\n\n" + render("repro_warmup.py.j2")
     text = head.rstrip() + "\n\n" + render(
-        "repro_main.py.j2", kind=f["kind"], backend=backend, options=opts, device=f.get("device", "cpu"),
+        "repro_main.py.j2", kind=f["kind"], backend=backend, custom_backend=custom, options=opts,
+        device=f.get("device", "cpu"),
         rules=f.get("rules", []), inductor_config=config, context_lines=context,
         referee=f.get("referee") or {}, referee_line=f.get("referee_line") or "",
         extreme_inputs=str(f.get("input_set") or "").startswith("special"))
@@ -104,6 +108,9 @@ def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *,
         shutil.copy(bundle / graph["inputs_file"], d / "inputs.pt")
     if f.get("warmup_file") and Path(f["warmup_file"]).is_file():  # dynamic sweep: calls before the failing one
         shutil.copy(f["warmup_file"], d / "warmup.pt")
+    backend_file = Path(str(f.get("backend", "")).rsplit(":", 1)[0])
+    if backend_file.suffix == ".py" and backend_file.is_file():  # a backend of the user's own, beside repro.py
+        shutil.copy(backend_file, d / backend_file.name)
     src = (bundle / variant["file"]).read_text()
     minimized = bool(f.get("minimized_file") and Path(f["minimized_file"]).is_file())
     if minimized:
