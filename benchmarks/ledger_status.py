@@ -54,8 +54,12 @@ def main() -> int:
     key = status_key()
     import torch
     t0 = time.perf_counter()
+    def one(b: dict) -> tuple[str, float, str]:
+        r = run_repro(REPO / "docs" / "bugs" / b["repro"])
+        print(f"  #{b['id']} {b['repro']}: {r[0]} ({r[1]:.0f} s)", file=sys.stderr, flush=True)
+        return r
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        results = list(ex.map(lambda b: run_repro(REPO / "docs" / "bugs" / b["repro"]), bugs))
+        results = list(ex.map(one, bugs))
     rows, disagree = [], 0
     for b, (got, secs, tail) in zip(bugs, results):
         want = (b.get("status") or {}).get(key)

@@ -18,6 +18,11 @@ def _check_alpha(dt: torch.dtype, alpha, what: str = "alpha") -> None:
                           f"{str(dt).removeprefix('torch.')} (torch.add's rule)")
     if dt == torch.bool and not isinstance(alpha, bool) and alpha not in (0, 1):
         raise RefRejected(f"{what} {alpha!r} on bool tensors: only a bool {what} is defined (torch.add's rule)")
+    if is_int(dt) and not isinstance(alpha, bool):
+        info = torch.iinfo(dt)
+        if not info.min <= int(alpha) <= info.max:
+            raise RefRejected(f"{what} {alpha!r} cannot be converted to {str(dt).removeprefix('torch.')} without "
+                              f"overflow (torch.add's rule)")
 
 
 def add(ctx: Ctx, x, y, alpha=1) -> V:

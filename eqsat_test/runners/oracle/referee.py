@@ -32,7 +32,7 @@ import torch
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.exact import index_str
 from eqsat_test.runners.oracle.refvalue import Ctx, RefRejected, RefUndefined, V, eps, from_tensor, is_float
-from eqsat_test.runners.oracle.reftable import RANDOM, RefOp, lookup
+from eqsat_test.runners.oracle.reftable import RANDOM, RefOp, inplace, lookup
 
 COMPILED, EAGER, BOTH, UNDECIDED, NO_REFEREE = "compiled", "eager", "both", "undecided", "no-referee"
 WRONG_SIDES = (COMPILED, EAGER, BOTH, UNDECIDED, NO_REFEREE)
@@ -139,8 +139,8 @@ def _rows(gm, needed: set) -> tuple[list[RefOp], list[str], str | None]:
         elif row not in rows:
             rows.append(row)
     for n in gm.graph.nodes:  # a write into an input: the caller's inputs are no longer the program's
-        if n.op == "call_function" and _packet(n.target) and _packet(n.target)[0] == "copy_" \
-                and n.args and isinstance(n.args[0], torch.fx.Node) and n.args[0].op == "placeholder":
+        p = _packet(n.target) if n.op == "call_function" else None
+        if p and inplace(p[0]) and n.args and isinstance(n.args[0], torch.fx.Node) and n.args[0].op == "placeholder":
             return rows, missing, "the program writes into its inputs"
     return rows, sorted(set(missing)), None
 
@@ -189,6 +189,9 @@ def evaluate(gm, inputs: list, ctx: Ctx, wanted: list) -> dict:
             if old in kwargs:
                 kwargs[new] = kwargs.pop(old)
         out = _impl(row)(ctx, *args, **kwargs)
+        packet = _packet(n.target)[0]
+        if inplace(packet) and isinstance(n.args[0], torch.fx.Node):  # later reads of the written tensor see it
+            env[n.args[0]] = out
         for v in (out if isinstance(out, (tuple, list)) else (out,)):
             if isinstance(v, V):
                 total += v.a.size

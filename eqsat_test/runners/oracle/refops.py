@@ -298,6 +298,23 @@ def batch_norm_eval(ctx: Ctx, x: V, w, b, rmean: V, rvar: V, momentum, eps) -> t
     return make(y, x.dtype, ctx), empty, empty
 
 
+def native_batch_norm(ctx: Ctx, x: V, w, b, rmean, rvar, training, momentum, eps) -> tuple:
+    """Batch statistics (mean and biased variance over every dim but 1) when training or without running
+    statistics, else the running ones."""
+    if not training and rmean is not None and rvar is not None:
+        return batch_norm_eval(ctx, x, w, b, rmean, rvar, momentum, eps)
+    a = floats(x, ctx)
+    axes = tuple(d for d in range(x.ndim) if d != 1)
+    y, m, rstd = _normalize(ctx, a, axes, eps)
+    shape = [1, -1] + [1] * (x.ndim - 2)
+    with _err():
+        if w is not None:
+            y = y * floats(w, ctx).reshape(shape)
+        if b is not None:
+            y = y + floats(b, ctx).reshape(shape)
+    return make(y, x.dtype, ctx), make(m.reshape(-1), x.dtype, ctx), make(rstd.reshape(-1), x.dtype, ctx)
+
+
 def nll_loss_forward(ctx: Ctx, logp: V, target: V, weight, reduction: int, ignore_index: int) -> tuple:
     """-logp[i, target[i]] * w[target[i]], ignored targets weigh 0; reduction 0 none, 1 mean (by the total
     weight), 2 sum."""

@@ -197,7 +197,7 @@ def gather(ctx: Ctx, x: V, dim: int, idx: V, sparse_grad=False) -> V:
 def _scatter_positions(x: V, dim: int, idx: V):
     d = _dim(x, dim)
     ia = _index_array(idx, x.shape[d])
-    grids = np.meshgrid(*[np.arange(s) for s in ia.shape], indexing="ij")
+    grids = list(np.meshgrid(*[np.arange(s) for s in ia.shape], indexing="ij"))
     grids[d] = ia
     return tuple(grids), d
 

@@ -1,4 +1,4 @@
-"""Eager is the wrong side (ledger #16): index_add on integers with a float alpha runs eagerly with alpha truncated to 0; torch.add's rule rejects a float alpha on integers, as compiled (its meta check) does."""
+"""Eager is the wrong side (ledger #16), reached by the integer dtype sweep: index_add with alpha=0.5 of float tensors is fine; of integers eager truncates alpha to 0 and runs silently, where torch.add's rule rejects a float alpha on integers, as the compiled program (its meta check) does."""
 import torch
 import torch.nn as nn
 
@@ -9,4 +9,4 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.zeros(4, 8, dtype=torch.int8), torch.tensor([0, 2]), torch.full((2, 8), 4, dtype=torch.int8)]
+    return [torch.zeros(4, 8), torch.tensor([0, 2]), torch.full((2, 8), 4.0)]
