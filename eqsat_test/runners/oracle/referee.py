@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,7 @@ WRONG_SIDES = (COMPILED, EAGER, BOTH, UNDECIDED, NO_REFEREE)
 
 RIGHT, WRONG = 64.0, 4096.0  # in units of eps(D) * (|reference| + the leaf's median magnitude)
 MAX_ELEMENTS = 1 << 24  # the most elements of all the values the referee computes for one program
+MAX_SECONDS = 60.0  # a pass that takes longer gives up (no referee): the worker's task has a time limit
 EXAMPLES = 8  # deciding elements kept for repro.py
 _IGNORED_KWARGS = ("memory_format", "layout", "device", "pin_memory", "non_blocking", "requires_grad")
 
@@ -165,7 +167,10 @@ def evaluate(gm, inputs: list, ctx: Ctx, wanted: list) -> dict:
     env: dict = {}
     placeholders = iter(inputs)
     total = 0
+    t0 = time.monotonic()
     for n in gm.graph.nodes:
+        if time.monotonic() - t0 > MAX_SECONDS:
+            raise RefUndefined(f"the reference took more than {MAX_SECONDS:.0f} s")
         if n.op == "placeholder":
             x = next(placeholders)
             if n in needed:
