@@ -1,6 +1,6 @@
-"""The oracle against planted faults: detection rate per fault backend, false alarms of `identity` and of real Inductor, side by side in one run.
+"""The oracle against planted faults: detection rate per fault backend, false alarms of `identity` and of real Inductor, side by side in one run; then the same faults through the whole tool.
 
-    python benchmarks/oracle_detection.py [--seeds 5] [--dtype float32] [--judge FILE.py]
+    python benchmarks/oracle_detection.py [--seeds 5] [--dtype float32] [--judge FILE.py] [--no-cli] [--cli-only]
     python benchmarks/oracle_detection.py --calibrate [--seeds 200] [--dtype float32]
 
 Ten small programs (row sums, matmul, softmax, layer_norm, argmax, topk, a GELU MLP with its
@@ -15,6 +15,12 @@ Per backend it prints: runs, runs where the fault fired (changed the output), fl
 not ok), noted (ok, with a note: the strides fault should be noted, not flagged). Detection rate
 = flagged / fired; false-alarm rate of identity and inductor = flagged / runs. `--judge FILE.py`
 judges with another module's `judge_input_set(s, ref, got, fp64, ref2, idx)` (e.g. an older oracle).
+
+Through the whole tool (benchmarks/detection_cli.py; skipped with --no-cli): `eqsat-test SEED --backend
+FILE.py:FN` for the output faults of faulty_backends.py, the graph faults of
+examples/backends/graph_faults.py (Inductor with a planted pass bug that the seeds' own inputs do not
+trigger: special sets, dtype and size sweeps or rewrites must reach it) and the identity backend on
+every seed of benchmarks/fault_seeds/: detection rates and identity's false-alarm rate.
 
 --calibrate: the measurement behind runners/oracle/numerics.py's constants. Nineteen programs
 at calibration sizes (sums of 2**20, row sums that cancel, matmul, layer_norm with mean 100 x
@@ -215,12 +221,19 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("-v", "--verbose", action="store_true", help="every miss and false alarm, not the first")
     ap.add_argument("--calibrate", action="store_true", help="Inductor's margins on the calibration programs")
+    ap.add_argument("--no-cli", action="store_true", help="skip the runs through the whole tool")
+    ap.add_argument("--cli-only", action="store_true", help="only the runs through the whole tool")
+    ap.add_argument("--jobs", type=int, default=2, help="eqsat-test worker processes per CLI run")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     if a.calibrate:
         calibrate(a.seeds, getattr(torch, a.dtype))
-    else:
+        return
+    if not a.cli_only:
         run(a.seeds, getattr(torch, a.dtype), a.judge, a.verbose)
+    if not a.no_cli:
+        from benchmarks.detection_cli import run_cli  # the whole tool, one eqsat-test run per backend and seed
+        run_cli(jobs=a.jobs, verbose=a.verbose)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +20,7 @@ from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tas
 from eqsat_test.runners.checks.unsound import eager_failure_kind, unsound_verdict
 from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched
 from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
+from eqsat_test.runners.exec.progress import Progress
 from eqsat_test.runners.exec.protocol import past
 from eqsat_test.runners.findings.artifacts import collect_all
 from eqsat_test.runners.findings.clusters import cluster_findings, failing_cone
@@ -32,8 +31,9 @@ from eqsat_test.runners.findings.notes import run_note_groups
 from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 from eqsat_test.runners.findings.triage import annotate
 from eqsat_test.runners.findings.write import collect_env, signature, update_meta, versions, write_finding
+from eqsat_test.runners.oracle.referee import rule_on
 from eqsat_test.runners.oracle.verdict import rule_totals
-from eqsat_test.runners.records import (COMPILER_BUG_KINDS, CRASH_STATUSES, MINIMIZE_SECONDS, FindingKind, ResultStatus, Task,
+from eqsat_test.runners.records import (BUG_KINDS, COMPILER_BUG_KINDS, CRASH_STATUSES, MINIMIZE_SECONDS, FindingKind, ResultStatus, Task,
                               exit_code_of, new_finding)
 
 
@@ -116,55 +116,6 @@ def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -
     return tasks
 
 
-class Progress:
-    """A bar on a terminal; a plain line every PLAIN_EVERY seconds otherwise (logs, CI, pipes), also
-    while no task finishes (the first compiles take a while)."""
-
-    PLAIN_EVERY = 10.0
-
-    def __init__(self, total: int, enabled: bool, sweeps: int = 0) -> None:
-        self.total, self.enabled, self.done, self.suspicious = total, enabled, 0, 0
-        # the same count, in the same words, as the summary's "executed" line
-        self.what = f" ({total - sweeps} program tasks + {sweeps} sweep tasks)" if sweeps else ""
-        self.t0 = self.last = time.monotonic()
-        self.bar = None
-        self._lock, self._stop = threading.Lock(), threading.Event()
-        if enabled and sys.stderr.isatty():
-            try:
-                from tqdm import tqdm  # optional: plain lines without it
-                self.bar = tqdm(total=total, unit="task", file=sys.stderr, dynamic_ncols=True)
-            except ImportError:
-                pass
-        if enabled and self.bar is None:
-            threading.Thread(target=self._tick, daemon=True).start()
-
-    def _tick(self) -> None:
-        while not self._stop.wait(max(self.PLAIN_EVERY / 2, 0.1)):
-            with self._lock:
-                if time.monotonic() - self.last >= self.PLAIN_EVERY:
-                    self._line()
-
-    def _line(self) -> None:
-        self.last = time.monotonic()
-        print(f"eqsat-test: {self.done}/{self.total} tasks done{self.what}, {self.suspicious} suspicious, "
-              f"{self.last - self.t0:.0f} s", file=sys.stderr, flush=True)
-
-    def update(self, r: dict, suspicious: int) -> None:
-        with self._lock:
-            self.done += 1
-            self.suspicious = suspicious
-            if self.bar is not None:
-                self.bar.set_postfix_str(f"suspicious={suspicious}")
-                self.bar.update(1)
-            elif self.enabled and (time.monotonic() - self.last >= self.PLAIN_EVERY or self.done == self.total):
-                self._line()
-
-    def close(self) -> None:
-        self._stop.set()
-        if self.bar is not None:
-            self.bar.close()
-
-
 def judge_results(manifest: dict, results: list[dict], scratch: Path,
                   first_backend: str | None = None) -> tuple[list[dict], list[dict]]:
     """Turn worker results into findings (compiler bugs and informational notes). The
@@ -184,7 +135,7 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
         if status == ResultStatus.TIMEOUT or status in CRASH_STATUSES:
             kind = FindingKind.RUN_CRASH if status == ResultStatus.PROCESS_CRASH else FindingKind.parse(status)
             findings.append(new_finding(kind, base, error=r.get("error"), input_set=r.get("input_set"),
-                                        detail=(r.get("error") or {}).get("message", "")))
+                                        detail=(r.get("error") or {}).get("message", ""), referee=r.get("referee")))
             continue
         if status == ResultStatus.EAGER_ERROR:
             seed_r = None if v["seed"] else by_task.get((seeds[v["graph"]], r["backend"], r["device"]))
@@ -220,7 +171,7 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
                         FindingKind.SEED_MISCOMPILE if v["seed"] else FindingKind.MISCOMPILE)
                 findings.append(new_finding(kind, base, input_set=s["name"], max_abs_err=s["max_abs_err"],
                                             max_rel_err=s["max_rel_err"], leaf=s.get("leaf"), detail=s["detail"],
-                                            failing_inputs=s.get("inputs_file"),
+                                            failing_inputs=s.get("inputs_file"), referee=s.get("referee"),
                                             **{k: s[k] for k in ("grad_input", "grad_stage") if k in s}))
                 break
         # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
@@ -386,6 +337,8 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
     findings = fold_into_seeds(findings)
     folded -= len(findings)
     findings = dedupe(findings)
+    for f in findings:  # which side is wrong: eager-bug where the independent referee convicts eager (oracle/referee.py)
+        rule_on(f)
     for f in findings:  # the ops the failing output depends on (the clusters' pattern before minimization),
         cone = failing_cone(f, bundle, manifest)  # and the dtypes of the inputs it reads (ledger matching)
         if cone is not None:
@@ -420,7 +373,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
     write_results(out, manifest, results + sweep_results, written, notes, stats,  # verdicts first
                   clusters, run_note_groups(notes, manifest, bundle))
     run["written"], run["stage"] = True, "confirming the candidates"
-    bugs = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
+    bugs = [f for f in written if f["kind"] in BUG_KINDS]
     if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
         log(f"verdicts: {len(bugs)} compiler-bug candidate(s) in {len(clusters)} root cause(s), {len(notes)} note(s) "
             f"in {out / 'results.json'}; confirming each alone from its repro.py next")
@@ -433,8 +386,8 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
                                     tasks=tasks, env=opts.env)
     elif written:
         unconfirmed_timeouts(written)  # a timeout is claimed only once it hangs alone
-    notes += [f for f in written if f["kind"] not in COMPILER_BUG_KINDS]
-    written = [f for f in written if f["kind"] in COMPILER_BUG_KINDS]
+    notes += [f for f in written if f["kind"] not in BUG_KINDS]
+    written = [f for f in written if f["kind"] in BUG_KINDS]
     confirmed = [f for f in written if f.get("confirmed") is not False]
     clusters = cluster_findings(confirmed, manifest["model"], ledger)
     min_stats = {"seconds": 0.0, "checks": 0}
@@ -569,7 +522,9 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict
         "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
         "executed": executed, "sizes": manifest.get("sizes"), "partial": partial,
         "findings": [_public(f) for f in written] + [_public(n) for n in notes],
-        "stats": {**stats, "compiler_bugs": len(written), "notes": len(notes), "root_causes": len(clusters),
+        "stats": {**stats, "compiler_bugs": sum(1 for f in written if f["kind"] in COMPILER_BUG_KINDS),
+                  "eager_bugs": sum(1 for f in written if f["kind"] == FindingKind.EAGER_BUG), "notes": len(notes),
+                  "root_causes": len(clusters),
                   "exposed_only_by_rewrites": sum(1 for c in clusters if not c.seed_fails),
                   "note_groups": len(note_groups),
                   "internal_errors": sum(1 for n in notes if n["kind"] in (FindingKind.INTERNAL_ERROR,

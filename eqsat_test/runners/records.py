@@ -42,7 +42,8 @@ class _ValueEnum(str, Enum):
 
 
 class FindingKind(_ValueEnum):
-    """What a finding or note is. Compiler-bug kinds set exit code 1; notes never do."""
+    """What a finding or note is. Bug kinds (compiler bugs and eager bugs: PyTorch bugs either way) set exit
+    code 1; notes never do."""
 
     MISCOMPILE = "miscompile"  # a variant's compiled output disagrees with its own eager output
     SEED_MISCOMPILE = "seed-miscompile"  # the unmodified model's does
@@ -52,6 +53,9 @@ class FindingKind(_ValueEnum):
     DEVICE_MISMATCH = "device-mismatch"  # compiled CPU vs compiled CUDA of one variant
     CONFIG_MISMATCH = "config-mismatch"  # an Inductor configuration flips a verdict
     GRAD_MISCOMPILE = "grad-miscompile"  # training mode: the forward outputs agree, a gradient does not
+    # eager and compiled disagree and eager is the wrong side, by a reference that shares no kernel with
+    # eager (runners/oracle/referee.py): a PyTorch bug filed against eager, not the compiler
+    EAGER_BUG = "eager-bug"
     # notes
     UNSOUND_REWRITE = "unsound-rewrite"  # a variant's eager output differs from its seed's: a rule's fault
     NONDETERMINISTIC = "nondeterministic"  # two eager runs differ: not judged
@@ -70,15 +74,23 @@ class FindingKind(_ValueEnum):
         return "finding kind", "kinds"
 
 
+# the compiler is at fault
 COMPILER_BUG_KINDS = tuple(k.value for k in (
     FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE, FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH,
     FindingKind.TIMEOUT, FindingKind.DEVICE_MISMATCH, FindingKind.CONFIG_MISMATCH, FindingKind.GRAD_MISCOMPILE))
-NOTE_KINDS = tuple(k.value for k in FindingKind if k.value not in COMPILER_BUG_KINDS)
+# PyTorch bugs, the compiler's or eager's: what sets exit code 1 and is a finding rather than a note
+BUG_KINDS = COMPILER_BUG_KINDS + (FindingKind.EAGER_BUG.value,)
+NOTE_KINDS = tuple(k.value for k in FindingKind if k.value not in BUG_KINDS)
 _KIND_VALUES = frozenset(k.value for k in FindingKind)
 
 
 def is_compiler_bug(kind: str) -> bool:
     return str(kind) in COMPILER_BUG_KINDS
+
+
+def is_bug(kind: str) -> bool:
+    """A PyTorch bug of either side (compiler or eager): exit code 1."""
+    return str(kind) in BUG_KINDS
 
 
 class _Record:
@@ -234,6 +246,10 @@ class Finding(_Record):
     def compiler_bug(self) -> bool:
         return is_compiler_bug(self.kind)
 
+    @property
+    def bug(self) -> bool:
+        return is_bug(self.kind)
+
 
 def new_finding(kind: FindingKind, *parts: dict, **fields) -> dict:
     """The one constructor of findings and notes: the dict `{**parts..., "kind": kind.value, **fields}`.
@@ -258,8 +274,8 @@ def new_finding(kind: FindingKind, *parts: dict, **fields) -> dict:
 
 
 def exit_code_of(kinds, internal_errors: int = 0) -> ExitCode:
-    """FOUND if any kind is a compiler bug, else INTERNAL if eqsat-test failed somewhere, else OK."""
-    if any(is_compiler_bug(k) for k in kinds):
+    """FOUND if any kind is a bug (compiler or eager), else INTERNAL if eqsat-test failed somewhere, else OK."""
+    if any(is_bug(k) for k in kinds):
         return ExitCode.FOUND
     return ExitCode.INTERNAL if internal_errors else ExitCode.OK
 

@@ -1,4 +1,11 @@
-"""Every repro in the bug ledger (docs/bugs/*.py) runs on the installed torch: it exits 1 while its bug reproduces, 0 once fixed, 77 where it needs a device this machine lacks; anything else is a broken repro."""
+"""The bug ledger is true on the installed torch: every repro (docs/bugs/*.py) gives the status its row records for this torch and host (exit 1 reproduces, 0 fixed, 77 needs a GPU), and docs/bugs.md's table says what docs/bugs/ledger.toml says.
+
+A status that differs from the ledger's fails the test (a bug fixed, or back): update the row's
+`status` in ledger.toml and its cell in docs/bugs.md (`python benchmarks/ledger_status.py --toml`
+prints the entries). A torch and host the ledger has no status for (a newer release, a GPU host
+not yet recorded) is skipped with the status observed, never passed as agreeing: recording it is
+the same command.
+"""
 from __future__ import annotations
 
 import re
@@ -9,43 +16,59 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 REPROS = sorted((REPO / "docs" / "bugs").glob("*.py"))
 LEDGER = (REPO / "docs" / "bugs.md").read_text()
+STATUS = {1: "reproduces", 0: "fixed", 77: "needs a GPU"}
+from eqsat_test.runners.findings.ledger import load_ledger, status_key
+
+ENTRIES = {e.repro: e for e in load_ledger(REPO)}
 
 
 def test_every_repro_is_in_the_ledger_and_every_entry_has_its_repro():
     linked = set(re.findall(r"\(bugs/([\w.]+\.py)\)", LEDGER))
-    assert linked == {p.name for p in REPROS}
+    assert linked == {p.name for p in REPROS} == set(ENTRIES)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("repro", REPROS, ids=[p.stem for p in REPROS])
-def test_ledger_repro_runs(repro, warm, tmp_path):
-    """`python repro.py` (tests/conftest.py's `warm`: a process of its own, the imports paid once)."""
-    import torch
+def test_ledger_repro_status_is_the_ledgers(repro, warm, tmp_path):
+    """`python repro.py` (tests/conftest.py's `warm`: a process of its own, the imports paid once) gives
+    the ledger's status for this torch and host."""
     p = warm.run([str(repro)], cli=False, cwd=tmp_path, timeout=600, env={"OMP_NUM_THREADS": "1"})
-    if p.returncode == 77:
-        pytest.skip(f"{repro.name}: {p.stdout.strip()}")
-    assert p.returncode in (0, 1), p.stderr[-3000:]
-    if p.returncode == 0:
-        pytest.xfail(f"fixed in torch {torch.__version__}: {repro.name} no longer reproduces")
+    assert p.returncode in STATUS, f"{repro.name} is broken (exit {p.returncode}): {p.stderr[-3000:]}"
+    got, key, entry = STATUS[p.returncode], status_key(), ENTRIES[repro.name]
+    want = dict(entry.status).get(key)
+    if want is None:
+        pytest.skip(f"ledger #{entry.id} has no status for {key}; the repro says {got!r} here "
+                    f"(record it: python benchmarks/ledger_status.py --toml)")
+    assert got == want, (f"ledger #{entry.id} ({repro.name}) records {want!r} on {key}, the repro says {got!r} "
+                         f"(the bug is {'fixed' if got == 'fixed' else 'back' if got == 'reproduces' else got}): update "
+                         f"its status in docs/bugs/ledger.toml and docs/bugs.md\n{p.stdout[-1500:]}")
 
 
-def test_ledger_toml_agrees_with_the_ledger_table():
-    """docs/bugs/ledger.toml (what reports match findings against) has one entry per row of the table
-    in docs/bugs.md: the same ids, the same repro file for each, every repro present; its devices
-    cover those the row's "torch / device" column names (an entry may add one the row's text names
-    elsewhere: #2's CUDA twin)."""
-    import tomllib
+def _table() -> tuple[list[str], dict[int, dict[str, str]]]:
+    """docs/bugs.md's ledger table: its header, and per row id the cells by header name."""
     table = LEDGER.split("## Draft issue texts")[0]
-    rows = {int(m.group(1)): (m.group(2), m.group(3)) for m in re.finditer(
-        r"^\| (\d+) \|.*?\| \[[\w.]+\]\(bugs/([\w.]+\.py)\) \| ([^|]*) \|", table, re.M)}
-    assert sorted(rows) == list(range(1, len(rows) + 1)) and len(rows) == len(REPROS)
-    bugs = tomllib.loads((REPO / "docs" / "bugs" / "ledger.toml").read_text())["bug"]
-    assert [b["id"] for b in bugs] == sorted(rows)
-    for b in bugs:
-        repro, column = rows[b["id"]]
-        assert b["repro"] == repro, f"ledger #{b['id']}"
-        assert (REPO / "docs" / "bugs" / b["repro"]).is_file()
-        where = column.lower().split("not on")[0]  # "2.11.0+cu130, CUDA (H100); not on 2.13.0 CPU"
-        named = {d for d in ("cpu", "cuda") if d in where}
-        assert named and named <= set(b["devices"]) <= {"cpu", "cuda"}, f"ledger #{b['id']}: {column}"
-        assert b["title"] and b["ops"], f"ledger #{b['id']}"
+    lines = [ln for ln in table.splitlines() if ln.startswith("|")]
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = {}
+    for ln in lines[2:]:
+        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
+        rows[int(cells[0])] = dict(zip(head, cells))
+    return head, rows
+
+
+def test_the_table_says_what_ledger_toml_says():
+    """The same ids, repro, wrong side and, per status column (a header like "2.13.0 CPU"), the status
+    ledger.toml records for that key ("not run" where it records none)."""
+    head, rows = _table()
+    entries = sorted(ENTRIES.values(), key=lambda e: e.id)
+    assert sorted(rows) == [e.id for e in entries] == list(range(1, len(entries) + 1))
+    keys = [h for h in head if re.fullmatch(r"\d+\.\d+\.\d+ (CPU|GPU)", h)]
+    assert len(keys) >= 3, f"status columns: {keys}"
+    for e in entries:
+        row = rows[e.id]
+        assert f"(bugs/{e.repro})" in row["repro"], f"ledger #{e.id}"
+        assert row["wrong side"] == e.wrong_side, f"ledger #{e.id}"
+        status = dict(e.status)
+        for k in keys:
+            assert row[k] == status.get(k.lower(), "not run"), f"ledger #{e.id}, column {k}"
+        assert e.title and e.ops and set(e.devices) <= {"cpu", "cuda"}, f"ledger #{e.id}"

@@ -17,7 +17,7 @@ from pathlib import Path
 from eqsat_test.runners.findings.clusters import Cluster, merge_clusters, report_clusters, yield_line
 from eqsat_test.runners.findings.ledger import group_matches, load_ledger
 from eqsat_test.runners.findings.notes import merge_note_groups, report_note_groups
-from eqsat_test.runners.records import COMPILER_BUG_KINDS, FindingKind
+from eqsat_test.runners.records import BUG_KINDS, COMPILER_BUG_KINDS, FindingKind
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
 # records it pulls in import it); the store and report load them only when they need them.
@@ -126,7 +126,7 @@ def _collect_runs(folder: Path) -> dict:
             g = groups.get(sig)
             if g is None:
                 g = groups[sig] = {
-                    "signature": sig, "kind": f["kind"], "compiler_bug": int(f["kind"] in COMPILER_BUG_KINDS),
+                    "signature": sig, "kind": f["kind"], "compiler_bug": int(f["kind"] in BUG_KINDS),
                     "backend": f.get("backend"), "device": f.get("device"), "rules": sorted(f.get("rules") or []),
                     "ops": sorted(set(f.get("min_ops") or f.get("ops") or [])), "detail": f.get("detail") or "",
                     "count": 0, "jobs": 0, "first_seen": finished, "last_seen": finished, "example": f,

@@ -83,8 +83,9 @@ CREATE TABLE IF NOT EXISTS planned (   -- the jobs the latest campaign run set o
 
 
 def is_compiler_bug(kind: str) -> bool:
-    from eqsat_test.runners.records import COMPILER_BUG_KINDS
-    return kind in COMPILER_BUG_KINDS
+    """A bug kind (the compiler's, or eager's: eager-bug): the store's `compiler_bug` column counts every PyTorch bug."""
+    from eqsat_test.runners.records import BUG_KINDS
+    return kind in BUG_KINDS
 
 
 class Store:

@@ -19,6 +19,7 @@ from eqsat_test.runners.oracle.judge import Verdict, judge
 from eqsat_test.runners.checks.sweep_plan import DTYPES, LOW_PRECISION, Plan, Point, SweepConfig, analyse, plan_points, point_inputs
 from eqsat_test.runners.oracle.lenient import lenient_judge
 from eqsat_test.runners.oracle.reference import conditioned, eager_reference
+from eqsat_test.runners.oracle.referee import NO_REFEREE, RefereeVerdict, referee_crash, referee_mismatch, safely
 from eqsat_test.runners.records import FindingKind, Result, ResultStatus
 
 def _batched(fn):
@@ -164,8 +165,22 @@ class _Sweeper:
     def _entry(self, job: _Job, set_name: str, **kw) -> dict:
         p = job.point
         shapes = [list(x.shape) for x in job.inputs[set_name] if isinstance(x, torch.Tensor)]
+        if kw.get("ok") is False and kw.get("confirmed") and set_name in job.eager:
+            kw["referee"] = self._referee(job, set_name, kw)
         return {"name": job.name(set_name), "set": set_name, "sweep": p.label, "sweep_key": p.key,
                 "sweep_category": p.category, "sweep_dtype": p.dtype, "shapes": shapes, **kw}
+
+    def _referee(self, job: _Job, set_name: str, kw: dict) -> dict:
+        """The independent referee on a confirmed failure (runners/oracle/referee.py): the compiled output is
+        the one _save_inputs kept beside the inputs; a crash has none."""
+        inputs, ref = list(job.inputs[set_name]), job.eager[set_name]["ref"]
+        if kw.get("kind") in (FindingKind.COMPILE_CRASH.value, FindingKind.RUN_CRASH.value):
+            return safely(referee_crash, self.mod.forward, inputs, ref)
+        out = Path(str(kw.get("inputs_file") or "").removesuffix(".inputs.pt") + ".out.pt")
+        if not kw.get("inputs_file") or not out.is_file():
+            return RefereeVerdict(NO_REFEREE, reason="the compiled output was not kept").to_dict()
+        return safely(referee_mismatch, self.mod.forward, inputs, ref, torch.load(out, weights_only=False),
+                      kw.get("leaf"))
 
     def _save_inputs(self, job: _Job, set_name: str, got=None, warmup: list | None = None) -> dict:
         if self.save_compiled is None:

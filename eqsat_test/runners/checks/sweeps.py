@@ -119,7 +119,8 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
         f = new_finding(kind, base, input_set=s["name"], sweep=s["sweep"], sweep_key=s["sweep_key"],
                         sweep_dtype=s.get("sweep_dtype"), shapes=s.get("shapes"),
                         max_abs_err=s.get("max_abs_err"), max_rel_err=s.get("max_rel_err"), leaf=s.get("leaf"),
-                        detail=f"[{s['sweep']}] {s.get('detail', '')}", failing_inputs=s.get("inputs_file"))
+                        detail=f"[{s['sweep']}] {s.get('detail', '')}", failing_inputs=s.get("inputs_file"),
+                        referee=s.get("referee"))
         if crash:
             f["error"] = s.get("error")
         if s.get("compile_extra"):

@@ -7,7 +7,7 @@ from eqsat_test.runners.checks.line_gain import summary_line as line_gain_summar
 from eqsat_test.runners.cli.runlines import executed_lines, rules_lines, sweep_lines
 from eqsat_test.runners.findings.clusters import report_clusters
 from eqsat_test.runners.findings.table import report_table
-from eqsat_test.runners.records import COMPILER_BUG_KINDS
+from eqsat_test.runners.records import BUG_KINDS, COMPILER_BUG_KINDS, FindingKind
 
 
 def summary(report: dict, manifest: dict, out: Path) -> str:
@@ -36,13 +36,16 @@ def summary(report: dict, manifest: dict, out: Path) -> str:
     lines += ["  " + line_gain_summary(st["compiler_lines"])] if st.get("compiler_lines") else []  # --coverage
     if st.get("folded_into_seed"):
         lines.append(f"  {st['folded_into_seed']} variant candidate(s) fail like their seed: counted as the seed's finding")
-    bugs = [f for f in report["findings"] if f.get("repro") and f["kind"] in COMPILER_BUG_KINDS]
+    found = [f for f in report["findings"] if f.get("repro") and f["kind"] in BUG_KINDS]
+    bugs = [f for f in found if f["kind"] in COMPILER_BUG_KINDS]
+    eager_bugs = [f for f in found if f["kind"] == FindingKind.EAGER_BUG]  # eager the wrong side, by the referee
     clusters = [c.to_dict() for c in report_clusters(report)]
-    if bugs:
-        conf = st.get("confirm") or {}
-        how = " (each confirmed alone from its repro.py)" if conf.get("checked") else ""
-        lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s){how} in {len(clusters)} distinct root cause(s), "
-                     f"listed below")
+    how = " (each confirmed alone from its repro.py)" if (st.get("confirm") or {}).get("checked") else ""
+    if found:
+        eager = (f" and {len(eager_bugs)} eager bug(s) (eager the wrong side, compiled agreeing with the independent "
+                 f"referee)") if eager_bugs else ""
+        lines.append(f"  FOUND {len(bugs)} compiler-bug candidate(s){eager}{how} in {len(clusters)} distinct root "
+                     f"cause(s), listed below")
     else:
         lines.append("  no compiler-bug candidates")
     perf = st.get("perf")
@@ -52,7 +55,7 @@ def summary(report: dict, manifest: dict, out: Path) -> str:
                          f"min {row['min_us']:.1f} us, median {row['median_us']:.1f} us, max {row['max_us']:.1f} us "
                          f"(max/min {row['max_over_min']}x; slow-variant at >= {perf['threshold']:g}x, A/B confirmed)")
     lines.append(f"  results: {out / 'results.json'} (verdicts as they came: {out / 'verdicts.jsonl'})")
-    first = next((c["repro"] for c in clusters if c.get("repro")), bugs[0]["repro"] if bugs else None)
+    first = next((c["repro"] for c in clusters if c.get("repro")), found[0]["repro"] if found else None)
     if first:
         lines.append(f"  next: python {first}   (exits 1 while the bug reproduces)")
     lines += report_table(report)  # the root causes and the notes by kind, one line each

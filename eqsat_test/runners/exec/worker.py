@@ -26,6 +26,8 @@ from eqsat_test.runners.records import Result, ResultStatus, TaskKind, as_dict
 from eqsat_test.runners.exec.protocol import (PARENT_ENV, call_compiled, compile_options, cpu_error, error_info, first_line,
                                    load_module, on_cpu, open_channel, phase, send, to_cpu, to_device)
 from eqsat_test.runners.oracle.inputs import InputSet, input_sets
+from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
+from eqsat_test.runners.oracle.referee import referee_crash, referee_mismatch, safely
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 
 def full_fp32_on_cuda() -> None:
@@ -154,7 +156,8 @@ def run_task(task: dict) -> Result | dict:
     try:
         with compile_context(task["backend"]) if train else contextlib.nullcontext():
             _run_compiled(task, res, train.compiled(compiled) if train else compiled, opts, refs, device, digests,
-                          save_outputs, train)
+                          save_outputs, train,
+                          forward=None if train else mod.forward)
         failed = next((e for e in res.input_sets if e.get("part") == "gradient"), None)
         if failed is not None:  # which stage of the backward: aot_eager, Inductor's decompositions, its kernels
             failed["grad_stage"] = backward_stage(mod.forward, next(r for r in refs if r.set.name == failed["name"]),
@@ -190,7 +193,10 @@ def _dynamo_stats(fn) -> dict:
         return {}
 
 
-def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save_outputs, train=None) -> None:
+def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save_outputs, train=None,
+                  forward=None) -> None:
+    """Each input set compiled and judged; where eager and compiled disagree (or compiled raises), the
+    independent referee (runners/oracle/referee.py) says which side is wrong (forward programs only)."""
     first = True
     for r in refs:
         s = r.set
@@ -204,12 +210,16 @@ def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save
         except Exception as e:
             res.status = ResultStatus.COMPILE_CRASH if first else ResultStatus.RUN_CRASH
             res.error, res.input_set = error_info(e), s.name
+            if forward is not None:
+                res.extra["referee"] = safely(referee_crash, forward, list(s.inputs), r.ref)
             return
         dt = time.perf_counter() - t0
         res.timings["compile" if first else "run"] = res.timings.get("compile" if first else "run", 0.0) + dt
         first = False
         v, grad_info = judge_step(r, got, train) if train else (judge_against(r, got), {})
         entry = {"name": s.name, **v.to_dict(), **grad_info}
+        if not v.ok and v.kind != NONDETERMINISTIC and forward is not None:
+            entry["referee"] = safely(referee_mismatch, forward, list(s.inputs), r.ref, got, v.leaf)
         if s.name in digests:
             entry["inputs_digest"] = digests[s.name]
         if task.get("save_compiled") and (save_outputs or not v.ok):

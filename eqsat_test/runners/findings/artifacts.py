@@ -48,7 +48,8 @@ from eqsat_test.runners.records import FindingKind
 TEST_REPRO = "test_repro.py"
 INLINE_MAX_NUMEL = 64  # inputs with at most this many elements in all are inlined into test_repro.py
 LOG_MAX_CHARS = 400_000
-_NO_TEST_KINDS = (FindingKind.DEVICE_MISMATCH.value,)
+# no compiler regression test or compiler artifacts: a device pair's finding; an eager bug (eager's kernel is at fault)
+_NO_TEST_KINDS = (FindingKind.DEVICE_MISMATCH.value, FindingKind.EAGER_BUG.value)
 
 
 @dataclass

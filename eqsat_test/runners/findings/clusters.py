@@ -17,7 +17,7 @@ Minimization runs once per cluster, on its smallest member (the seed where it is
 pattern it leaves re-keys the whole cluster, and clusters whose minimized keys agree merge (in a
 run and across a campaign). A cluster names the ledger entry it matches (`known: ledger #N`) and
 whether the unmodified seed also fails with it anywhere (`seed_fails`; a cluster without is
-"exposed only by rewrites"). Compiler-bug kinds are those of records.is_compiler_bug: kinds added
+"exposed only by rewrites"). Bug kinds are those of records.is_bug (the compiler's and eager's): kinds added
 later cluster like the others. Stdlib only (the campaign store and report read clusters without
 torch), except `failing_cone`, which reads a stored program.
 """
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eqsat_test.runners.findings.ledger import LedgerEntry, ledger_matches, load_ledger
-from eqsat_test.runners.records import FindingKind, is_compiler_bug
+from eqsat_test.runners.records import FindingKind, is_bug
 
 # ---------------------------------------------------------------------------------------------
 # the parts of a cluster's key
@@ -277,7 +277,7 @@ def cluster_findings(findings: list[dict], model: str, ledger: list[LedgerEntry]
     Each member finding gets `cluster` (the key) and, where known, `known` ("ledger #N").
     pattern_of: cluster key (a member's `cluster` from an earlier call) -> the minimized ops of that
     cluster's representative: the members take its pattern. Clusters come new first, then by sightings."""
-    bugs = [f for f in findings if is_compiler_bug(f.get("kind", "")) and f.get("confirmed") is not False]
+    bugs = [f for f in findings if is_bug(f.get("kind", "")) and f.get("confirmed") is not False]
     groups: dict[tuple, list[dict]] = {}
     for f in bugs:
         k = member_key(f, model)

@@ -16,7 +16,8 @@ from eqsat_test.runners.records import FindingKind
 
 # kinds a repro.py can re-check by itself (device-mismatch and config-mismatch need two runs)
 CONFIRMABLE = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
-               FindingKind.RUN_CRASH.value, FindingKind.TIMEOUT.value, FindingKind.GRAD_MISCOMPILE.value)
+               FindingKind.RUN_CRASH.value, FindingKind.TIMEOUT.value, FindingKind.GRAD_MISCOMPILE.value,
+               FindingKind.EAGER_BUG.value)
 EAGER_SHARE = 0.1  # a timeout is a compile hang only if eager ran within this share of the limit
 LOADED_SHARE = 0.5  # "alone": while a timeout is re-run, other work may keep at most this share of the cores busy
 
@@ -129,7 +130,8 @@ def outcome(f: dict, r: dict, timeout: float) -> tuple[str, str]:
         return FindingKind.RESOURCE.value, f"its repro did not finish within {timeout:.0f} s alone"
     if r["verdict"] == "NONDETERMINISTIC":
         return FindingKind.FLAKY.value, "alone, two eager runs differ: the program is nondeterministic"
-    want = "MISCOMPILE" if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE, FindingKind.GRAD_MISCOMPILE) else "CRASH"
+    want = ("MISCOMPILE" if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE, FindingKind.GRAD_MISCOMPILE) else
+            "EAGER" if kind == FindingKind.EAGER_BUG else "CRASH")  # repro.py prints "VERDICT: EAGER-BUG"
     if r["rc"] == 1 and r["verdict"] == want:
         return "confirmed", f"repro.py exits 1 alone ({want.lower()})"
     if want == "CRASH" and r["rc"] is not None and r["rc"] < 0 and r["eager_seconds"] is not None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from eqsat_test.runners.records import COMPILER_BUG_KINDS
+from eqsat_test.runners.records import BUG_KINDS
 
 REPO = Path(__file__).resolve().parents[3]
 LEDGER_FILE = Path("docs") / "bugs" / "ledger.toml"
-_KEYS = {"id", "title", "repro", "devices", "ops", "dtypes", "input_sets"}
+_KEYS = {"id", "title", "repro", "devices", "ops", "dtypes", "input_sets", "wrong_side", "status"}
+WRONG_SIDES = ("compiled", "eager")  # which side of the disagreement is the bug (runners/oracle/referee.py)
+STATUSES = ("reproduces", "fixed", "needs a GPU")  # a repro's exit code 1, 0, 77 on one torch and host
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,9 @@ class LedgerEntry:
     dtypes: tuple[str, ...] = ()  # empty: any; else the finding's sweep ("dtype=int8") or its inputs must have one
     input_sets: tuple[str, ...] = ()  # empty: any; else a prefix of the finding's input set
     path: Path | None = None  # the ledger file it came from
+    wrong_side: str = "compiled"  # the side a reference independent of eager convicts
+    # (torch release and host kind, "2.13.0 cpu" / "2.11.0 gpu") -> what the repro gives there, as run
+    status: tuple[tuple[str, str], ...] = ()
 
     @property
     def repro_path(self) -> Path | None:
@@ -72,11 +77,23 @@ def load_ledger(repo_root_or_path: str | Path | None = None) -> list[LedgerEntry
         ops = tuple(tuple(a.strip() for a in str(item).split("|") if a.strip()) for item in b["ops"])
         if not ops or not all(ops):
             raise ValueError(f"{path}: ledger #{b['id']}: ops must name at least one op per item")
+        side, status = str(b.get("wrong_side", "compiled")), dict(b.get("status") or {})
+        if side not in WRONG_SIDES or not set(status.values()) <= set(STATUSES):
+            raise ValueError(f"{path}: ledger #{b['id']}: wrong_side must be one of {WRONG_SIDES}, each status one of "
+                             f"{STATUSES}")
         entries.append(LedgerEntry(
             id=int(b["id"]), title=str(b["title"]), repro=str(b["repro"]),
             devices=tuple(str(d).lower() for d in b["devices"]), ops=ops,
-            dtypes=tuple(b.get("dtypes") or ()), input_sets=tuple(b.get("input_sets") or ()), path=path))
+            dtypes=tuple(b.get("dtypes") or ()), input_sets=tuple(b.get("input_sets") or ()), path=path,
+            wrong_side=side, status=tuple(status.items())))
     return entries
+
+
+def status_key() -> str:
+    """This torch and host as a key of an entry's `status`: "2.13.0 cpu", or "2.11.0 gpu" where a CUDA device is
+    (the repros run on it there)."""
+    import torch  # only where a status is asked for: the rest of the module is stdlib
+    return f"{torch.__version__.split('+')[0]} {'gpu' if torch.cuda.is_available() else 'cpu'}"
 
 
 def _base(op: str) -> str:
@@ -96,7 +113,7 @@ def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntr
 
     Only compiler-bug kinds match. The program's ops: `min_ops` where the finding was minimized,
     else `ops` (the whole graph's). The device: any of a device-mismatch's "cpu/cuda"."""
-    if finding.get("kind") not in COMPILER_BUG_KINDS or not entries:
+    if finding.get("kind") not in BUG_KINDS or not entries:
         return []
     ops_src = finding.get("min_ops")
     ops = {_base(o) for o in (ops_src if ops_src is not None else finding.get("ops") or [])}

@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass
 
 from eqsat_test.runners.findings.clusters import canonical_op, normalize_message, symptom_class
-from eqsat_test.runners.records import FindingKind, is_compiler_bug
+from eqsat_test.runners.records import FindingKind, is_bug
 
 EXAMPLES = 3  # details kept per group
 
@@ -153,7 +153,7 @@ def aggregate_notes(notes: list[dict], model: str, *, variant_rules: dict[str, l
     culprit = blame(notes, variant_rules or {}, numerics)
     groups: dict[tuple, list[dict]] = {}
     for n in notes:
-        if is_compiler_bug(n.get("kind", "")):
+        if is_bug(n.get("kind", "")):
             continue
         groups.setdefault((n["kind"], cause_of(n, culprit)), []).append(n)
     out = []
@@ -202,7 +202,7 @@ def report_note_groups(report: dict, model: str | None = None) -> list[NoteGroup
     where the report does not name its own)."""
     if "note_groups" in report:
         return [NoteGroup.from_dict(g) for g in report.get("note_groups") or []]
-    notes = [f for f in report.get("findings") or [] if not is_compiler_bug(f.get("kind", ""))]
+    notes = [f for f in report.get("findings") or [] if not is_bug(f.get("kind", ""))]
     return aggregate_notes(notes, str(report.get("model") or model or ""))
 
 

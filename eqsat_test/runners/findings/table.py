@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from eqsat_test.runners.findings.clusters import Cluster, report_clusters, yield_line
 from eqsat_test.runners.findings.notes import NoteGroup, report_note_groups
+from eqsat_test.runners.records import FindingKind
 
 MAX_ROWS = 30  # rows per part; the rest are counted (results.json and the store have all)
 
@@ -14,7 +15,9 @@ def _clip(text: str, width: int) -> str:
 
 def root_cause_table(clusters: list[Cluster], note_groups: list[NoteGroup], indent: str = "  ") -> list[str]:
     """Lines: a header with the counts, one line per root cause (its repro at the end), one per note group."""
-    lines = [f"{indent}root causes (compiler bugs): {len(clusters)} distinct"
+    eager = sum(1 for c in clusters if c.kind == FindingKind.EAGER_BUG)  # eager the wrong side (oracle/referee.py)
+    what = f"compiler bugs, and {eager} eager bug(s)" if eager else "compiler bugs"
+    lines = [f"{indent}root causes ({what}): {len(clusters)} distinct"
              + (f"; {yield_line(clusters)}" if clusters else "")]
     for i, c in enumerate(clusters[:MAX_ROWS], 1):
         where = f" | repro: {c.repro}" if c.repro else ""

@@ -24,9 +24,10 @@ ACCURACY = "accuracy"
 TIMEOUT = "timeout"
 PERFORMANCE = "performance"
 NOT_COMPILER = "not-a-compiler-bug"
+EAGER_KERNEL = "eager-kernel"
 
 CLASSES = (GRAPH_BREAK, DYNAMO_ERROR, BACKEND_COMPILE, RUNTIME_CRASH, TRITON_KERNEL, RECOMPILATION,
-           ACCURACY, TIMEOUT, PERFORMANCE, NOT_COMPILER)
+           ACCURACY, TIMEOUT, PERFORMANCE, NOT_COMPILER, EAGER_KERNEL)
 
 # One line per class: what it means for whoever picks the issue up.
 MEANING = {
@@ -40,6 +41,8 @@ MEANING = {
     TIMEOUT: "no result within the time limit (a hang in compile or run)",
     PERFORMANCE: "the compiled program is far slower than an equivalent program (informational)",
     NOT_COMPILER: "not a compiler bug (a rewrite rule's fault, or nondeterminism)",
+    EAGER_KERNEL: "eager is the wrong side: its kernel (or a check it lacks) disagrees with the op's definition, "
+                  "and compiled agrees with the independent referee",
 }
 
 _LABELS = {
@@ -53,6 +56,7 @@ _LABELS = {
     TIMEOUT: ["oncall: pt2"],
     PERFORMANCE: ["oncall: pt2", "module: inductor", "module: performance"],
     NOT_COMPILER: [],
+    EAGER_KERNEL: ["module: correctness (silent)"],
 }
 
 _NEXT = {
@@ -66,6 +70,7 @@ _NEXT = {
     TIMEOUT: "rerun repro.py under py-spy dump / faulthandler to see where it hangs",
     PERFORMANCE: "compare the two programs' output_code (TORCH_LOGS=output_code) and kernel counts",
     NOT_COMPILER: "fix or reclassify the rewrite rule (eqsat-test rules check)",
+    EAGER_KERNEL: "file against the eager op (not oncall: pt2): repro.py names the reference that convicts eager",
 }
 
 # Exception types by where they come from (the worker records type, module and the cause chain).
@@ -229,6 +234,9 @@ def triage(f: dict) -> dict:
         t = _accuracy(f)
     elif kind in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH, FindingKind.TIMEOUT):
         t = _crash(f)
+    elif kind == FindingKind.EAGER_BUG:
+        t = {"class": EAGER_KERNEL, "stage": "output", "subclass": f.get("judged_kind") or "eager",
+             "component": "aten (eager)", "evidence": (f.get("referee_line") or f.get("detail") or "")[:300]}
     elif kind == FindingKind.SLOW_VARIANT:
         t = {"class": PERFORMANCE, "stage": "runtime", "subclass": f.get("attribution") or "compiled-runtime",
              "component": "inductor", "evidence": f.get("detail", "")[:300]}

@@ -67,6 +67,7 @@ def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
         backend="inductor" if spec.startswith("inductor") else spec, backend_label=spec,
         backend_expr=backend_expr, backend_prelude=prelude, options=opts, device=f.get("device", "cpu"),
         rules=f.get("rules", []), inductor_config=config, context_lines=context,
+        referee=f.get("referee") or {}, referee_line=f.get("referee_line") or "",
         extreme_inputs=str(f.get("input_set") or "").startswith("special"), **grad)
     return text.replace("dynamic=true", "dynamic=True").replace("dynamic=false", "dynamic=False")  # JSON -> Python
 

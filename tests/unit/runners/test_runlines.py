@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from eqsat_test.runners.cli.runlines import executed_lines, rules_lines
-from eqsat_test.runners.pipeline import Progress
+from eqsat_test.runners.exec.progress import Progress
 
 
 def test_progress_and_summary_count_the_same_tasks(monkeypatch, capsys):
