@@ -15,7 +15,6 @@ AOTAutograd caches are off (every task compiles its graphs).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time

@@ -9,7 +9,14 @@ import torch.nn.functional as F
 from eqsat_test.rewrite.ruleauthor import new_rule
 from eqsat_test.rewrite.rulecheck import CheckResult, check_rule, check_rules, find_example, lint_rule
 from eqsat_test.rewrite.ruledsl import (
-    FLOATING, INTEGRAL, NUMERIC, RuleError, Scalar, Tensor, load_rule_file, rule,
+    FLOATING,
+    INTEGRAL,
+    NUMERIC,
+    RuleError,
+    Scalar,
+    Tensor,
+    load_rule_file,
+    rule,
 )
 
 # ---- rules that are wrong, one per numerics class ------------------------------------------

@@ -13,8 +13,7 @@ from pathlib import Path
 import torch
 
 from eqsat_test.lowering.calls import positional
-from eqsat_test.lowering.sizes import (DEFAULT_MAX_ELEMENTS, SizeGuard, Source, TooLarge, narrow_inputs,
-                            plan_sizes)
+from eqsat_test.lowering.sizes import DEFAULT_MAX_ELEMENTS, SizeGuard, Source, TooLarge, narrow_inputs, plan_sizes
 from eqsat_test.lowering.sizes import record as size_record
 
 

@@ -395,7 +395,7 @@ def to_program(g: EClassGraph, choice: dict) -> Program:
         elif n.fn == "seq":
             r = b.seq(n.prim, [c_of(k) for k in items((n.children[0], lv[0]))])
         elif n.fn == "call":
-            args = [c_of((k, l)) for k, l in zip(n.children[:-1], lv[:-1])]
+            args = [c_of((k, kl)) for k, kl in zip(n.children[:-1], lv[:-1])]
             kws = []
             for kk in items((n.children[-1], lv[-1])):
                 ki, klv = choice[kk]

@@ -46,7 +46,16 @@ import torch
 import torch.fx
 
 from eqsat_test.rewrite.ruledsl import Rule
-from eqsat_test.rewrite.rulesample import LARGE_MAX_NUMEL, LARGE_NUMEL, LARGE_THREADS, _make, _plan, _Sample, _shapes, _traps_on_int_min  # noqa: F401  (tests read the sizes here)
+from eqsat_test.rewrite.rulesample import (  # noqa: F401  (tests read the sizes here)
+    LARGE_MAX_NUMEL,
+    LARGE_NUMEL,
+    LARGE_THREADS,
+    _make,
+    _plan,
+    _Sample,
+    _shapes,
+    _traps_on_int_min,
+)
 from eqsat_test.rewrite.ruletrace import _leaves, _needed, _run_side, _Sides, _TooLarge, _trace  # noqa: F401
 
 DEFAULT_SAMPLES = 100  # main plan; the edge plan (_edge_plan) adds ~10-20 more per rule

@@ -1,12 +1,15 @@
 """Sampling for `rules check`: the plan of dtypes, ranks, scalars and edge cases per rule, shapes, and input values (special values, INT_MIN, large multithreaded shapes)."""
 from __future__ import annotations
+
 import inspect
 import itertools
 import math
 import random
 from dataclasses import dataclass
+
 import torch
 import torch.fx
+
 from eqsat_test.rewrite.ruledsl import Rule, Tensor, dtype_of
 
 _FLOAT_SPECIALS = {

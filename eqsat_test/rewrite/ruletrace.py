@@ -1,10 +1,13 @@
 """Trace a rule into two separately runnable sides (lhs, rhs) for `rules check`, with a size guard."""
 from __future__ import annotations
+
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
 import torch
 import torch.fx
 from torch.fx.proxy import GraphAppendingTracer, Proxy
+
 from eqsat_test.rewrite.ruledsl import Rule
 
 

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import repo_env, warm_server
+
 from eqsat_test.runners.campaign.jobs import make_jobs, processes_with_env, ray_job
 from eqsat_test.runners.campaign.spec import load_spec
 from eqsat_test.runners.campaign.store import Store

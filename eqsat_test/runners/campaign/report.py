@@ -17,7 +17,7 @@ from pathlib import Path
 from eqsat_test.runners.findings.clusters import Cluster, merge_clusters, report_clusters, yield_line
 from eqsat_test.runners.findings.ledger import group_matches, load_ledger
 from eqsat_test.runners.findings.notes import merge_note_groups, report_note_groups
-from eqsat_test.runners.records import BUG_KINDS, COMPILER_BUG_KINDS, FindingKind
+from eqsat_test.runners.records import BUG_KINDS, FindingKind
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
 # records it pulls in import it); the store and report load them only when they need them.
@@ -555,6 +555,7 @@ def plan_view(jobs: list[dict], plan: list[dict]) -> dict:
 
 def render_html(view: dict) -> str:
     import jinja2
+
     from eqsat_test.codegen_templates import TEMPLATES_DIR
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

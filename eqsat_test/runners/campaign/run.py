@@ -25,7 +25,15 @@ from pathlib import Path
 
 import click
 
-from eqsat_test.runners.campaign.jobs import JobProcess, finalize_run, job_env, kill_marked, make_jobs, ray_job, warm_rule_cache
+from eqsat_test.runners.campaign.jobs import (
+    JobProcess,
+    finalize_run,
+    job_env,
+    kill_marked,
+    make_jobs,
+    ray_job,
+    warm_rule_cache,
+)
 from eqsat_test.runners.campaign.progress import Progress
 from eqsat_test.runners.campaign.spec import RUNS_DIR, TMP_DIR, Spec
 from eqsat_test.runners.exec.protocol import past
@@ -261,7 +269,7 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
         stats.interrupted = True
         raise
     finally:
-        for job, jp, _ in running.values():  # unfinished: not recorded, the next resume runs them
+        for _job, jp, _ in running.values():  # unfinished: not recorded, the next resume runs them
             jp.kill()
             shutil.rmtree(jp.run_dir, ignore_errors=True)
         try:
@@ -407,7 +415,7 @@ def shown_status(status: str | None, active: bool) -> str:
 
 def run_campaign(spec: Spec, out: Path, *, as_json: bool = False, retry_failed: bool = False) -> dict:
     """Run (or resume) every job of `spec` not yet finished in OUT's store; returns the summary."""
-    from eqsat_test.runners.campaign.store import Store, STORE_NAME
+    from eqsat_test.runners.campaign.store import STORE_NAME, Store
     if spec.executor == "ray":
         try:
             import ray  # noqa: F401

@@ -11,16 +11,34 @@ from typing import Any
 
 import torch
 
-from eqsat_test.runners.exec.protocol import (call_compiled, compile_options, cpu_error, error_info, first_line, load_module, on_cpu,
-                                    phase, to_cpu)
+from eqsat_test.runners.checks.sweep_plan import (
+    DTYPES,
+    LOW_PRECISION,
+    Plan,
+    Point,
+    SweepConfig,
+    analyse,
+    plan_points,
+    point_inputs,
+)
+from eqsat_test.runners.exec.protocol import (
+    call_compiled,
+    compile_options,
+    cpu_error,
+    error_info,
+    first_line,
+    load_module,
+    on_cpu,
+    phase,
+    to_cpu,
+)
 from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.judge import Verdict, judge
-
-from eqsat_test.runners.checks.sweep_plan import DTYPES, LOW_PRECISION, Plan, Point, SweepConfig, analyse, plan_points, point_inputs
 from eqsat_test.runners.oracle.lenient import lenient_judge
-from eqsat_test.runners.oracle.reference import conditioned, eager_reference
 from eqsat_test.runners.oracle.referee import NO_REFEREE, RefereeVerdict, referee_crash, referee_mismatch, safely
+from eqsat_test.runners.oracle.reference import conditioned, eager_reference
 from eqsat_test.runners.records import FindingKind, Result, ResultStatus
+
 
 def _batched(fn):
     def batched(*groups):

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 # Imports inside functions: `eqsat-test campaign --help` and spec errors stay fast (no torch).
-
 from eqsat_test.runners.campaign.jobs import make_jobs
 from eqsat_test.runners.campaign.run import _resolve_out, _text_summary, campaign_running, run_campaign, shown_status
 from eqsat_test.runners.campaign.spec import RUNS_DIR, load_spec

@@ -240,8 +240,8 @@ def _check_backend(spec: str) -> None:
 def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artifacts=False, artifacts_max=4,
                  artifacts_timeout=180.0, bisect="accuracy"):
     """--configs, --perf and the findings' debug artifacts (runners/checks/configs.py, perf.py, artifacts.py)."""
-    from eqsat_test.runners.findings.artifacts import ArtifactOptions
     from eqsat_test.runners.checks.configs import ConfigError, configured_backends, parse
+    from eqsat_test.runners.findings.artifacts import ArtifactOptions
     if configs_spec:
         try:
             overrides = parse(configs_spec)
@@ -423,8 +423,8 @@ def rules_check(specs, seed, as_json, grad, record):
     """Sample each rule over dtypes, shapes and special values; fail rules whose numerics class is false.
 
     SPECS are rule names, rule files, folders or built-in rule set names (default: the whole library)."""
-    from eqsat_test.rewrite.ruledsl import load_rules
     from eqsat_test.rewrite.rulecheck import check_rules
+    from eqsat_test.rewrite.ruledsl import load_rules
     names = [s for s in specs if not Path(s).exists()]
     paths = [s for s in specs if Path(s).exists()]
     rs = load_rules(paths or None) if paths or not names else load_rules(None)

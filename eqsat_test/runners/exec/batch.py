@@ -29,8 +29,16 @@ from typing import Callable
 import torch
 
 from eqsat_test.runners.exec.pool import run_slots, worker
-from eqsat_test.runners.exec.protocol import (call_compiled, compile_options, cpu_error, error_info, load_module, on_cpu, to_cpu,
-                                   to_device)
+from eqsat_test.runners.exec.protocol import (
+    call_compiled,
+    compile_options,
+    cpu_error,
+    error_info,
+    load_module,
+    on_cpu,
+    to_cpu,
+    to_device,
+)
 from eqsat_test.runners.oracle.inputs import InputSet, input_sets
 from eqsat_test.runners.oracle.judge import MATCH
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against

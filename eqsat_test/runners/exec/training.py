@@ -26,8 +26,16 @@ from typing import Any, Callable
 import torch
 
 from eqsat_test.runners.exec.protocol import call_compiled, compile_options
-from eqsat_test.runners.oracle.grad import (GradProgram, grad_index_sources, input_of, is_random, part_of,
-                                            random_stream, refused_inputs, written_inputs)
+from eqsat_test.runners.oracle.grad import (
+    GradProgram,
+    grad_index_sources,
+    input_of,
+    is_random,
+    part_of,
+    random_stream,
+    refused_inputs,
+    written_inputs,
+)
 from eqsat_test.runners.oracle.judge import Verdict
 from eqsat_test.runners.oracle.reference import EagerRef, judge_against
 

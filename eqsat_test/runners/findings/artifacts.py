@@ -117,6 +117,7 @@ def _tolerance(inputs_path: Path | None) -> float:
         return 1e-4
     # torch and the numerics table only when a minifier runs (artifacts imports without torch)
     import torch
+
     from eqsat_test.runners.oracle.numerics import tolerance  # (see above)
     try:
         xs = torch.load(inputs_path, weights_only=True)

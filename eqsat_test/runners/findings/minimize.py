@@ -36,8 +36,18 @@ from eqsat_test.lowering.bundle import StoredProgram, program_file_name, read_pr
 from eqsat_test.lowering.program import Program
 from eqsat_test.runners.exec.pool import PoolOptions, _Worker
 from eqsat_test.runners.exec.protocol import past
-from eqsat_test.runners.findings.shrink import (bypass, bypass_choices, cut_at, cut_points, keep_outputs, label,
-                                     meta_of, output_items, value_meta, with_meta)
+from eqsat_test.runners.findings.shrink import (
+    bypass,
+    bypass_choices,
+    cut_at,
+    cut_points,
+    keep_outputs,
+    label,
+    meta_of,
+    output_items,
+    value_meta,
+    with_meta,
+)
 from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
 from eqsat_test.runners.records import CRASH_STATUSES, FindingKind, Result, ResultStatus
 

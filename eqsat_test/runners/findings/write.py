@@ -9,11 +9,10 @@ import shutil
 from pathlib import Path
 
 from eqsat_test.codegen_templates import render
-from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.checks.devices import device_repro_main
+from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.oracle.grad import COTANGENT_SEED, GRAD_SEED
 from eqsat_test.runners.records import FindingKind
-
 
 
 def signature(f: dict) -> str:

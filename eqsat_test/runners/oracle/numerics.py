@@ -21,11 +21,34 @@ __all__ = [
     "WALK_LINEAR", "YARD_QUANTILE",
 ]
 
-from eqsat_test.runners.oracle.constants import (ACC_ULPS, ACC_ULPS_NOREF, ACC_ULPS_ONE, ALLCLOSE_TOL, FLOAT8_TOL,
-                                                 LOOSE_TOL, M_MANY, M_ONE, MANY_PEERS, NEAR_TIE_ULPS, NOREF_ACC_FACTOR,
-                                                 OVERFLOW_MARGIN, OVERFLOW_ROW, OWN_ROUNDING_ULPS, PEER_GRID, PEER_RANGE,
-                                                 ROUND_ULPS, ROUNDING_RUN_WEIGHT, SENS_CAST_ULPS, SENS_DELTA, SENS_DRAWS,
-                                                 SENS_MULT, SENS_SMOOTH, WALK_HALF, WALK_LINEAR, YARD_QUANTILE)
+from eqsat_test.runners.oracle.constants import (
+    ACC_ULPS,
+    ACC_ULPS_NOREF,
+    ACC_ULPS_ONE,
+    ALLCLOSE_TOL,
+    FLOAT8_TOL,
+    LOOSE_TOL,
+    M_MANY,
+    M_ONE,
+    MANY_PEERS,
+    NEAR_TIE_ULPS,
+    NOREF_ACC_FACTOR,
+    OVERFLOW_MARGIN,
+    OVERFLOW_ROW,
+    OWN_ROUNDING_ULPS,
+    PEER_GRID,
+    PEER_RANGE,
+    ROUND_ULPS,
+    ROUNDING_RUN_WEIGHT,
+    SENS_CAST_ULPS,
+    SENS_DELTA,
+    SENS_DRAWS,
+    SENS_MULT,
+    SENS_SMOOTH,
+    WALK_HALF,
+    WALK_LINEAR,
+    YARD_QUANTILE,
+)
 
 # The per-element rule these serve (runners/oracle/constants.py gives each constant's reason):
 #

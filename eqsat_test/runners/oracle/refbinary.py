@@ -5,8 +5,20 @@ import numpy as np
 import torch
 
 from eqsat_test.runners.oracle.refunary import PY_ELEMENTS, _err
-from eqsat_test.runners.oracle.refvalue import (Ctx, RefRejected, RefUndefined, V, cast, float_of, floats, ints, is_float,
-                                                 is_int, make, result_type)
+from eqsat_test.runners.oracle.refvalue import (
+    Ctx,
+    RefRejected,
+    RefUndefined,
+    V,
+    cast,
+    float_of,
+    floats,
+    ints,
+    is_float,
+    is_int,
+    make,
+    result_type,
+)
 
 
 def _check_alpha(dt: torch.dtype, alpha, what: str = "alpha") -> None:

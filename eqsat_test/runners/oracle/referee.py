@@ -32,8 +32,8 @@ import torch
 
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.exact import index_str
-from eqsat_test.runners.oracle.refvalue import Ctx, RefRejected, RefUndefined, V, eps, from_tensor, is_float
 from eqsat_test.runners.oracle.reftable import RANDOM, RefOp, inplace, lookup
+from eqsat_test.runners.oracle.refvalue import Ctx, RefRejected, RefUndefined, V, eps, from_tensor, is_float
 
 COMPILED, EAGER, BOTH, UNDECIDED, NO_REFEREE = "compiled", "eager", "both", "undecided", "no-referee"
 WRONG_SIDES = (COMPILED, EAGER, BOTH, UNDECIDED, NO_REFEREE)

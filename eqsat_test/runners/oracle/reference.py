@@ -9,10 +9,18 @@ import torch
 from eqsat_test.runners.exec.protocol import to_cpu
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.constants import TIE_ROTATIONS
-from eqsat_test.runners.oracle.inputs import InputSet, flushed_fp64_inputs, perturbed_fp64_inputs, to_fp64_inputs
 from eqsat_test.runners.oracle.engine import behaviour
+from eqsat_test.runners.oracle.inputs import InputSet, flushed_fp64_inputs, perturbed_fp64_inputs, to_fp64_inputs
 from eqsat_test.runners.oracle.judge import Verdict, judge
-from eqsat_test.runners.oracle.modes import BeyondRange, FloatDtypes, KeptPrecision, RoundingNoise, TieOrder, coarsest, float64_default
+from eqsat_test.runners.oracle.modes import (
+    BeyondRange,
+    FloatDtypes,
+    KeptPrecision,
+    RoundingNoise,
+    TieOrder,
+    coarsest,
+    float64_default,
+)
 from eqsat_test.runners.oracle.runs import Antithetic, RoundingRuns
 from eqsat_test.runners.oracle.verdict import RuleCount
 

@@ -5,7 +5,19 @@ import numpy as np
 import torch
 
 from eqsat_test.runners.oracle.refunary import _err
-from eqsat_test.runners.oracle.refvalue import Ctx, RefRejected, RefUndefined, V, cast, float_of, floats, ints, is_float, is_int, make
+from eqsat_test.runners.oracle.refvalue import (
+    Ctx,
+    RefRejected,
+    RefUndefined,
+    V,
+    cast,
+    float_of,
+    floats,
+    ints,
+    is_float,
+    is_int,
+    make,
+)
 
 
 def dims(x: V, dim) -> tuple:

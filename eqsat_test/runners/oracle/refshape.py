@@ -5,8 +5,19 @@ import numpy as np
 import torch
 
 from eqsat_test.runners.oracle.refbinary import _check_alpha
-from eqsat_test.runners.oracle.refvalue import (Ctx, RefRejected, RefUndefined, V, cast, floats, ints, is_float, is_int,
-                                                 make, result_type)
+from eqsat_test.runners.oracle.refvalue import (
+    Ctx,
+    RefRejected,
+    RefUndefined,
+    V,
+    cast,
+    floats,
+    ints,
+    is_float,
+    is_int,
+    make,
+    result_type,
+)
 
 
 def _same(x: V, a: np.ndarray) -> V:

@@ -6,8 +6,21 @@ import math
 import numpy as np
 import torch
 
-from eqsat_test.runners.oracle.refvalue import (Ctx, RefRejected, RefUndefined, V, cast, float_of, floats, ints, is_float,
-                                                 is_int, make, result_type, wrap)
+from eqsat_test.runners.oracle.refvalue import (
+    Ctx,
+    RefRejected,
+    RefUndefined,
+    V,
+    cast,
+    float_of,
+    floats,
+    ints,
+    is_float,
+    is_int,
+    make,
+    result_type,
+    wrap,
+)
 
 # Functions evaluated one element at a time in Python (math, mpmath) take at most this many elements.
 PY_ELEMENTS = 1 << 18

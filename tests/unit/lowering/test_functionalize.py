@@ -8,8 +8,8 @@ import importlib.util
 
 import pytest
 import torch
-
 from conftest import TEST_MODELS
+
 from eqsat_test.lowering.capture import capture
 from eqsat_test.lowering.functionalize import functionalize
 from eqsat_test.runners.exec.protocol import load_module

@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, TEST_MODELS
+
 from eqsat_test.runners.pipeline import judge_results
-from eqsat_test.runners.records import (COMPILER_BUG_KINDS, Finding, FindingKind, Result, ResultStatus, as_dict,
-                             new_finding)
+from eqsat_test.runners.records import (
+    COMPILER_BUG_KINDS,
+    Finding,
+    FindingKind,
+    Result,
+    ResultStatus,
+    as_dict,
+    new_finding,
+)
 
 BASE = {"variant": "g0_v1", "graph": "g0", "backend": "inductor", "device": "cpu", "rules": ["r1"],
         "mode": "uniform", "ops": ["aten.relu"], "seed": False}
@@ -237,6 +243,7 @@ def test_no_status_is_a_bare_string_in_the_code():
 def _seed_module(tmp_path: Path) -> tuple[Path, list[bool]]:
     """relu_mlp.py's seed program as generation writes it (rewrite/generate.py): module and inputs file."""
     import torch
+
     from eqsat_test.lowering.bundle import StoredProgram
     from eqsat_test.lowering.capture import capture
     from eqsat_test.lowering.lift import lift_fx

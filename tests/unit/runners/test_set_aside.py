@@ -137,6 +137,7 @@ def test_the_pool_replaces_a_worker_that_lost_its_cuda_context(monkeypatch):
     """Whatever the message (a batch's has no device of its own), one that says the CUDA context is gone ends
     its worker: the next task starts in a fresh process."""
     import sys
+
     import eqsat_test.runners.exec.pool as P
     real = P.subprocess.Popen
     monkeypatch.setattr(P.subprocess, "Popen", lambda args, **kw: real([sys.executable, "-c", LOST_WORKER], **kw))

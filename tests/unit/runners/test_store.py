@@ -2,8 +2,6 @@
 and a writer killed with SIGKILL at random moments that loses nothing and duplicates nothing."""
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import random
@@ -14,8 +12,10 @@ import textwrap
 import time
 from pathlib import Path
 
-from eqsat_test.runners.findings.write import signature
+import pytest
+
 from eqsat_test.runners.campaign.store import Store
+from eqsat_test.runners.findings.write import signature
 
 REPO = Path(__file__).resolve().parents[3]
 
