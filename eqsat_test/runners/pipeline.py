@@ -21,7 +21,6 @@ from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batc
 from eqsat_test.runners.exec.compiler_lines import read_lines
 from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
 from eqsat_test.runners.exec.progress import Progress
-from eqsat_test.runners.exec.protocol import past
 from eqsat_test.runners.findings.artifacts import collect_all
 from eqsat_test.runners.findings.clusters import cluster_findings, failing_cone
 from eqsat_test.runners.findings.confirm import confirm_all, unconfirmed_timeouts
@@ -30,9 +29,10 @@ from eqsat_test.runners.findings.minimize import minimize_clusters
 from eqsat_test.runners.findings.notes import run_note_groups
 from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 from eqsat_test.runners.findings.triage import annotate
-from eqsat_test.runners.findings.write import collect_env, signature, update_meta, versions, write_finding
+from eqsat_test.runners.findings.write import collect_env, signature, update_meta, write_finding
 from eqsat_test.runners.oracle.referee import rule_on
 from eqsat_test.runners.oracle.verdict import rule_totals
+from eqsat_test.runners.protocol import past, versions
 from eqsat_test.runners.records import (
     BUG_KINDS,
     COMPILER_BUG_KINDS,

@@ -18,7 +18,7 @@ from eqsat_test.runners.checks.configs import (
     configured_backends,
     parse,
 )
-from eqsat_test.runners.exec.protocol import compile_options
+from eqsat_test.runners.protocol import compile_options
 
 INJECT = 'cpp.inject_relu_bug_TESTING_ONLY="accuracy"'
 

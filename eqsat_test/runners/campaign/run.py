@@ -36,7 +36,7 @@ from eqsat_test.runners.campaign.jobs import (
 )
 from eqsat_test.runners.campaign.progress import Progress
 from eqsat_test.runners.campaign.spec import RUNS_DIR, TMP_DIR, Spec
-from eqsat_test.runners.exec.protocol import past
+from eqsat_test.runners.protocol import past
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
 # records it pulls in import it); the store and report load them only when they need them.
@@ -517,7 +517,7 @@ def summarize(store, out: Path, jobs: list[dict] | None = None) -> dict:
             "exposed_only_by_rewrites": sum(1 for c in clusters if not c.seed_fails), "findings": findings}
 
 
-def _text_summary(s: dict) -> str:
+def text_summary(s: dict) -> str:
     from eqsat_test.runners.findings.clusters import Cluster, yield_line
     from eqsat_test.runners.findings.notes import NoteGroup
     from eqsat_test.runners.findings.table import root_cause_table
@@ -550,7 +550,7 @@ def _text_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
-def _resolve_out(spec_path: Path, out: Path | None) -> Path:
+def resolve_out(spec_path: Path, out: Path | None) -> Path:
     return out if out is not None else spec_path.parent / f"{spec_path.stem}-out"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from eqsat_test.rewrite.rulefiles import RuleError, rule_files
-from eqsat_test.runners.exec.protocol import absolute_backend
+from eqsat_test.runners.protocol import absolute_backend
 
 RUNS_DIR = "runs"
 TMP_DIR = ".tmp"

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from eqsat_test.runners.exec.protocol import cpu_error, first_line
 from eqsat_test.runners.oracle.inputs import input_sets
+from eqsat_test.runners.protocol import cpu_error, first_line
 
 __all__ = ["SweepConfig", "Plan", "Point", "analyse", "plan_points", "parse_dtypes", "parse_sizes",
            "DEFAULT_DTYPES", "DEFAULT_SIZES"]

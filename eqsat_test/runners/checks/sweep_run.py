@@ -21,7 +21,12 @@ from eqsat_test.runners.checks.sweep_plan import (
     plan_points,
     point_inputs,
 )
-from eqsat_test.runners.exec.protocol import (
+from eqsat_test.runners.oracle.inputs import InputSet
+from eqsat_test.runners.oracle.judge import Verdict, judge
+from eqsat_test.runners.oracle.lenient import lenient_judge
+from eqsat_test.runners.oracle.referee import NO_REFEREE, RefereeVerdict, referee_crash, referee_mismatch, safely
+from eqsat_test.runners.oracle.reference import conditioned, eager_reference
+from eqsat_test.runners.protocol import (
     call_compiled,
     compile_options,
     cpu_error,
@@ -32,11 +37,6 @@ from eqsat_test.runners.exec.protocol import (
     phase,
     to_cpu,
 )
-from eqsat_test.runners.oracle.inputs import InputSet
-from eqsat_test.runners.oracle.judge import Verdict, judge
-from eqsat_test.runners.oracle.lenient import lenient_judge
-from eqsat_test.runners.oracle.referee import NO_REFEREE, RefereeVerdict, referee_crash, referee_mismatch, safely
-from eqsat_test.runners.oracle.reference import conditioned, eager_reference
 from eqsat_test.runners.records import FindingKind, Result, ResultStatus
 
 
@@ -94,7 +94,7 @@ class _Sweeper:
 
     # -- eager -----------------------------------------------------------------------------
     def _eager(self, set_name: str, inputs: tuple, lowp: bool) -> dict:
-        # eager twice, fp64, index sources, compute dtype: as a plain task (runners/exec/worker.py)
+        # eager twice, fp64, index sources, compute dtype: as a plain task (runners/worker.py)
         r = eager_reference(self.mod.forward, self.mod.index_sources, InputSet(set_name, tuple(inputs)),
                             cpu_forward=on_cpu(self.mod))
         ref32 = None

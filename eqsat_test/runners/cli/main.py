@@ -190,7 +190,7 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
     from eqsat_test.runners.pipeline import ExecOptions
     sweep = _sweep_opts(timeout, **{k: diag.pop(k) for k in ("sweep_dtypes", "sweep_sizes", "sweep_points",
                                                              "sweep_dynamic", "no_sweep") if k in diag})
-    from eqsat_test.runners.exec.protocol import absolute_backend  # start-up time: only when running
+    from eqsat_test.runners.protocol import absolute_backend  # start-up time: only when running
     backends = tuple(absolute_backend(b) for b in backends) or ("inductor",)  # FILE.py:FN from any folder
     for b in backends:
         _check_backend(b)
@@ -217,7 +217,7 @@ _NAMED_BACKENDS = ("inductor", "inductor-max-autotune", "inductor-reduce-overhea
 
 def _check_backend(spec: str) -> None:
     """A backend spec that names nothing this torch knows is a usage error, before any work."""
-    from eqsat_test.runners.exec.protocol import compile_options, load_backend
+    from eqsat_test.runners.protocol import compile_options, load_backend
     if ":" in spec and "+" not in spec:
         try:
             load_backend(spec)

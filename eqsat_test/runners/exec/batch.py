@@ -14,7 +14,7 @@ or every variant of a batch that crashed, timed out or errored, is re-run as the
 single-variant task, and that task's result is the verdict (so findings are those of the plain
 mode; a mismatch seen only in the batch is counted as `unconfirmed`, not reported).
 
-Worker side: `run_batch_task` (called by runners/exec/worker.py for tasks of kind "batch").
+Worker side: `run_batch_task` (called by runners/worker.py for tasks of kind "batch").
 Pool side: `run_batched`, a drop-in for `runners.execute.run_tasks`.
 """
 from __future__ import annotations
@@ -29,7 +29,10 @@ from typing import Callable
 import torch
 
 from eqsat_test.runners.exec.pool import run_slots, worker
-from eqsat_test.runners.exec.protocol import (
+from eqsat_test.runners.oracle.inputs import InputSet, input_sets
+from eqsat_test.runners.oracle.judge import MATCH
+from eqsat_test.runners.oracle.reference import eager_reference, judge_against
+from eqsat_test.runners.protocol import (
     call_compiled,
     compile_options,
     cpu_error,
@@ -39,9 +42,6 @@ from eqsat_test.runners.exec.protocol import (
     to_cpu,
     to_device,
 )
-from eqsat_test.runners.oracle.inputs import InputSet, input_sets
-from eqsat_test.runners.oracle.judge import MATCH
-from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 from eqsat_test.runners.records import Result, ResultStatus, TaskKind
 
 BATCH_KEY = "batch"

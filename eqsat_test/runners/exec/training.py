@@ -25,7 +25,6 @@ from typing import Any, Callable
 
 import torch
 
-from eqsat_test.runners.exec.protocol import call_compiled, compile_options
 from eqsat_test.runners.oracle.grad import (
     GradProgram,
     grad_index_sources,
@@ -38,6 +37,7 @@ from eqsat_test.runners.oracle.grad import (
 )
 from eqsat_test.runners.oracle.judge import Verdict
 from eqsat_test.runners.oracle.reference import EagerRef, judge_against
+from eqsat_test.runners.protocol import call_compiled, compile_options
 
 STAGES = ("aot-autograd", "decompositions-partitioner", "inductor-forward-saved", "inductor-backward", "backend")
 

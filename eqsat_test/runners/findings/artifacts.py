@@ -41,8 +41,8 @@ from pathlib import Path
 
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.exec.backend_code import backend_code, script_options
-from eqsat_test.runners.exec.protocol import compile_options, is_custom_backend
 from eqsat_test.runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH, TRITON_KERNEL, triage
+from eqsat_test.runners.protocol import compile_options, is_custom_backend
 from eqsat_test.runners.records import FindingKind
 
 TEST_REPRO = "test_repro.py"

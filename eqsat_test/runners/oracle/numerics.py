@@ -1,4 +1,4 @@
-"""Numerical facts the oracle relies on: eps and ranges by dtype, rule 1's bound and conditioning term, special values, and the walkers over nested outputs (leaves, _rebuild, to_fp64)."""
+"""Numerical facts the oracle relies on: eps and ranges by dtype, rule 1's bound and conditioning term, special values, and the walkers over nested outputs (leaves, rebuild, to_fp64)."""
 
 from __future__ import annotations
 
@@ -295,16 +295,16 @@ def leaves(obj: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-def _rebuild(obj: Any, fn) -> Any:
+def rebuild(obj: Any, fn) -> Any:
     """Apply fn to every leaf, keeping container types."""
     if isinstance(obj, Mapping):
-        items = [(k, _rebuild(v, fn)) for k, v in obj.items()]
+        items = [(k, rebuild(v, fn)) for k, v in obj.items()]
         try:
             return type(obj)(items)
         except Exception:
             return dict(items)
     if isinstance(obj, tuple):
-        items = [_rebuild(v, fn) for v in obj]
+        items = [rebuild(v, fn) for v in obj]
         if hasattr(obj, "_fields"):  # namedtuple
             return type(obj)(*items)
         if type(obj) is tuple:
@@ -314,7 +314,7 @@ def _rebuild(obj: Any, fn) -> Any:
         except Exception:
             return tuple(items)
     if isinstance(obj, list):
-        items = [_rebuild(v, fn) for v in obj]
+        items = [rebuild(v, fn) for v in obj]
         if type(obj) is list:
             return items
         try:
@@ -322,7 +322,7 @@ def _rebuild(obj: Any, fn) -> Any:
         except Exception:
             return items
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        changes = {f.name: _rebuild(getattr(obj, f.name), fn) for f in dataclasses.fields(obj) if f.init}
+        changes = {f.name: rebuild(getattr(obj, f.name), fn) for f in dataclasses.fields(obj) if f.init}
         try:
             return dataclasses.replace(obj, **changes)
         except Exception:
@@ -341,7 +341,7 @@ def to_fp64(obj: Any) -> Any:
                 return x.to(torch.complex128)
         return x
 
-    return _rebuild(obj, conv)
+    return rebuild(obj, conv)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ from typing import Any, Callable, NamedTuple
 
 import torch
 
-from eqsat_test.runners.exec.protocol import to_cpu
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.constants import TIE_ROTATIONS
 from eqsat_test.runners.oracle.engine import behaviour
@@ -23,6 +22,7 @@ from eqsat_test.runners.oracle.modes import (
 )
 from eqsat_test.runners.oracle.runs import Antithetic, RoundingRuns
 from eqsat_test.runners.oracle.verdict import RuleCount
+from eqsat_test.runners.protocol import to_cpu
 
 
 class EagerRef(NamedTuple):
@@ -56,7 +56,7 @@ class EagerRef(NamedTuple):
 
 def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> EagerRef:
     """Run the program eagerly on one input set (raises what the program raises). cpu_forward (the
-    program on the CPU, runners.exec.protocol.on_cpu): a program that computes in float64 throughout
+    program on the CPU, runners.protocol.on_cpu): a program that computes in float64 throughout
     on a GPU has its fp64 run there instead, so that it is a second, independent float64 run (another
     libm), not eager again: CUDA eager's own float64 hardswish is 6.5e-8 off, and a compiled value
     that agrees with the CPU is no miscompile (judge's rule 6 otherwise compares with eager alone)."""
@@ -243,7 +243,7 @@ def _untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, dict[s
                 g = torch.where(dep, r, g)
         out.append(g)
     it = iter(out)
-    return nx._rebuild(got, lambda leaf: next(it)), counts
+    return nx.rebuild(got, lambda leaf: next(it)), counts
 
 
 def conditioned(verdict_of: Callable[[Any, Any, Any, Any], Verdict], ref: Any, got: Any,

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from eqsat_test.runners.exec.backend_code import BACKEND_CALL, backend_code, backend_copy_name, copy_backend_file
-from eqsat_test.runners.exec.protocol import absolute_backend, compile_options
+from eqsat_test.runners.protocol import absolute_backend, compile_options
 
 BACKEND_FILE = '''
 import torch

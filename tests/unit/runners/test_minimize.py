@@ -26,9 +26,9 @@ from eqsat_test.lowering.capture import capture
 from eqsat_test.lowering.lift import lift_fx
 from eqsat_test.lowering.program import CALL, INPUT, Program, TensorMeta
 from eqsat_test.runners.exec.pool import PoolOptions
-from eqsat_test.runners.exec.protocol import load_module
 from eqsat_test.runners.findings.rootcause import dedupe
 from eqsat_test.runners.findings.write import signature
+from eqsat_test.runners.protocol import load_module
 
 
 def _stored(fn, inputs, *, dynamo=False) -> StoredProgram:

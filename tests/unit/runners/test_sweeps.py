@@ -24,10 +24,10 @@ from eqsat_test.runners.checks.sweep_plan import (
 )
 from eqsat_test.runners.checks.sweep_run import run_sweeps
 from eqsat_test.runners.checks.sweeps import sweep_findings
-from eqsat_test.runners.exec.protocol import load_module as _load_module
 from eqsat_test.runners.findings.write import _repro_source, signature
 from eqsat_test.runners.oracle.judge import judge
 from eqsat_test.runners.oracle.lenient import lenient_judge
+from eqsat_test.runners.protocol import load_module as _load_module
 
 REPO = Path(__file__).resolve().parents[3]
 MODELS = REPO / "tests" / "models"

@@ -12,7 +12,7 @@ import torch
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.cli.summary import summary as _summary
 from eqsat_test.runners.exec.progress import Progress
-from eqsat_test.runners.exec.protocol import load_tensors
+from eqsat_test.runners.protocol import load_tensors
 
 
 def test_progress_prints_plain_lines_without_a_terminal(monkeypatch):

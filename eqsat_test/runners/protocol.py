@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import platform
 import time
 import traceback
 from typing import Any, Callable, TextIO
@@ -212,3 +213,20 @@ def load_tensors(path) -> Any:
 def past(deadline: float | None) -> bool:
     """Whether a deadline (time.monotonic()) has passed; None: no deadline."""
     return deadline is not None and time.monotonic() > deadline
+
+
+_ENV_CACHE: dict = {}
+
+
+def versions() -> dict:
+    """The torch, Python, platform and Triton versions of this process (a finding's and a perf note's meta.json)."""
+    if not _ENV_CACHE:
+        import torch
+        v = {"torch": torch.__version__, "python": platform.python_version(), "platform": platform.platform()}
+        try:
+            import triton  # noqa: F401
+            v["triton"] = triton.__version__
+        except Exception:
+            v["triton"] = None
+        _ENV_CACHE.update(v)
+    return dict(_ENV_CACHE)

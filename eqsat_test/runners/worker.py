@@ -21,7 +21,12 @@ from eqsat_test.runners.checks.perf import time_task
 from eqsat_test.runners.checks.sweep_run import run_sweep_task
 from eqsat_test.runners.exec.batch import run_batch_task
 from eqsat_test.runners.exec.compiler_lines import measured
-from eqsat_test.runners.exec.protocol import (
+from eqsat_test.runners.exec.training import backward_stage, compile_context, judge_step, training
+from eqsat_test.runners.oracle.inputs import InputSet, input_sets
+from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
+from eqsat_test.runners.oracle.referee import referee_crash, referee_mismatch, safely
+from eqsat_test.runners.oracle.reference import eager_reference, judge_against
+from eqsat_test.runners.protocol import (
     PARENT_ENV,
     call_compiled,
     compile_options,
@@ -36,11 +41,6 @@ from eqsat_test.runners.exec.protocol import (
     to_cpu,
     to_device,
 )
-from eqsat_test.runners.exec.training import backward_stage, compile_context, judge_step, training
-from eqsat_test.runners.oracle.inputs import InputSet, input_sets
-from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
-from eqsat_test.runners.oracle.referee import referee_crash, referee_mismatch, safely
-from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 from eqsat_test.runners.records import Result, ResultStatus, TaskKind, as_dict
 
 
