@@ -373,7 +373,7 @@ def to_program(g: EClassGraph, choice: dict) -> Program:
 
     def items(key) -> list[tuple[int, int]]:
         """The (class, level) keys of a cons list's elements."""
-        out = []
+        out: list = []
         while True:
             i, lv = choice[key]
             n = classes[key[0]][i]
@@ -420,7 +420,7 @@ class Extraction:
 
 
 def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform", "near-original"),
-                     mutation: float = 0.3, max_ops: int | None = None, exclude: set[str] = frozenset(),
+                     mutation: float = 0.3, max_ops: int | None = None, exclude: set[str] | frozenset[str] = frozenset(),
                      max_attempts: int | None = None, labels=None, pool: int = 3, weight=None,
                      rng: random.Random | None = None) -> Extraction:
     """Up to `n` distinct variants, alternating between `modes`; `exclude` holds program keys

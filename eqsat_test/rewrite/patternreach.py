@@ -260,7 +260,8 @@ CONTEXTS = {  # `reach:<name>` tags: what a rule's sides are measured under (the
 def _examples(rule: Rule, seed: int, tries: int):
     """Up to `tries` examples (variables -> values) on which both sides run, plain values first."""
     from eqsat_test.rewrite.rulecheck import sample_outcomes  # the sampler of `rules check` (same layer)
-    plain, special = [], []
+    plain: list = []
+    special: list = []
     for o in sample_outcomes(rule, seed, 16 * tries):
         if o.kind == "ok":
             (special if o.sample.special else plain).append({**o.inputs, **o.sample.scalars})

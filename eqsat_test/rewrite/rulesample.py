@@ -154,7 +154,8 @@ def _edge_plan(rule: Rule, dts: dict, rks: dict, scalar_opts: list, rng: random.
                                {v: 0 if v in zero_vars else some_rank(v) for v in tv},
                                sc(), special, "random"))
     if zero_vars and len(tv) > 1:  # one 0-dim operand, the others dimensioned, dtypes differ
-        cands, first = [], []
+        cands: list = []
+        first: list = []
         for v in zero_vars:
             others = [w for w in tv if w != v]
             for dv in dts[v]:

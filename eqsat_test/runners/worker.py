@@ -196,9 +196,9 @@ def _dynamo_stats(fn) -> dict:
     try:
         from torch._dynamo.eval_frame import _debug_get_cache_entry_list
         from torch._dynamo.utils import counters
-        breaks = counters.get("graph_break") or {}
-        out = {"graph_breaks": int(sum(breaks.values())),
-               "unique_graphs": int((counters.get("stats") or {}).get("unique_graphs", 0)),
+        breaks: dict = counters.get("graph_break") or {}
+        stats: dict = counters.get("stats") or {}
+        out = {"graph_breaks": int(sum(breaks.values())), "unique_graphs": int(stats.get("unique_graphs", 0)),
                "recompiles": max(0, len(_debug_get_cache_entry_list(fn.__code__)) - 1)}
         if breaks:
             out["first_break"] = next(iter(breaks)).splitlines()[0][:300]

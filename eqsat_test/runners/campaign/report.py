@@ -101,7 +101,8 @@ def _collect_runs(folder: Path) -> dict:
     if not runs:
         raise NoResults(f"{folder}: neither a campaign folder ({STORE_NAME}) nor a run folder "
                         f"(report.json beside bundle/manifest.json)")
-    jobs, groups = [], {}
+    jobs: list = []
+    groups: dict = {}
     for rd in runs:
         rep = _read_json(rd / "report.json") or {}
         man = _read_json(rd / "bundle" / "manifest.json") or {}
@@ -459,7 +460,8 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
 def root_cause_rows(data: dict, html_dir: Path) -> tuple[list[dict], dict[str, list[int]]]:
     """The root causes (clusters) as table rows, and how many there are per op pattern (the chart)."""
     ledger = data.get("ledger") or {}
-    rows, patterns = [], {}
+    rows: list = []
+    patterns: dict = {}
     for c in data.get("clusters") or []:
         pattern = " ".join(c.get("pattern") or []) or "(no ops)"
         label = pattern if c.get("minimized") else pattern + " *"

@@ -331,7 +331,7 @@ def run_ray(jobs: list[dict], store, out: Path, address: str | None, n_cpus: int
                 try:
                     res = ray.get(ref)
                 except Exception as e:  # the task itself failed (a lost node, an OOM kill): one job
-                    outcome = {"status": "crash", "exit_code": None, "started": time.time(), "finished": time.time(),
+                    outcome: dict = {"status": "crash", "exit_code": None, "started": time.time(), "finished": time.time(),
                                "report": None, "error": f"Ray task failed: {type(e).__name__}: {e}"[:4000],
                                "host": "ray", "rules": {}}
                     tmp = out / RUNS_DIR / TMP_DIR / f"{job['key'][:12]}-{time.time_ns()}"

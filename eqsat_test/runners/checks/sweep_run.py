@@ -388,7 +388,7 @@ class _Sweeper:
     def _confirm_dynamic(self, job: _Job, set_name: str, first: _Job | None):
         """(True, output, verdict or error, warm-up inputs) when a fresh dynamic compile of the
         program alone fails on this set: first called with it alone, then after the first size."""
-        tries = [[]] + ([[first.inputs["random"]]] if first is not None else [])
+        tries: list = [[]] + ([[first.inputs["random"]]] if first is not None else [])
         for warm in tries:
             t0 = time.perf_counter()
             fn = self._compile(self.mod.forward, dynamic=True)

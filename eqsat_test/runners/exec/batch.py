@@ -200,7 +200,7 @@ def make_batches(tasks: list[dict], k, group_of: Callable[[dict], object | None]
             singles.append(i)
         else:
             groups.setdefault(g, []).append(i)
-    batches = []
+    batches: list = []
     for g, idx in groups.items():
         n = -(-len(idx) // size(g))  # as even as possible: 10 tasks, k=4 -> 4, 3, 3
         per = -(-len(idx) // n)

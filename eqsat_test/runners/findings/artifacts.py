@@ -541,7 +541,9 @@ def collect(d: Path, f: dict, opts: ArtifactOptions) -> dict:
 
 def _priority(findings: list[dict]) -> list[dict]:
     """One finding per (triage class, backend) first, seeds and minimized programs first."""
-    seen, first, rest = set(), [], []
+    seen: set = set()
+    first: list = []
+    rest: list = []
     for f in sorted(findings, key=lambda f: (f.get("kind") != FindingKind.SEED_MISCOMPILE, len(f.get("min_ops") or f.get("ops") or []))):
         key = (f.get("triage"), f.get("backend"), f.get("device"))
         (rest if key in seen else first).append(f)

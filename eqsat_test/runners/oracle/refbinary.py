@@ -155,7 +155,7 @@ def remainder(ctx: Ctx, x, y) -> V:
     a, b = np.broadcast_arrays(floats(cast(x, dt, ctx), ctx), floats(cast(y, dt, ctx), ctx))
     fin = np.isfinite(a) & np.isfinite(b) & (b != 0)
     with quiet_errors():
-        out = np.full(a.shape, np.nan, dtype=ctx.work)
+        out: np.ndarray = np.full(a.shape, np.nan, dtype=ctx.work)
         binf = np.isfinite(a) & np.isinf(b)
         out = np.where(binf, np.where((a == 0) | ((a > 0) == (b > 0)), a, b), out)
         if bool(fin.any()):

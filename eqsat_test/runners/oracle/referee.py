@@ -125,7 +125,8 @@ def _ancestors(nodes: list) -> set:
 
 def _rows(gm, needed: set) -> tuple[list[RefOp], list[str], str | None]:
     """The table rows of the needed nodes, the ops without one, and a reason there is no referee at all."""
-    rows, missing = [], []
+    rows: list = []
+    missing: list = []
     for n in gm.graph.nodes:
         if n not in needed or n.op != "call_function" or n.target is operator.getitem:
             continue

@@ -228,7 +228,8 @@ def _untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, dict[s
     runs = [nx.leaves(t) for t in ties]
     if any(len(x) != len(gl) for x in [rl, *runs]):
         return got, {}
-    counts, out = {}, []
+    counts: dict = {}
+    out: list = []
     for k, ((path, g), (_, r)) in enumerate(zip(gl, rl)):
         ts = [x[k][1] for x in runs]
         if path not in index_paths and all(isinstance(t, torch.Tensor) for t in (g, r, *ts)) \

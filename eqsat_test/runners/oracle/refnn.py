@@ -118,7 +118,7 @@ def avg_pool2d(ctx: Ctx, x: V, kernel, stride=(), padding=(0,), ceil_mode=False,
     h, w = a.shape[-2:]
     oh = _pool_out(h, kernel[0], stride[0], padding[0], 1, ceil_mode)
     ow = _pool_out(w, kernel[1], stride[1], padding[1], 1, ceil_mode)
-    out = np.zeros(a.shape[:-2] + (oh, ow), dtype=ctx.work)
+    out: np.ndarray = np.zeros(a.shape[:-2] + (oh, ow), dtype=ctx.work)
     with quiet_errors():
         for i in range(oh):
             for j in range(ow):
@@ -136,7 +136,7 @@ def adaptive_avg_pool2d(ctx: Ctx, x: V, output_size) -> V:
     a = floats(x, ctx)
     h, w = a.shape[-2:]
     oh, ow = _tuple(output_size, 2)
-    out = np.zeros(a.shape[:-2] + (oh, ow), dtype=ctx.work)
+    out: np.ndarray = np.zeros(a.shape[:-2] + (oh, ow), dtype=ctx.work)
     with quiet_errors():
         for i in range(oh):
             r0, r1 = (i * h) // oh, -(-((i + 1) * h) // oh)
