@@ -10,6 +10,7 @@ import click
 
 from eqsat_test.runners.campaign.jobs import HEARTBEAT_S
 
+
 class Progress:
     """A tqdm bar on a terminal; plain lines on stderr otherwise (or with --json)."""
 

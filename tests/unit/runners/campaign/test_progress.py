@@ -4,8 +4,8 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from conftest import REPO
+
 from eqsat_test.runners.campaign import progress as prog
 from eqsat_test.runners.campaign.jobs import HEARTBEAT_S
 from eqsat_test.runners.campaign.report import wall_time
