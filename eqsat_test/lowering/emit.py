@@ -127,9 +127,10 @@ def emit_module(gm: torch.fx.GraphModule | torch.fx.Graph, *, title: str, inputs
 
     effects: the inputs the program writes (lowering/functionalize.py), one per trailing output of `gm`, whose
     value it is. Then `program(*inputs)` is the captured program itself: it computes, writes those values
-    into its inputs with copy_ (in order) and returns the other outputs; `forward` runs it on copies of the
-    written inputs and returns their written values after the outputs, so that callers (which run a program
-    several times on the same inputs) see no write and the written values are judged like outputs."""
+    into its inputs with copy_ (in order) and returns the other outputs; `forward` computes the same values
+    without writing and returns the written values after the outputs, so that callers (which run a program
+    several times on the same inputs) see no write, the written values are judged like outputs, and a
+    training step never finds a tensor it saved for backward written after the fact."""
     graph = gm if isinstance(gm, torch.fx.Graph) else gm.graph
     e = _Emitter()
     params = [n.name for n in graph.nodes if n.op == "placeholder"]

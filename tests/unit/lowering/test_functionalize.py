@@ -163,6 +163,13 @@ def test_variants_keep_the_writes_to_inputs_and_buffers(name, tmp_path):
             both = mod.forward(*args)
         assert all(torch.equal(a, b) for a, b in zip(before, args)), "forward wrote its inputs"
         assert len(both) == len(ref) + len(graph["effects"])
+        # a training step through it: no tensor autograd saved (BatchNorm saves its running stats) is written
+        leaves = [x.detach().clone().requires_grad_(x.is_floating_point() and n not in graph["effects"])
+                  for n, x in zip(mod.INPUT_NAMES, mod.get_inputs())]
+        losses = [o.float().sum() for o in mod.forward(*leaves)[:len(ref)] if o.requires_grad]
+        if losses:
+            sum(losses).backward()
+            assert all(x.grad is not None for x in leaves if x.requires_grad), v["id"]
 
 
 def test_resnet_blocks_with_inplace_relu_get_32_variants(tmp_path):
