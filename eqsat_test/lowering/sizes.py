@@ -1,5 +1,5 @@
 """Test sizes: shrink a model file's sizes until every tensor it reads is small, without ever
-building it at full size (issue 14).
+building it at full size.
 
 Real model files come at real sizes (a KernelBench softmax reads a 6.4 GB input). By default a
 model is tested at a *test size*: the int literals that set its sizes are scaled down until every

@@ -1,4 +1,4 @@
-"""Verdicts survive a kill: every finished verdict is in OUT/verdicts.jsonl at once; --time-budget ends a run with a report (issue 14)."""
+"""Verdicts survive a kill: every finished verdict is in OUT/verdicts.jsonl at once; --time-budget ends a run with a report."""
 from __future__ import annotations
 
 import json

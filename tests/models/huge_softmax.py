@@ -1,5 +1,5 @@
 """KernelBench-style softmax at a real size: a 4096 x 65536 float32 input (2**28 elements, 1 GiB).
-eqsat-test must test it at a test size without ever building it at this size (issue 14)."""
+eqsat-test must test it at a test size without ever building it at this size."""
 import torch
 import torch.nn as nn
 

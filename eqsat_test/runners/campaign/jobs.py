@@ -62,7 +62,7 @@ def make_jobs(spec: Spec) -> list[dict]:
     options = {"variants": spec.variants, "inputs": spec.inputs, "run_args": spec.run_args}
     jobs = []
     # each model's devices next to each other: a cpu + cuda campaign keeps the GPU busy from its first
-    # jobs (model-major, all cpu jobs came first and the GPU idled for the first 35 minutes of session 8's)
+    # jobs (model-major, all cpu jobs came first and the GPU idled for the first 35 minutes of a corpus campaign)
     for seed, rs, backend, model, device in itertools.product(spec.seeds, rsets, spec.backends, spec.models,
                                                               spec.devices):
         ident = {"model_sha": model_sha[model], "rules": rs["version"], "backend": backend, "device": device,

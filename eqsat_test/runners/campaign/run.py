@@ -28,7 +28,7 @@ import click
 from eqsat_test.runners.campaign.jobs import JobProcess, finalize_run, job_env, kill_marked, make_jobs, ray_job, warm_rule_cache
 from eqsat_test.runners.campaign.progress import Progress
 from eqsat_test.runners.campaign.spec import RUNS_DIR, TMP_DIR, Spec
-from eqsat_test.runners.exec.protocol import past
+from eqsat_test.runners.exec.protocol import cpu_cores, past
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
 # records it pulls in import it); the store and report load them only when they need them.
@@ -50,14 +50,6 @@ class RunStats:
 GIB = 2 ** 30
 CUDA_JOB_BYTES = 4 * GIB  # free GPU memory asked per cuda job running at once
 GPU_SAMPLE_S = 5.0
-
-
-def cpu_cores() -> int:
-    """Cores this process may use (its CPU affinity, where the OS tells)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def gpu_ids() -> list[str]:

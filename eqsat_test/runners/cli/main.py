@@ -54,7 +54,8 @@ def cli() -> None:
 
 
 def _default_jobs() -> int:
-    return max(1, os.cpu_count() or 1)
+    from eqsat_test.runners.exec.protocol import cpu_cores  # start-up time: only when running
+    return cpu_cores()
 
 
 def gen_options(f):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from eqsat_test.runners import REPO_ROOT
-from eqsat_test.runners.exec.protocol import PARENT_ENV, RESULT_TAG, past
+from eqsat_test.runners.exec.protocol import PARENT_ENV, RESULT_TAG, cpu_cores, past
 from eqsat_test.runners.records import Result, ResultStatus, TaskKind
 
 STARTUP_TIMEOUT = 180.0
@@ -51,7 +51,7 @@ class _Worker:
         threads = self.opts.compile_threads or (1 if self.opts.jobs > 1 else None)
         if threads:
             env["TORCHINDUCTOR_COMPILE_THREADS"] = str(threads)
-            env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // max(1, self.opts.jobs))))
+            env.setdefault("OMP_NUM_THREADS", str(max(1, cpu_cores() // max(1, self.opts.jobs))))
         if self.opts.per_worker_cache:
             base = Path(self.opts.per_worker_cache) / f"worker{self.slot}"
             env["TORCHINDUCTOR_CACHE_DIR"] = str(base / "inductor")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import time
 import traceback
 from typing import Any, Callable, TextIO
@@ -16,6 +17,14 @@ RESULT_TAG = "@@EQSAT-RESULT@@ "
 PARENT_ENV = "EQSAT_WORKER_PARENT"  # the pid of the process a worker serves: the worker ends without it
 
 _channel: TextIO | None = None  # the real stdout of a worker process (set by open_channel)
+
+
+def cpu_cores() -> int:
+    """Cores this process may use (its CPU affinity, where the OS tells: a container's or `taskset`'s share)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def open_channel(stream: TextIO) -> None:

@@ -13,6 +13,10 @@ minimized, so one seed whose 27 variants fail alike gives 27 signatures. A clust
 - the input class: special values or ordinary ones, the swept dtype, dynamic shapes;
 - the backend and the device (seed-miscompile and miscompile are one kind here).
 
+A crash whose message (or, where the message is only its type, its first cause's) names the place
+that raised it keys by that message instead of its op pattern: one crash site is one bug in every
+model that reaches it (`crash_site`).
+
 Minimization runs once per cluster, on its smallest member (the seed where it is one); the
 pattern it leaves re-keys the whole cluster, and clusters whose minimized keys agree merge (in a
 run and across a campaign). A cluster names the ledger entry it matches (`known: ledger #N`) and
@@ -256,9 +260,32 @@ class Cluster:
 # ---------------------------------------------------------------------------------------------
 
 
+CRASH_SITE_WORDS = 4  # a crash message of at least this many words names its site (a bare "C++ compile error" does not)
+
+
+def crash_site(f: dict) -> str | None:
+    """A crash's normalized message where it is specific enough to name the place that raised it
+    (one crash site is one bug whatever the model: Inductor's "A Boolean argument can only be used in
+    Eq and Ne" in every Hugging Face model that reaches it), else None. Where the message itself says
+    nothing but its type ("TypeError: ", as InductorError wraps its cause), the first cause that does."""
+    if str(f.get("kind")) not in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH):
+        return None
+    err = f.get("error") or {}
+    for msg in [err.get("message") or ""] + [c.get("message") or "" for c in err.get("chain") or []]:
+        text = normalize_message(msg)
+        body = re.sub(r"^[A-Za-z_.]+(Error|Exception): ?", "", text)
+        if len([w for w in re.split(r"\W+", body) if re.search(r"[A-Za-z]", w)]) >= CRASH_SITE_WORDS:
+            return text
+    return None
+
+
 def member_key(f: dict, model: str) -> tuple:
-    """The key parts of one finding: the minimized pattern where it has one, else its scope."""
+    """The key parts of one finding: a specific crash's site (its message); else the minimized pattern
+    where it has one, else its scope."""
     head = (_kind(f), f.get("backend") or "", f.get("device") or "", symptom_class(f), input_class(f))
+    site = crash_site(f)
+    if site is not None:
+        return head + ("site", site)
     if f.get("min_ops") is not None:
         return head + ("pattern", tuple(sorted({canonical_op(o) for o in f["min_ops"]})))
     return head + ("scope", _scope(f, model))
@@ -281,7 +308,7 @@ def cluster_findings(findings: list[dict], model: str, ledger: list[LedgerEntry]
     groups: dict[tuple, list[dict]] = {}
     for f in bugs:
         k = member_key(f, model)
-        if k[-2] == "scope" and pattern_of and f.get("cluster") in pattern_of:
+        if k[-2] == "scope" and pattern_of and f.get("cluster") in pattern_of:  # (a crash site stays its key)
             k = k[:-2] + ("pattern", tuple(sorted({canonical_op(o) for o in pattern_of[f["cluster"]]})))
         groups.setdefault(k, []).append(f)
     made = {_digest(*k): _make(k, members, model, ledger or []) for k, members in groups.items()}
@@ -308,8 +335,8 @@ def _cone_pattern(members: list[dict]) -> set[str]:
 def _make(k: tuple, members: list[dict], model: str, ledger: list[LedgerEntry]) -> Cluster:
     kind, backend, device, symptom, inputs, how, what = k
     rep = min(members, key=_rank)
-    minimized = how == "pattern"
-    if minimized:
+    minimized = how == "pattern" or (how == "site" and all(f.get("min_ops") is not None for f in members))
+    if how == "pattern":
         pattern = tuple(what)
         raw = sorted({base_op(o) for f in members if f.get("min_ops") is not None for o in f["min_ops"]}
                      | {base_op(o) for f in members for o in member_ops(f) if canonical_op(o) in pattern})
@@ -325,7 +352,7 @@ def _make(k: tuple, members: list[dict], model: str, ledger: list[LedgerEntry]) 
     also = sorted({f"{symptom_class(f)}; {input_class(f)}" for f in members} - {f"{symptom}; {inputs}"})
     return Cluster(
         key=_digest(*k), kind=kind, backend=backend, device=device, symptom=symptom, input_class=inputs,
-        pattern=pattern, minimized=minimized, scope="" if minimized else str(what),
+        pattern=pattern, minimized=minimized, scope="" if how != "scope" else str(what),
         variants=tuple(variants), rules=tuple(_by_frequency(r for f in members for r in set(f.get("rules") or []))),
         models=(model,) if model else (), input_sets=tuple(sorted({str(f.get("min_input_set") or f.get("input_set"))
                                                                     for f in members if f.get("input_set")})),

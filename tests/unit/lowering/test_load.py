@@ -82,7 +82,7 @@ def test_loaded_model_records_its_sizes(tmp_path):
 
 @pytest.mark.slow
 def test_a_2_to_the_28_element_input_runs_at_test_size_without_a_timeout(eqsat, tmp_path):
-    """Issue 14: a KernelBench softmax over a 4096 x 65536 input (1 GiB) is tested at a test size:
+    """A KernelBench softmax over a 4096 x 65536 input (1 GiB) is tested at a test size:
     never built at full size, no timeout, and the size used is in the report and the bundle."""
     import json
     import math

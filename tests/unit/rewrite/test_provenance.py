@@ -141,7 +141,7 @@ def relu_operand_round_trip(x: Tensor(dtype="float32")):
 
 
 def test_a_new_operand_merged_into_the_seeds_class_credits_the_merge():
-    """Session 6's new user: a variant `relu(x.double().float())` was credited to the renaming rules
+    """A new user's model (a ConvNeXt block): a variant `relu(x.double().float())` was credited to the renaming rules
     alone (`x.to(float64)` -> `x.double()`), so its dtypes were theirs (every dtype) and the float16
     sweep ran a float32-only round trip (an unsound-rewrite note). The renamed round trip is in x's
     e-class through `x.double().float() -> x` (float32 only): that merge is credited now."""

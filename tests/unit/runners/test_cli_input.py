@@ -1,4 +1,4 @@
-"""Bad input is refused before any work, in one line with exit code 4; options may come before the model file (issue 17 items 1, 2, 3, 8)."""
+"""Bad input is refused before any work, in one line with exit code 4; options may come before the model file."""
 from __future__ import annotations
 
 import json

@@ -272,3 +272,19 @@ def test_a_cluster_is_minimized_on_its_smallest_member_the_seed_first():
     small = _f("g0_v002", cone=["a"])
     seed = _f("g0_seed", kind="seed-miscompile", seed=True, cone=["a", "b", "c", "d"])
     assert [f["variant"] for f in sorted([big, small, seed], key=_smallest)] == ["g0_seed", "g0_v002", "g0_v001"]
+
+
+def test_one_crash_site_is_one_root_cause_across_models_a_generic_crash_message_is_not():
+    def crash(v, msg, cone):
+        return _f(v, kind="compile-crash", rules=[v], leaf=None, detail=msg, cone=cone,
+                  error={"type": "InductorError", "message": msg})
+    site = "TypeError: expecting bool or Boolean, not `-oo`."
+    runs = [cluster_findings([crash("g0_v001", site, ["torch.arange", "torch.ne"])], "hf_bert.py"),
+            cluster_findings([{**crash("g0_seed", site, ["torch.arange", "torch.ge"]), "seed": True}], "hf_llama.py"),
+            cluster_findings([crash("g0_v002", "CppCompileError: C++ compile error", ["torch.abs"])], "a.py"),
+            cluster_findings([crash("g0_v003", "CppCompileError: C++ compile error", ["torch.abs"])], "b.py")]
+    merged = merge_clusters([c for r in runs for c in r])
+    by_models = sorted(c.models for c in merged)
+    assert by_models == [("a.py",), ("b.py",), ("hf_bert.py", "hf_llama.py")]  # a bare "C++ compile error" names no site
+    one = next(c for c in merged if len(c.models) == 2)
+    assert one.findings == 2 and one.seed_fails and one.scope == ""

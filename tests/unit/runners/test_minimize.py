@@ -241,7 +241,7 @@ def test_minimize_respects_the_budget_and_kind(tmp_path):
 
 
 def test_minimize_stops_at_its_deadline(tmp_path):
-    """act_ssm_zoh_discretize's cpu job (session 8): its 12 minimizing checks took 88 s alone and 297 s
+    """act_ssm_zoh_discretize's cpu job in a corpus campaign: its 12 minimizing checks took 88 s alone and 297 s
     beside other work, and the job never ended inside the campaign's 560 s runs. No check starts after
     the deadline; the smallest failing program so far stands (here: the first check's)."""
     import time

@@ -1,4 +1,4 @@
-"""What a user sees: progress without a terminal, the console summary, repro.py's differing positions, and tensors-only reads (issue 17 items 6, 10, 11, 14)."""
+"""What a user sees: progress without a terminal, the console summary, repro.py's differing positions, and tensors-only reads."""
 from __future__ import annotations
 
 import io

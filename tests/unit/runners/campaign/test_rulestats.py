@@ -1,4 +1,4 @@
-"""`rules stats` (runners/campaign/rulestats.py) names rules by their names, never by egglog's rule text (issue 17, item 4)."""
+"""`rules stats` (runners/campaign/rulestats.py) names rules by their names, never by egglog's rule text."""
 from __future__ import annotations
 
 import json

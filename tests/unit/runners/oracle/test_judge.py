@@ -212,7 +212,7 @@ def test_dtype_is_structure():
 
 
 # ---------------------------------------------------------------------------------------------
-# the false alarms of round 1, now passing
+# the first oracle's false alarms, now passing
 
 
 def _load(path: Path, name: str):
