@@ -27,7 +27,7 @@ from benchmarks.throughput import fresh_cache  # noqa: E402
 CHILD = r'''
 import importlib.util, sys, time
 import torch
-from eqsat_test.runners.exec.worker import warm_up
+from eqsat_test.runners.worker import warm_up
 
 mode, files = sys.argv[1], sys.argv[2:]
 mods = []

@@ -21,7 +21,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import REPO, machine, table  # noqa: E402
-
 from eqsat_test.runners.checks.line_gain import GROUP_NAMES, as_set, group_of  # noqa: E402
 from eqsat_test.runners.exec.compiler_lines import read_lines  # noqa: E402
 

@@ -4,7 +4,7 @@
 
 Each model's bundle is generated once for training mode (the model in train(), rules that keep
 gradients); then every program of it (the seed and its variants) runs as a task of two warm workers
-(runners/exec/worker.py), one per mode, alternately, on the same input sets (given, random,
+(runners/worker.py), one per mode, alternately, on the same input sets (given, random,
 special). Per mode it prints the mean seconds per program of the task's stages: eager (eager twice
 and the fp64 run: forward only, or forward and backward), compile (the first compiled call: Dynamo,
 AOTAutograd, Inductor; in training mode the forward and the backward graphs), run (the later compiled
@@ -15,7 +15,6 @@ AOTAutograd caches are off (every task compiles its graphs).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time

@@ -68,7 +68,7 @@ def main() -> None:
     out_rows = []
     for m in modes:
         t = tot[m]
-        ratio = lambda b: f"{t['gain'] / max(1, b['gain']):.2f}x" if b else "-"  # noqa: E731
+        ratio = lambda b, t=t: f"{t['gain'] / max(1, b['gain']):.2f}x" if b else "-"  # noqa: E731
         out_rows.append([m, f"{t['lines']:,}", f"{t['gain']:,}", ratio(base["uniform"]), ratio(base["mixed"]),
                          f"{t['bugs']} ({t['models_with_bugs']} models)", f"{t['wall']:.0f}"])
     print(table(out_rows, ["mode", "lines reached (sum)", "variants add (sum)", "gain vs uniform",

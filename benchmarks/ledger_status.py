@@ -19,13 +19,15 @@ import re
 import subprocess
 import sys
 import time
-import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from eqsat_test.runners.findings.ledger import status_key  # noqa: E402
+
 LEDGER = REPO / "docs" / "bugs" / "ledger.toml"
 TABLE = REPO / "docs" / "bugs.md"
 STATUS = {1: "reproduces", 0: "fixed", 77: "needs a GPU"}
@@ -100,7 +102,7 @@ def main() -> int:
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         results = list(ex.map(one, bugs))
     rows, disagree = [], 0
-    for b, (got, secs, tail) in zip(bugs, results):
+    for b, (got, secs, _tail) in zip(bugs, results):
         want = (b.get("status") or {}).get(key)
         agree = "-" if want is None else ("yes" if want == got else "NO")
         disagree += agree == "NO"

@@ -40,11 +40,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import REPO, machine, table  # noqa: E402
-
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
+from benchmarks.common import REPO, machine, table  # noqa: E402
 from eqsat_test.runners.oracle.inputs import input_sets  # noqa: E402
 
 

@@ -19,7 +19,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import machine, table  # noqa: E402
-
 from eqsat_test.rewrite.patternreach import registry, rule_reach, unmet  # noqa: E402
 from eqsat_test.rewrite.ruledsl import load_rules  # noqa: E402
 

@@ -15,8 +15,15 @@ import time
 import torch
 
 from eqsat_test.rewrite.compile_rules import compile_rules
-from eqsat_test.rewrite.rulecache import (CACHE_VERSION, PREBUILT_DIR, cache_dir, prebuilt_file, read_cache,
-                                          read_prebuilt, rule_key)
+from eqsat_test.rewrite.rulecache import (
+    CACHE_VERSION,
+    PREBUILT_DIR,
+    cache_dir,
+    prebuilt_file,
+    read_cache,
+    read_prebuilt,
+    rule_key,
+)
 from eqsat_test.rewrite.ruledsl import load_rules
 
 

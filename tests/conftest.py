@@ -107,7 +107,7 @@ class WarmServer:
             with contextlib.suppress(ProcessLookupError):  # (it may end by itself meanwhile)
                 os.killpg(pid, signal.SIGKILL)
             self._read(60)
-            raise subprocess.TimeoutExpired(argv, timeout)
+            raise subprocess.TimeoutExpired(argv, timeout) from None
         return subprocess.CompletedProcess(argv, rc, out.read_text(errors="replace"), err.read_text(errors="replace"))
 
     def close(self) -> None:

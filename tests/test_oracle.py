@@ -10,7 +10,6 @@ import math
 import pytest
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 from eqsat_test.runners.oracle.judge import (
     MATCH,

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import warm_server
+
 from eqsat_test.lowering.capture import capture
 from eqsat_test.lowering.lift import lift_fx
 from eqsat_test.lowering.lower import to_fx
+from eqsat_test.lowering.program import CALL
 from eqsat_test.rewrite.compile_rules import compile_rule, compile_rules
 from eqsat_test.rewrite.extract import extract_variants, read_egraph
 from eqsat_test.rewrite.generate import _node_keys
-from eqsat_test.lowering.program import CALL
 from eqsat_test.rewrite.ruledsl import FLOATING, RuleError, Scalar, Tensor, load_rules, rule
 from eqsat_test.rewrite.saturate import Budget, saturate
 

@@ -9,7 +9,14 @@ import torch.nn.functional as F
 from eqsat_test.rewrite.ruleauthor import new_rule
 from eqsat_test.rewrite.rulecheck import CheckResult, check_rule, check_rules, find_example, lint_rule
 from eqsat_test.rewrite.ruledsl import (
-    FLOATING, INTEGRAL, NUMERIC, RuleError, Scalar, Tensor, load_rule_file, rule,
+    FLOATING,
+    INTEGRAL,
+    NUMERIC,
+    RuleError,
+    Scalar,
+    Tensor,
+    load_rule_file,
+    rule,
 )
 
 # ---- rules that are wrong, one per numerics class ------------------------------------------
@@ -243,7 +250,7 @@ def test_samples_cover_every_dtype():
 
     from eqsat_test.rewrite import rulecheck
 
-    for o in rulecheck._outcomes(spy, 0, 40):
+    for o in rulecheck.sample_outcomes(spy, 0, 40):
         seen.add((o.inputs["x"].dtype, o.sample.special))
     assert {d for d, _ in seen} == {getattr(torch, n) for n in NUMERIC}
     assert all((d, True) in seen and (d, False) in seen for d, _ in seen)

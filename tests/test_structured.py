@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import REPO, warm_server
 
 from eqsat_test.codegen_templates import render
-from conftest import REPO, warm_server
 
 RELU_BUG = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"'
 pytestmark = pytest.mark.xdist_group("structured")  # a parallel run: one worker makes `structured_run` once

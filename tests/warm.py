@@ -54,6 +54,7 @@ def serve() -> None:
     import torch  # noqa: F401  (the imports this server exists to pay once)
     import torch._dynamo  # noqa: F401
     import torch._inductor.compile_fx  # noqa: F401
+
     import eqsat_test.runners.cli.main  # noqa: F401
     import eqsat_test.runners.pipeline  # noqa: F401
     reply = sys.stdout

@@ -1,5 +1,6 @@
 """Fisher z-transform of many weak correlation coefficients, z = atanh(r) scaled by sqrt(n - 3), and the back-transformed mean correlation per row; 128 x 8192 coefficients of size 1e-3."""
 import math
+
 import torch
 import torch.nn as nn
 

@@ -1,5 +1,6 @@
 """Sinusoidal features of a wrapped phase: phase = remainder(t * freq, 2*pi), then sin and cos, for timestamps over a long range; 256 x 2048 timestamps, 8 frequencies."""
 import math
+
 import torch
 import torch.nn as nn
 

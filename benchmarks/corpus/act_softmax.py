@@ -1,7 +1,6 @@
 """Single op: torch.softmax over the last dim of attention scores; batch 4, 12 heads, 512x512."""
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 batch_size = 4
 n_heads = 12

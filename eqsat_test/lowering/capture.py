@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 import torch.fx
 
-from eqsat_test.lowering.load import BadInput, _one_line
+from eqsat_test.lowering.load import BadInput, one_line
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def capture(module, inputs: tuple, *, dynamic: bool = False) -> list[CapturedGra
         with torch.no_grad():
             torch.compile(module, backend=backend, dynamic=dynamic)(*inputs)
     except Exception as e:
-        raise BadInput(f"capture failed: Dynamo could not trace the model: {_one_line(e)}") from e
+        raise BadInput(f"capture failed: Dynamo could not trace the model: {one_line(e)}") from e
     finally:
         torch._dynamo.reset()
     graphs = []

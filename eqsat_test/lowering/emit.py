@@ -7,8 +7,8 @@ import torch
 import torch.fx
 
 from eqsat_test.codegen_templates import render
-from eqsat_test.lowering.targets import BINARY, UNARY, defining_module, name_of
 from eqsat_test.lowering.program import lit_source
+from eqsat_test.lowering.targets import BINARY, UNARY, defining_module, name_of
 
 # Index-producing ops: how to find the indexed tensor and dim (for tie-aware judging).
 _INDEX_OPS = {"argmax", "argmin", "argsort"}

@@ -295,7 +295,7 @@ class _Functionalizer:
     # -- the pass --------------------------------------------------------------------------------
     def run(self) -> Functional:
         out = None
-        for self.pos, n in enumerate(self.gm.graph.nodes):
+        for self.pos, n in enumerate(self.gm.graph.nodes):  # noqa: B020 (it sets self.pos; self stays)
             self.born[n] = self.pos
             if n.op in ("placeholder", "get_attr"):
                 self.env[n] = self.g.node_copy(n, lambda a: self.env[a])

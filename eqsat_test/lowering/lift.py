@@ -6,8 +6,8 @@ from dataclasses import dataclass
 import torch
 import torch.fx
 
-from eqsat_test.lowering.targets import is_mutating, is_random, name_of
 from eqsat_test.lowering.program import UID_KW, Program, ProgramBuilder, TensorMeta, dtype_name
+from eqsat_test.lowering.targets import is_mutating, is_random, name_of
 
 
 @dataclass(frozen=True)

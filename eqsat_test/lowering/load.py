@@ -13,8 +13,7 @@ from pathlib import Path
 import torch
 
 from eqsat_test.lowering.calls import positional
-from eqsat_test.lowering.sizes import (DEFAULT_MAX_ELEMENTS, SizeGuard, Source, TooLarge, narrow_inputs,
-                            plan_sizes)
+from eqsat_test.lowering.sizes import DEFAULT_MAX_ELEMENTS, SizeGuard, Source, TooLarge, narrow_inputs, plan_sizes
 from eqsat_test.lowering.sizes import record as size_record
 
 
@@ -55,11 +54,11 @@ def _import_file(path: Path):
     except SyntaxError as e:
         raise BadInput(f"{path}:{e.lineno}: syntax error: {e.msg}") from e
     except Exception as e:
-        raise BadInput(f"{path}: raised while being imported: {_one_line(e)}") from e
+        raise BadInput(f"{path}: raised while being imported: {one_line(e)}") from e
     return mod
 
 
-def _one_line(e: BaseException) -> str:
+def one_line(e: BaseException) -> str:
     msg = str(e).strip().splitlines()
     where = ""
     tb = traceback.extract_tb(e.__traceback__)
@@ -72,7 +71,7 @@ def _call(path: Path, what: str, fn, *a):
     try:
         return fn(*a)
     except Exception as e:
-        raise BadInput(f"{path}: {what} raised {_one_line(e)}") from e
+        raise BadInput(f"{path}: {what} raised {one_line(e)}") from e
 
 
 def _as_inputs(path: Path, what: str, value) -> tuple:
@@ -160,7 +159,7 @@ def _runs(module, inputs) -> str | None:
         with torch.no_grad():
             module(*inputs)
     except Exception as e:
-        return _one_line(e)
+        return one_line(e)
     return None
 
 
@@ -205,7 +204,7 @@ def _build(path: Path, src: Source, values: dict, seed: int, check_eager: bool):
         conv, module, inputs = _resolve_called(path, vars(src.execute(values)))
         bad = _runs(module, inputs) if check_eager else None
     except Exception as e:  # noqa: BLE001 -- BadInput included: the given sizes decide that
-        bad = _one_line(e)
+        bad = one_line(e)
     return bad if bad is not None else (conv, module, inputs)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import torch
 import torch.fx
 
-from eqsat_test.lowering.targets import resolve
 from eqsat_test.lowering.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_value
+from eqsat_test.lowering.targets import resolve
 
 
 def to_fx(program: Program, input_names: tuple[str, ...] | list[str]) -> torch.fx.GraphModule:

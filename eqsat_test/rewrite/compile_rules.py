@@ -20,8 +20,15 @@ import torch.fx
 
 from eqsat_test.lowering.lift import lift_fx
 from eqsat_test.lowering.program import CALL, INPUT, LIT, SEQ, UID_KW, Program, lit_source
-from eqsat_test.rewrite.rulecache import (CACHE_VERSION, cache_dir, lock_cache, prebuilt_file, read_cache, read_prebuilt,
-                                          rule_key)
+from eqsat_test.rewrite.rulecache import (
+    CACHE_VERSION,
+    cache_dir,
+    lock_cache,
+    prebuilt_file,
+    read_cache,
+    read_prebuilt,
+    rule_key,
+)
 from eqsat_test.rewrite.ruledsl import Rule, RuleError, Scalar, Tensor, dtype_of, load_rule_file
 
 # The two traces use different sizes (trace B renames every extent: _B_SIZE) as well as their
@@ -383,7 +390,7 @@ def compile_rule(rule: Rule) -> list[CompiledRule]:
         raise RuleError(f"rule {rule.name}: both sides trace to the same term")
     size_vars = {name: src for src, name in ctx["sizes"].items()}
     lv, rv = _pattern_vars(lhs) - set(size_vars), _pattern_vars(rhs) - set(size_vars)
-    for name, (v, d, fn) in size_vars.items():
+    for _name, (v, d, _fn) in size_vars.items():
         if v not in lv:
             raise RuleError(f"rule {rule.name}: a literal derived from the shape of {v!r} "
                             f"(dim {d}) needs {v!r} on the lhs")

@@ -15,16 +15,15 @@ from pathlib import Path
 
 import torch
 
-from eqsat_test.lowering.functionalize import functionalize
 from eqsat_test.lowering.capture import capture
+from eqsat_test.lowering.functionalize import functionalize
 from eqsat_test.lowering.lift import lift_fx
 from eqsat_test.lowering.load import load_model
 from eqsat_test.rewrite.compile_rules import CompiledRule, compile_rules, pattern_ops
 from eqsat_test.rewrite.extract import extract_variants, read_egraph
 from eqsat_test.rewrite.generate import family_labeler
-from eqsat_test.rewrite.saturate import Budget
 from eqsat_test.rewrite.ruledsl import load_rules
-from eqsat_test.rewrite.saturate import saturate
+from eqsat_test.rewrite.saturate import Budget, saturate
 
 
 @dataclass

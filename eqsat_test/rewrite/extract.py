@@ -373,7 +373,7 @@ def to_program(g: EClassGraph, choice: dict) -> Program:
 
     def items(key) -> list[tuple[int, int]]:
         """The (class, level) keys of a cons list's elements."""
-        out = []
+        out: list = []
         while True:
             i, lv = choice[key]
             n = classes[key[0]][i]
@@ -395,7 +395,7 @@ def to_program(g: EClassGraph, choice: dict) -> Program:
         elif n.fn == "seq":
             r = b.seq(n.prim, [c_of(k) for k in items((n.children[0], lv[0]))])
         elif n.fn == "call":
-            args = [c_of((k, l)) for k, l in zip(n.children[:-1], lv[:-1])]
+            args = [c_of((k, kl)) for k, kl in zip(n.children[:-1], lv[:-1])]
             kws = []
             for kk in items((n.children[-1], lv[-1])):
                 ki, klv = choice[kk]
@@ -420,7 +420,7 @@ class Extraction:
 
 
 def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform", "near-original"),
-                     mutation: float = 0.3, max_ops: int | None = None, exclude: set[str] = frozenset(),
+                     mutation: float = 0.3, max_ops: int | None = None, exclude: set[str] | frozenset[str] = frozenset(),
                      max_attempts: int | None = None, labels=None, pool: int = 3, weight=None,
                      rng: random.Random | None = None) -> Extraction:
     """Up to `n` distinct variants, alternating between `modes`; `exclude` holds program keys

@@ -19,10 +19,10 @@ from eqsat_test.lowering.capture import capture
 from eqsat_test.lowering.functionalize import functionalize
 from eqsat_test.lowering.lift import lift_fx
 from eqsat_test.lowering.load import BadInput, load_model
+from eqsat_test.lowering.program import CALL, LIT, SEQ, UID_KW, Program
 from eqsat_test.rewrite.compile_rules import CompiledRule, compile_rules
 from eqsat_test.rewrite.extract import extract_variants, read_egraph
 from eqsat_test.rewrite.provenance import FreezeOnce, read_credit
-from eqsat_test.lowering.program import CALL, LIT, SEQ, UID_KW, Program
 from eqsat_test.rewrite.ruledsl import load_rules
 from eqsat_test.rewrite.rulegrad import classes_of
 from eqsat_test.rewrite.saturate import STOP_REASONS, Budget, saturate
@@ -214,13 +214,14 @@ class GraphState:
                 "ops": p.num_ops, "key": p.key()}
 
 
-def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions = GenerateOptions(),
+def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions | None = None,
              log=lambda s: None, on_loaded=None, keep: list | None = None) -> dict:
     """Write a bundle for `model_path` into `out_dir`; returns its manifest. `on_loaded()` is
     called once the model file has loaded (`eqsat-test run` starts its workers there). Each stage
     stops at `opts.deadline` (rewrite/stageclock.BudgetSpent); nothing is written before the
     model has loaded and the rules have compiled, so bad input leaves no folder behind. `keep`: a
     list that gets each rewritten graph's GraphState (for guided extraction's later rounds)."""
+    opts = opts if opts is not None else GenerateOptions()
     out = Path(out_dir)
     clock = StageClock(opts.deadline, log)
     timings = clock.seconds
@@ -295,7 +296,7 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
                        "mutating": lifted.mutating, "opaque": list(lifted.opaque),
                        "functionalized": functional.rewritten, "effects": list(lifted.effects)}
 
-        def write(vid: str, p: Program, title: str, notes: list[str]) -> str:
+        def write(vid: str, p: Program, title: str, notes: list[str], lifted=lifted, inputs_file=inputs_file) -> str:
             """The module, and beside it the program it renders (lowering/bundle.py; the minimizer's input)."""
             sp = StoredProgram(p, tuple(lifted.input_names), inputs_file, title, tuple(notes), lifted.effects)
             (out / f"{vid}.py").write_text(sp.render())

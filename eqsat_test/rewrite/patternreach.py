@@ -206,8 +206,8 @@ def reach(fn, args, *, dynamic: bool = False) -> Reach:
 
 def side_modules(rule: Rule, scalars: dict) -> tuple[torch.fx.GraphModule, torch.fx.GraphModule, list[str]]:
     """(lhs, rhs) of `rule` at these scalar values as GraphModules over its tensor variables (in order)."""
-    from eqsat_test.rewrite.ruletrace import _trace  # the tracing `rules check` uses (same layer)
-    sides = _trace(rule, scalars)
+    from eqsat_test.rewrite.ruletrace import trace_rule  # the tracing `rules check` uses (same layer)
+    sides = trace_rule(rule, scalars)
     if sides.graph is None:
         raise ValueError(f"rule {rule.name}: sides not separable by tracing ({sides.trace_error})")
     names = rule.tensor_vars
@@ -259,9 +259,10 @@ CONTEXTS = {  # `reach:<name>` tags: what a rule's sides are measured under (the
 
 def _examples(rule: Rule, seed: int, tries: int):
     """Up to `tries` examples (variables -> values) on which both sides run, plain values first."""
-    from eqsat_test.rewrite.rulecheck import _outcomes  # the sampler of `rules check` (same layer)
-    plain, special = [], []
-    for o in _outcomes(rule, seed, 16 * tries):
+    from eqsat_test.rewrite.rulecheck import sample_outcomes  # the sampler of `rules check` (same layer)
+    plain: list = []
+    special: list = []
+    for o in sample_outcomes(rule, seed, 16 * tries):
         if o.kind == "ok":
             (special if o.sample.special else plain).append({**o.inputs, **o.sample.scalars})
         if len(plain) >= tries:

@@ -46,8 +46,17 @@ import torch
 import torch.fx
 
 from eqsat_test.rewrite.ruledsl import Rule
-from eqsat_test.rewrite.rulesample import LARGE_MAX_NUMEL, LARGE_NUMEL, LARGE_THREADS, _make, _plan, _Sample, _shapes, _traps_on_int_min  # noqa: F401  (tests read the sizes here)
-from eqsat_test.rewrite.ruletrace import _leaves, _needed, _run_side, _Sides, _TooLarge, _trace  # noqa: F401
+from eqsat_test.rewrite.rulesample import (  # noqa: F401  (tests read the sizes here)
+    LARGE_MAX_NUMEL,
+    LARGE_NUMEL,
+    LARGE_THREADS,
+    Sample,
+    make_tensor,
+    plan_samples,
+    sample_shapes,
+    traps_on_int_min,
+)
+from eqsat_test.rewrite.ruletrace import Sides, TooLarge, needed_nodes, out_leaves, run_side, trace_rule  # noqa: F401
 
 DEFAULT_SAMPLES = 100  # main plan; the edge plan (_edge_plan) adds ~10-20 more per rule
 SHAPE_RETRIES = 4  # fresh shape draws for one sample when the lhs raises (e.g. matmul mismatch)
@@ -247,7 +256,7 @@ def _judge(lhs, rhs, claimed, special, inputs) -> tuple[str | None, bool]:
     if _struct(lhs) != _struct(rhs):
         return f"output structure differs: lhs {_struct(lhs)} vs rhs {_struct(rhs)}", False
     bitwise = True
-    for (path, a), (_, b) in zip(_leaves(lhs), _leaves(rhs)):
+    for (path, a), (_, b) in zip(out_leaves(lhs), out_leaves(rhs)):
         if isinstance(a, torch.Tensor):
             why = _judge_tensor(a, b, claimed, special, inputs)
             if why:
@@ -262,7 +271,7 @@ def _judge(lhs, rhs, claimed, special, inputs) -> tuple[str | None, bool]:
     return None, bitwise
 
 
-def _describe(rule: Rule, s: _Sample, inputs: dict, lhs, rhs, why: str) -> str:
+def _describe(rule: Rule, s: Sample, inputs: dict, lhs, rhs, why: str) -> str:
     ins = "; ".join(f"{k}={_short(v)}" + ("" if v.is_contiguous() else " (non-contiguous)")
                     for k, v in inputs.items())
     sc = "".join(f"; {k}={v!r}" for k, v in s.scalars.items())
@@ -278,7 +287,7 @@ def _describe(rule: Rule, s: _Sample, inputs: dict, lhs, rhs, why: str) -> str:
 # Driver
 
 
-class _OneThread:
+class OneThread:
     """Run eager kernels single-threaded while checking: the tensors are tiny, and with an intra-op
     pool some kernels (e.g. `Tensor.max(dim)` in torch 2.13 on 2 cores) take ~20 ms a call waking
     it, against ~5 us single-threaded."""
@@ -295,12 +304,12 @@ class _OneThread:
 
 def check_rule(rule: Rule, *, seed: int = 0, samples: int = DEFAULT_SAMPLES) -> CheckResult:
     """Sample `rule` and judge it against its claimed numerics class."""
-    with _OneThread():
+    with OneThread():
         return _check_rule(rule, seed=seed, samples=samples)
 
 
 def _placeholders(arg: Any) -> set[str]:
-    return {n.target for n in _needed(arg) if n.op == "placeholder"}
+    return {n.target for n in needed_nodes(arg) if n.op == "placeholder"}
 
 
 def lint_rule(rule: Rule) -> list[str]:
@@ -315,7 +324,7 @@ def lint_rule(rule: Rule) -> list[str]:
         if spec.kind == "int" and len(set(spec.sample_values())) < 2:
             problems.append(f"Scalar {v!r}: give at least 2 distinct int values to sample")
     scalars = {v: rule.params[v].sample_values()[0] for v in rule.scalar_vars}
-    sides = _trace(rule, scalars)
+    sides = trace_rule(rule, scalars)
     if sides.trace_error:
         return problems  # reported by check_rule as a note; nothing structural to read
     lv, rv = _placeholders(sides.lhs), _placeholders(sides.rhs)
@@ -336,30 +345,30 @@ def lint_rule(rule: Rule) -> list[str]:
 @dataclass
 class _Outcome:
     kind: str  # ok | skip | rhs-raises | lhs-raises-rhs-works
-    sample: _Sample
+    sample: Sample
     inputs: dict | None = None
     lhs: Any = None
     rhs: Any = None
     error: str = ""
 
 
-def _outcomes(rule: Rule, seed: int, samples: int):
+def sample_outcomes(rule: Rule, seed: int, samples: int):
     """Run the sample plan of `rule`; yield one _Outcome per planned sample."""
     salt = zlib.crc32(rule.name.encode()) ^ (seed * 0x9E3779B1)
     rng = random.Random(salt)
     gen = torch.Generator().manual_seed(salt & 0x7FFFFFFF)
     traced: dict = {}
-    for s in _plan(rule, samples, rng):
+    for s in plan_samples(rule, samples, rng):
         key = tuple(s.scalars.items())
         if key not in traced:
-            sides = _trace(rule, s.scalars)
-            traced[key] = sides, not _traps_on_int_min(rule, sides)
+            sides = trace_rule(rule, s.scalars)
+            traced[key] = sides, not traps_on_int_min(rule, sides)
         sides, int_min = traced[key]
-        yield _run_sample(rule, s, sides, rng, gen, int_min)
+        yield run_sample(rule, s, sides, rng, gen, int_min)
 
 
-class _threads:
-    """Run with `n` intra-op threads (the checker otherwise runs single-threaded, see _OneThread)."""
+class intra_op_threads:
+    """Run with `n` intra-op threads (the checker otherwise runs single-threaded, see OneThread)."""
 
     def __init__(self, n: int):
         self.n = n
@@ -374,48 +383,48 @@ class _threads:
             torch.set_num_threads(self.saved)
 
 
-def _run_sample(rule: Rule, s: _Sample, sides: _Sides, rng, gen, int_min: bool) -> _Outcome:
+def run_sample(rule: Rule, s: Sample, sides: Sides, rng, gen, int_min: bool) -> _Outcome:
     """Run one planned sample, with fresh shapes up to SHAPE_RETRIES times."""
     error = ""
     for _ in range(SHAPE_RETRIES):
-        shapes = _shapes(rule, s, rng)
+        shapes = sample_shapes(rule, s, rng)
         if s.shape_kind == "large":  # size every value on "meta" tensors before allocating any
             if sides.fallback is not None:
                 return _Outcome("skip", s, error="large sample of an untraced rule")
             meta = {v: torch.empty(shapes[v], dtype=s.dtypes[v], device="meta") for v in rule.tensor_vars}
             try:
                 for nodes, side in ((sides.lhs_nodes, sides.lhs), (sides.rhs_nodes, sides.rhs)):
-                    _run_side(nodes, side, meta, LARGE_MAX_NUMEL)
-            except _TooLarge as e:
+                    run_side(nodes, side, meta, LARGE_MAX_NUMEL)
+            except TooLarge as e:
                 return _Outcome("skip", s, error=f"large sample too large: {e}")
             except Exception:
                 pass  # a side raises, or an op has no meta kernel: found out for real below
-        inputs = {v: _make(s.dtypes[v], shapes[v], s.values, s.shape_kind == "noncontig", gen, int_min)
+        inputs = {v: make_tensor(s.dtypes[v], shapes[v], s.values, s.shape_kind == "noncontig", gen, int_min)
                   for v in rule.tensor_vars}
         if sides.fallback is not None:
             try:
-                with _threads(s.threads):
+                with intra_op_threads(s.threads):
                     lhs, rhs = sides.fallback(**inputs)
             except Exception as e:  # cannot tell which side raised: not meaningful
                 error = f"{type(e).__name__}: {e}"
                 continue
             return _Outcome("ok", s, inputs, lhs, rhs)
         try:
-            with _threads(s.threads):
-                lhs = _run_side(sides.lhs_nodes, sides.lhs, inputs)
+            with intra_op_threads(s.threads):
+                lhs = run_side(sides.lhs_nodes, sides.lhs, inputs)
         except Exception as e:
             error = f"{type(e).__name__}: {e}"
             if rule.bidirectional:
                 try:
-                    with _threads(s.threads):
-                        rhs = _run_side(sides.rhs_nodes, sides.rhs, inputs)
+                    with intra_op_threads(s.threads):
+                        rhs = run_side(sides.rhs_nodes, sides.rhs, inputs)
                 except Exception:
                     continue
                 return _Outcome("lhs-raises-rhs-works", s, inputs, None, rhs, error)
             continue
         try:
-            with _threads(s.threads):
-                rhs = _run_side(sides.rhs_nodes, sides.rhs, inputs)
+            with intra_op_threads(s.threads):
+                rhs = run_side(sides.rhs_nodes, sides.rhs, inputs)
         except Exception as e:
             return _Outcome("rhs-raises", s, inputs, lhs, None, f"{type(e).__name__}: {e}")
         return _Outcome("ok", s, inputs, lhs, rhs)
@@ -425,10 +434,10 @@ def _run_sample(rule: Rule, s: _Sample, sides: _Sides, rng, gen, int_min: bool) 
 def find_example(rule: Rule, *, seed: int = 0, samples: int = 64) -> dict | None:
     """Values for every variable of `rule` (tensors and scalars) on which both sides run, or None.
     Normal-range values are preferred; useful to trace a rule with real inputs."""
-    with _OneThread(), warnings.catch_warnings():
+    with OneThread(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fallback = None
-        for o in _outcomes(rule, seed, samples):
+        for o in sample_outcomes(rule, seed, samples):
             if o.kind == "ok":
                 found = {**o.inputs, **o.sample.scalars}
                 if not o.sample.special:
@@ -454,7 +463,7 @@ def _check_rule(rule: Rule, *, seed: int, samples: int) -> CheckResult:
     first_fail = None  # a failure on special values: reported unless one on plain values follows
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for o in _outcomes(rule, seed, samples):
+        for o in sample_outcomes(rule, seed, samples):
             if first_fail is not None:  # looking for a plainer counterexample only
                 if o.kind == "ok" and o.sample.values == "plain":
                     why, _ = _judge(o.lhs, o.rhs, rule.numerics, False, o.inputs)
@@ -489,7 +498,7 @@ def _check_rule(rule: Rule, *, seed: int, samples: int) -> CheckResult:
     notes = []
     if rule.numerics != "exact" and all_bitwise:
         notes.append(f"claimed {rule.numerics} but bitwise exact on all {evaluated} samples")
-    trace_error = _trace(rule, {v: rule.params[v].sample_values()[0] for v in rule.scalar_vars}).trace_error
+    trace_error = trace_rule(rule, {v: rule.params[v].sample_values()[0] for v in rule.scalar_vars}).trace_error
     if trace_error:
         notes.append(f"sides not separable by tracing ({trace_error}); lhs/rhs exceptions not "
                      "told apart")
@@ -500,7 +509,7 @@ def check_rules(rules: Iterable[Rule], *, seed: int = 0, samples: int = DEFAULT_
                 progress: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
     """`check_rule` over many rules, in order."""
     out = []
-    with _OneThread():
+    with OneThread():
         for r in rules:
             res = _check_rule(r, seed=seed, samples=samples)
             if progress is not None:

@@ -38,10 +38,10 @@ from typing import Any
 import torch
 
 from eqsat_test.rewrite.rulecache import cache_dir
-from eqsat_test.rewrite.rulecheck import APPROX_TOL, _OneThread, _run_sample, _threads
+from eqsat_test.rewrite.rulecheck import APPROX_TOL, OneThread, intra_op_threads, run_sample
 from eqsat_test.rewrite.ruledsl import BUILTIN_RULES_DIR, GRAD_CLASSES, Rule
-from eqsat_test.rewrite.rulesample import _plan, _traps_on_int_min
-from eqsat_test.rewrite.ruletrace import _leaves, _run_side, _trace
+from eqsat_test.rewrite.rulesample import plan_samples, traps_on_int_min
+from eqsat_test.rewrite.ruletrace import out_leaves, run_side, trace_rule
 
 GRAD_CLASSES_FILE = BUILTIN_RULES_DIR / "_grad_classes.json"
 GRAD_SAMPLES = 60  # main plan samples per rule (the edge plan adds its ties, zeros and limits)
@@ -96,7 +96,7 @@ def _grads(run, inputs: dict, names: list[str], cot: list) -> list | str:
     try:
         with torch.enable_grad():
             out = run(leaves)
-            outs = [t for _, t in _leaves(out) if _differentiable(t) and t.requires_grad]
+            outs = [t for _, t in out_leaves(out) if _differentiable(t) and t.requires_grad]
             if not outs:
                 return [torch.zeros_like(leaves[n]) for n in names]
             got = torch.autograd.grad(outs, [leaves[n] for n in names], cot[:len(outs)], allow_unused=True)
@@ -107,7 +107,7 @@ def _grads(run, inputs: dict, names: list[str], cot: list) -> list | str:
 
 def _cotangents(out: Any, gen: torch.Generator) -> list:
     return [torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t.dtype)
-            for _, t in _leaves(out) if _differentiable(t)]
+            for _, t in out_leaves(out) if _differentiable(t)]
 
 
 def _differ(a: torch.Tensor, b: torch.Tensor, numerics: str, special: bool, tol: float) -> torch.Tensor | None:
@@ -130,7 +130,7 @@ def _differ(a: torch.Tensor, b: torch.Tensor, numerics: str, special: bool, tol:
 
 def grad_class(rule: Rule, *, seed: int = 0, samples: int = GRAD_SAMPLES) -> GradResult:
     """Measure `rule`'s gradient class (module docstring)."""
-    with _OneThread(), warnings.catch_warnings():
+    with OneThread(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return _grad_class(rule, seed, samples)
 
@@ -143,15 +143,15 @@ def _grad_class(rule: Rule, seed: int, samples: int) -> GradResult:
     cot_gen = torch.Generator().manual_seed((salt >> 1) & 0x7FFFFFFF)
     traced: dict = {}
     measured, example, n = "exact", None, 0
-    for s in _plan(rule, samples, rng):
+    for s in plan_samples(rule, samples, rng):
         if s.shape_kind == "large":  # the gradient of a tie does not depend on the threads: skipped
             continue
         key = tuple(s.scalars.items())
         if key not in traced:
-            sides = _trace(rule, s.scalars)
-            traced[key] = sides, not _traps_on_int_min(rule, sides)
+            sides = trace_rule(rule, s.scalars)
+            traced[key] = sides, not traps_on_int_min(rule, sides)
         sides, int_min = traced[key]
-        o = _run_sample(rule, s, sides, rng, gen, int_min)
+        o = run_sample(rule, s, sides, rng, gen, int_min)
         if o.kind != "ok":
             continue
         names = [v for v, t in o.inputs.items() if _differentiable(t)]
@@ -165,12 +165,12 @@ def _grad_class(rule: Rule, seed: int, samples: int) -> GradResult:
                 return f(**xs)[1]
         else:
             def lhs(xs, sd=sides):
-                return _run_side(sd.lhs_nodes, sd.lhs, xs)
+                return run_side(sd.lhs_nodes, sd.lhs, xs)
 
             def rhs(xs, sd=sides):
-                return _run_side(sd.rhs_nodes, sd.rhs, xs)
+                return run_side(sd.rhs_nodes, sd.rhs, xs)
         cot = _cotangents(o.lhs, cot_gen)
-        with _threads(s.threads):
+        with intra_op_threads(s.threads):
             gl, gr = _grads(lhs, o.inputs, names, cot), _grads(rhs, o.inputs, names, cot)
         if isinstance(gl, str):  # the matched program has no derivative there: nothing a training step runs
             continue

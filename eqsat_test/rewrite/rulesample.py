@@ -1,12 +1,15 @@
 """Sampling for `rules check`: the plan of dtypes, ranks, scalars and edge cases per rule, shapes, and input values (special values, INT_MIN, large multithreaded shapes)."""
 from __future__ import annotations
+
 import inspect
 import itertools
 import math
 import random
 from dataclasses import dataclass
+
 import torch
 import torch.fx
+
 from eqsat_test.rewrite.ruledsl import Rule, Tensor, dtype_of
 
 _FLOAT_SPECIALS = {
@@ -18,7 +21,7 @@ _FLOAT_SPECIALS = {
 }
 
 @dataclass
-class _Sample:
+class Sample:
     dtypes: dict  # var -> torch.dtype
     ranks: dict  # var -> rank
     scalars: dict  # var -> value
@@ -51,7 +54,7 @@ def _cycle(options: list, n: int, rng: random.Random) -> list:
     return out[:n]
 
 
-def _plan(rule: Rule, samples: int, rng: random.Random) -> list[_Sample]:
+def plan_samples(rule: Rule, samples: int, rng: random.Random) -> list[Sample]:
     tv = rule.tensor_vars
     specs: dict[str, Tensor] = {v: rule.params[v] for v in tv}
     dts = {v: [dtype_of(d) for d in specs[v].dtypes] for v in tv}
@@ -100,7 +103,7 @@ def _plan(rule: Rule, samples: int, rng: random.Random) -> list[_Sample]:
             ranks = {v: rks[v][rk[1] % len(rks[v])] for v in tv}
         else:
             ranks = {v: rng.choice(rks[v]) for v in tv}
-        plan.append(_Sample(dtypes, ranks, dict(zip(svars, sc_seq[i])), special, sh_seq[i]))
+        plan.append(Sample(dtypes, ranks, dict(zip(svars, sc_seq[i])), special, sh_seq[i]))
     return plan + _edge_plan(rule, dts, rks, scalar_opts, rng)
 
 
@@ -129,13 +132,13 @@ LARGE_NUMEL = 40_000  # > at::internal::GRAIN_SIZE (32768): elementwise ops and 
 LARGE_MAX_NUMEL = 8 * LARGE_NUMEL  # a large sample whose values would be bigger is skipped (outer products)
 
 
-def _edge_plan(rule: Rule, dts: dict, rks: dict, scalar_opts: list, rng: random.Random) -> list[_Sample]:
+def _edge_plan(rule: Rule, dts: dict, rks: dict, scalar_opts: list, rng: random.Random) -> list[Sample]:
     """Samples aimed at known blind spots, run after the main plan: 0-dim tensors (alone and
     against dimensioned operands of another dtype), inputs of signed zeros only (ties), integer
     limits (INT_MIN, INT_MAX), and large shapes run multithreaded."""
     tv = rule.tensor_vars
     svars = rule.scalar_vars
-    out: list[_Sample] = []
+    out: list[Sample] = []
 
     def sc() -> dict:
         return dict(zip(svars, rng.choice(scalar_opts)))
@@ -147,11 +150,12 @@ def _edge_plan(rule: Rule, dts: dict, rks: dict, scalar_opts: list, rng: random.
     zero_vars = [v for v in tv if 0 in rks[v]]
     if zero_vars:  # every 0-dim-capable variable 0-dim
         for special in (False, True):
-            out.append(_Sample({v: rng.choice(dts[v]) for v in tv},
+            out.append(Sample({v: rng.choice(dts[v]) for v in tv},
                                {v: 0 if v in zero_vars else some_rank(v) for v in tv},
                                sc(), special, "random"))
     if zero_vars and len(tv) > 1:  # one 0-dim operand, the others dimensioned, dtypes differ
-        cands, first = [], []
+        cands: list = []
+        first: list = []
         for v in zero_vars:
             others = [w for w in tv if w != v]
             for dv in dts[v]:
@@ -165,7 +169,7 @@ def _edge_plan(rule: Rule, dts: dict, rks: dict, scalar_opts: list, rng: random.
         for k, (v, dv, do) in enumerate((first + cands)[:ZERO_DIM_MIXED]):
             dtypes = {w: (dv if w == v else do if do in dts[w] else rng.choice(dts[w])) for w in tv}
             ranks = {w: 0 if w == v else some_rank(w, nonzero=True) for w in tv}
-            out.append(_Sample(dtypes, ranks, sc(), k % 2 == 1, rng.choice(("random", "odd"))))
+            out.append(Sample(dtypes, ranks, sc(), k % 2 == 1, rng.choice(("random", "odd"))))
     floats = any(d.is_floating_point for v in tv for d in dts[v])
 
     def float_dtypes() -> dict:
@@ -173,26 +177,26 @@ def _edge_plan(rule: Rule, dts: dict, rks: dict, scalar_opts: list, rng: random.
 
     if floats:  # ±0 only, or mostly: ties between zeros (vector bodies and tails may break them apart)
         for kind in ("wide", "wide", "odd"):
-            out.append(_Sample(float_dtypes(), {v: some_rank(v, nonzero=True) for v in tv}, sc(), True,
+            out.append(Sample(float_dtypes(), {v: some_rank(v, nonzero=True) for v in tv}, sc(), True,
                                kind, values="zeros"))
     ints = {v: [d for d in dts[v] if d not in (torch.bool, torch.uint8) and not d.is_floating_point]
             for v in tv}
     if any(ints.values()):  # INT_MIN, INT_MAX and their neighbours, densely
         for _ in range(2):
             dtypes = {v: rng.choice(ints[v] or dts[v]) for v in tv}
-            out.append(_Sample(dtypes, {v: some_rank(v) for v in tv}, sc(), True,
+            out.append(Sample(dtypes, {v: some_rank(v) for v in tv}, sc(), True,
                                rng.choice(("odd", "random", "wide")), values="bounds"))
     # large and multithreaded: plain values, then zero ties (split between threads differently
     # by the two sides) or, without float dtypes, specials
     for k in range(LARGE_SAMPLES):
         values = "plain" if k % 2 == 0 else "zeros" if floats else "special"
         dtypes = float_dtypes() if values == "zeros" else {v: rng.choice(dts[v]) for v in tv}
-        out.append(_Sample(dtypes, {v: some_rank(v, nonzero=True) for v in tv}, sc(), values != "plain",
+        out.append(Sample(dtypes, {v: some_rank(v, nonzero=True) for v in tv}, sc(), values != "plain",
                            "large", values=values, threads=LARGE_THREADS))
     return out
 
 
-def _shapes(rule: Rule, s: _Sample, rng: random.Random) -> dict[str, tuple]:
+def sample_shapes(rule: Rule, s: Sample, rng: random.Random) -> dict[str, tuple]:
     tv = rule.tensor_vars
     mins = {v: max(1, rule.params[v].min_size) for v in tv}
     kind = s.shape_kind
@@ -255,8 +259,8 @@ def _shapes(rule: Rule, s: _Sample, rng: random.Random) -> dict[str, tuple]:
 
 def _values(dtype: torch.dtype, shape: tuple, mode: str, gen: torch.Generator,
             int_min: bool = True) -> torch.Tensor:
-    """Sample values; `mode` is plain | special | zeros | bounds (see _Sample.values).
-    `int_min`: whether INT32_MIN / INT64_MIN may appear (see _traps_on_int_min)."""
+    """Sample values; `mode` is plain | special | zeros | bounds (see Sample.values).
+    `int_min`: whether INT32_MIN / INT64_MIN may appear (see traps_on_int_min)."""
     special = mode != "plain"
     # scalar choices from a Python generator seeded from `gen`: a torch call per scalar draw
     # made value sampling the checker's largest cost
@@ -318,7 +322,7 @@ def _special_tensor(values: tuple, dtype: torch.dtype) -> torch.Tensor:
     return t
 
 
-def _make(dtype, shape, mode, noncontig, gen, int_min=True) -> torch.Tensor:
+def make_tensor(dtype, shape, mode, noncontig, gen, int_min=True) -> torch.Tensor:
     if not noncontig or not shape:
         return _values(dtype, shape, mode, gen, int_min)
     if len(shape) == 1:
@@ -327,7 +331,7 @@ def _make(dtype, shape, mode, noncontig, gen, int_min=True) -> torch.Tensor:
     return _values(dtype, swapped, mode, gen, int_min).transpose(-1, -2)
 
 
-def _traps_on_int_min(rule: Rule, sides) -> bool:
+def traps_on_int_min(rule: Rule, sides) -> bool:
     """Whether `rule` divides with rounding_mode="trunc" (SIGFPE on INT_MIN / -1, see _values);
     read from the traced graph, or from the rule's source when it could not be traced."""
     if sides.graph is None:

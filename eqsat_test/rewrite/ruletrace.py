@@ -1,10 +1,13 @@
 """Trace a rule into two separately runnable sides (lhs, rhs) for `rules check`, with a size guard."""
 from __future__ import annotations
+
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
 import torch
 import torch.fx
 from torch.fx.proxy import GraphAppendingTracer, Proxy
+
 from eqsat_test.rewrite.ruledsl import Rule
 
 
@@ -18,7 +21,7 @@ class _Tracer(GraphAppendingTracer):
 
 
 @dataclass
-class _Sides:
+class Sides:
     graph: torch.fx.Graph | None
     lhs: Any  # arg structure over graph nodes
     rhs: Any
@@ -28,7 +31,7 @@ class _Sides:
     rhs_nodes: list = field(default_factory=list)
 
 
-def _trace(rule: Rule, scalars: dict) -> _Sides:
+def trace_rule(rule: Rule, scalars: dict) -> Sides:
     graph = torch.fx.Graph()
     tracer = _Tracer(graph)
     proxies = {v: Proxy(graph.placeholder(v), tracer) for v in rule.tensor_vars}
@@ -41,15 +44,15 @@ def _trace(rule: Rule, scalars: dict) -> _Sides:
         def whole(**kw):
             return rule.fn(**kw, **scalars)
 
-        return _Sides(None, None, None, fallback=whole, trace_error=f"{type(e).__name__}: {e}")
-    return _Sides(graph, lhs, rhs, lhs_nodes=_order(graph, lhs), rhs_nodes=_order(graph, rhs))
+        return Sides(None, None, None, fallback=whole, trace_error=f"{type(e).__name__}: {e}")
+    return Sides(graph, lhs, rhs, lhs_nodes=_order(graph, lhs), rhs_nodes=_order(graph, rhs))
 
 
 def _node_of(a: Any) -> Any:
     return a.node if isinstance(a, Proxy) else a
 
 
-def _needed(arg: Any) -> set:
+def needed_nodes(arg: Any) -> set:
     seen: set = set()
     stack = []
     torch.fx.node.map_arg(arg, lambda n: stack.append(n))
@@ -65,16 +68,16 @@ def _needed(arg: Any) -> set:
 
 def _order(graph: torch.fx.Graph, side: Any) -> list:
     """The nodes `side` depends on, in graph order."""
-    needed = _needed(side)
+    needed = needed_nodes(side)
     return [n for n in graph.nodes if n in needed]
 
 
-class _TooLarge(Exception):
+class TooLarge(Exception):
     pass
 
 
-def _run_side(nodes: list, side: Any, inputs: dict, max_numel: int | None = None) -> Any:
-    """Evaluate one side; with `max_numel`, raise _TooLarge as soon as a value has more elements
+def run_side(nodes: list, side: Any, inputs: dict, max_numel: int | None = None) -> Any:
+    """Evaluate one side; with `max_numel`, raise TooLarge as soon as a value has more elements
     (used on "meta" tensors to size a large sample before allocating it)."""
     env: dict = {}
 
@@ -92,16 +95,16 @@ def _run_side(nodes: list, side: Any, inputs: dict, max_numel: int | None = None
         else:  # pragma: no cover - proxies only make the three kinds above
             raise RuntimeError(f"unexpected node {n.op}")
         if max_numel is not None:
-            ts = [t for _, t in _leaves(env[n]) if isinstance(t, torch.Tensor)]
+            ts = [t for _, t in out_leaves(env[n]) if isinstance(t, torch.Tensor)]
             if len(ts) > 16 or sum(t.numel() for t in ts) > max_numel:
-                raise _TooLarge(f"{getattr(n.target, '__name__', n.target)} makes {len(ts)} tensors of "
+                raise TooLarge(f"{getattr(n.target, '__name__', n.target)} makes {len(ts)} tensors of "
                                 f"{sum(t.numel() for t in ts)} elements")
     return val(side)
 
-def _leaves(x: Any, path: str = "out") -> list[tuple[str, Any]]:
+def out_leaves(x: Any, path: str = "out") -> list[tuple[str, Any]]:
     if isinstance(x, (tuple, list)) and not isinstance(x, torch.Size):
         out = []
         for i, v in enumerate(x):
-            out += _leaves(v, f"{path}[{i}]")
+            out += out_leaves(v, f"{path}[{i}]")
         return out
     return [(path, x)]

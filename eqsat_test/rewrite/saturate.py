@@ -7,12 +7,20 @@ from dataclasses import dataclass, field
 
 from egglog.bindings import EGraph
 
-from eqsat_test.rewrite.compile_rules import CompiledRule, pattern_calls, pattern_ops
 from eqsat_test.lowering.program import Program
 from eqsat_test.rewrite import provenance as prov
+from eqsat_test.rewrite.compile_rules import CompiledRule, pattern_calls, pattern_ops
 from eqsat_test.rewrite.ruledsl import ANY_DTYPE
-from eqsat_test.rewrite.terms import add_program, call_text, list_text, new_egraph, parse_call_fn, program_calls, q, run_text
-
+from eqsat_test.rewrite.terms import (
+    add_program,
+    call_text,
+    list_text,
+    new_egraph,
+    parse_call_fn,
+    program_calls,
+    q,
+    run_text,
+)
 
 # stop_reason in words, for the console
 STOP_REASONS = {"saturated": "saturated", "iterations": "stopped: iteration budget",
@@ -229,7 +237,7 @@ def saturate(program: Program, rules: list[CompiledRule], budget: Budget = Budge
     if has["main"]:
         steps.append("(run main)")
     if has["ac"]:
-        steps.append(f"(run-with _bo ac)")
+        steps.append("(run-with _bo ac)")
     result = SaturationResult(lifted, 0, enode_count(eg), "saturated", 0.0, rules_registered=0)
     if not steps:
         result.seconds = time.perf_counter() - t0

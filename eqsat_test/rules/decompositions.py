@@ -7,7 +7,6 @@ import torch.nn.functional as F
 from eqsat_test.rewrite.ruledsl import FLOATING, Scalar, Tensor, make_rule, rule
 from eqsat_test.rules._decompose import DIM, EPS, F32_64, FAM, T, per_dtype  # noqa: F401
 
-
 # ---- softmax family ------------------------------------------------------------------------------
 
 

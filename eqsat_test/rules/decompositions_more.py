@@ -1,12 +1,10 @@
 """Decompositions of losses, indexing and masking forms and more corpus ops into primitive ops, both ways where it makes sense."""
-import math
 
 import torch
 import torch.nn.functional as F
 
 from eqsat_test.rewrite.ruledsl import FLOATING, Scalar, Tensor, make_rule, rule
 from eqsat_test.rules._decompose import DIM, EPS, F32_64, FAM, T, per_dtype  # noqa: F401
-
 
 # ---- losses --------------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@
 import torch
 import torch.nn.functional as F
 
-from eqsat_test.rewrite.ruledsl import Scalar, Tensor, rule
+from eqsat_test.rewrite.ruledsl import Tensor, rule
 
 F32 = ("float32", "float64")
 

@@ -3,8 +3,16 @@ from __future__ import annotations
 
 import torch
 
-from eqsat_test.rewrite.optables import (BINARY, LAYOUT, MATMUL_SHAPES, PERMUTATIONS, REDUCTION_SPELLINGS,
-                              REDUCTIONS, UNARY, permute_call)
+from eqsat_test.rewrite.optables import (
+    BINARY,
+    LAYOUT,
+    MATMUL_SHAPES,
+    PERMUTATIONS,
+    REDUCTION_SPELLINGS,
+    REDUCTIONS,
+    UNARY,
+    permute_call,
+)
 from eqsat_test.rewrite.ruledsl import FLOATING, INTEGRAL, Scalar, Tensor, make_rule
 
 FAMILY = "schema"

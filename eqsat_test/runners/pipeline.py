@@ -13,15 +13,14 @@ from pathlib import Path
 from eqsat_test.runners.checks.configs import config_judge
 from eqsat_test.runners.checks.devices import cross_device_findings
 from eqsat_test.runners.checks.line_gain import as_set, coverage_paths, line_gain
-from eqsat_test.runners.exec.compiler_lines import read_lines
 from eqsat_test.runners.checks.perf import slow_variant_findings, spread, write_slow_variant
 from eqsat_test.runners.checks.sweep_coverage import sweep_coverage
 from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
 from eqsat_test.runners.checks.unsound import eager_failure_kind, unsound_verdict
 from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched
+from eqsat_test.runners.exec.compiler_lines import read_lines
 from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
 from eqsat_test.runners.exec.progress import Progress
-from eqsat_test.runners.exec.protocol import past
 from eqsat_test.runners.findings.artifacts import collect_all
 from eqsat_test.runners.findings.clusters import cluster_findings, failing_cone
 from eqsat_test.runners.findings.confirm import confirm_all, unconfirmed_timeouts
@@ -30,11 +29,21 @@ from eqsat_test.runners.findings.minimize import minimize_clusters
 from eqsat_test.runners.findings.notes import run_note_groups
 from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 from eqsat_test.runners.findings.triage import annotate
-from eqsat_test.runners.findings.write import collect_env, signature, update_meta, versions, write_finding
+from eqsat_test.runners.findings.write import collect_env, signature, update_meta, write_finding
 from eqsat_test.runners.oracle.referee import rule_on
 from eqsat_test.runners.oracle.verdict import rule_totals
-from eqsat_test.runners.records import (BUG_KINDS, COMPILER_BUG_KINDS, CRASH_STATUSES, MINIMIZE_SECONDS, FindingKind, ResultStatus, Task,
-                              exit_code_of, new_finding)
+from eqsat_test.runners.protocol import past, versions
+from eqsat_test.runners.records import (
+    BUG_KINDS,
+    COMPILER_BUG_KINDS,
+    CRASH_STATUSES,
+    MINIMIZE_SECONDS,
+    FindingKind,
+    ResultStatus,
+    Task,
+    exit_code_of,
+    new_finding,
+)
 
 
 @dataclass

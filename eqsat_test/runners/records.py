@@ -135,7 +135,7 @@ def _defaults(cls) -> dict:
 
 
 class TaskKind(_ValueEnum):
-    """What a worker task asks for; runners/exec/worker.py dispatches on it."""
+    """What a worker task asks for; runners/worker.py dispatches on it."""
 
     RUN = "run"  # one variant x backend x device on its input sets (the default)
     SWEEP = "sweep"  # the variant's dtype/size/dynamic sweep: runners/checks/sweep_run.py
@@ -145,7 +145,7 @@ class TaskKind(_ValueEnum):
 
 @dataclass
 class Task(_Record):
-    """One variant x backend x device to run in a worker (runners/exec/worker.py)."""
+    """One variant x backend x device to run in a worker (runners/worker.py)."""
 
     id: str
     variant: str

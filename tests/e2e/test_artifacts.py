@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from conftest import TEST_MODELS
 
 RELU_BUG = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="{}"'

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import repo_env, warm_server
+
 from eqsat_test.runners.campaign.jobs import make_jobs, processes_with_env, ray_job
 from eqsat_test.runners.campaign.spec import load_spec
 from eqsat_test.runners.campaign.store import Store
@@ -299,8 +299,8 @@ def test_total_seconds_budget_stops_and_resumes(tmp_path):
     with Store(out / "campaign.sqlite") as st:
         assert sorted(j["status"] for j in st.jobs()) == ["done"]  # the two never started have no row
         assert len(st.plan()) == 3
-    from eqsat_test.runners.campaign.run import _text_summary
-    assert "planned: 3 jobs over 3 models; 1 finished, 2 left" in _text_summary(s)
+    from eqsat_test.runners.campaign.run import text_summary
+    assert "planned: 3 jobs over 3 models; 1 finished, 2 left" in text_summary(s)
     from eqsat_test.runners.campaign.report import build_view, collect
     tiles = dict(build_view(collect(out), out / "report.html")["summary"])
     assert tiles["jobs finished"].startswith("1 / 3 planned") and "2 left" in tiles["jobs finished"]
@@ -431,8 +431,8 @@ def test_kill_9_takes_the_jobs_processes_along_and_dry_run_says_interrupted(tmp_
 
 
 def test_default_campaign_folder_is_the_spec_name_with_out(tmp_path):
-    from eqsat_test.runners.campaign.run import _resolve_out
-    assert _resolve_out(REPO / "examples" / "campaign.toml", None) == REPO / "examples" / "campaign-out"
+    from eqsat_test.runners.campaign.run import resolve_out
+    assert resolve_out(REPO / "examples" / "campaign.toml", None) == REPO / "examples" / "campaign-out"
     assert "eqsat-test report examples/campaign-out" in (REPO / "examples" / "campaign.toml").read_text()
 
 

@@ -6,11 +6,19 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import TEST_MODELS, warm_server
-from eqsat_test.runners.checks.configs import (CONFIGS, DEFAULT_SET, ConfigError, backend_spec, config_exists, config_judge,
-                             configured_backends, parse)
-from eqsat_test.runners.exec.protocol import compile_options
+
+from eqsat_test.runners.checks.configs import (
+    CONFIGS,
+    DEFAULT_SET,
+    ConfigError,
+    backend_spec,
+    config_exists,
+    config_judge,
+    configured_backends,
+    parse,
+)
+from eqsat_test.runners.protocol import compile_options
 
 INJECT = 'cpp.inject_relu_bug_TESTING_ONLY="accuracy"'
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from conftest import REPO, TEST_MODELS
+
 from eqsat_test.runners.records import COMPILER_BUG_KINDS
 
 PLANT = '''"""A fault-injecting backend: runs the graph eagerly, then scales one element of the first float output by 1.01."""

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, TEST_MODELS, warm_server
+
 from eqsat_test.runners.records import BUG_KINDS, COMPILER_BUG_KINDS, Finding, FindingKind
 
 RULES = TEST_MODELS / "e2e_rules"  # a small stable rule set (the built-in library changes often)

@@ -45,7 +45,7 @@ def test_execution_modules_import_without_egglog(no_egglog):
             f"for m in {EXEC_MODULES!r}: __import__(m)\n"
             f"loaded = [m for m in {GENERATION_MODULES!r} if sys.modules.get(m) is not None]\n"
             "assert not loaded, loaded\n"
-            "import eqsat_test.runners.exec.protocol as w; assert w.compile_options('inductor+triton.x=\"a\",y=1') == "
+            "import eqsat_test.runners.protocol as w; assert w.compile_options('inductor+triton.x=\"a\",y=1') == "
             "('inductor', {'options': {'triton.x': 'a', 'y': 1}})\n"
             "print('ok')\n")
     r = _py(code, no_egglog)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import repo_env
+
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.checks.devices import (
     DEVICE_MISMATCH,

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import torch
-
 from conftest import REPO, TEST_MODELS
-from eqsat_test.runners.exec.protocol import load_tensors
+
+from eqsat_test.runners.protocol import load_tensors
 from eqsat_test.runners.records import COMPILER_BUG_KINDS
 
 FAULTS = REPO / "examples" / "backends" / "grad_faulty_backends.py"

@@ -9,7 +9,6 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import TEST_MODELS, eqsat_command, repo_env
 
 pytestmark = pytest.mark.slow  # real runs of the command line

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import repo_env
+
 ray = pytest.importorskip("ray")
 
 from eqsat_test.runners.campaign.run import run_campaign  # noqa: E402

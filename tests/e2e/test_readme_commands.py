@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("readme")]  # one workspace, commands in order

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import TEST_MODELS
 
 SEEDS = TEST_MODELS / "referee"

@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import warm_server
-from eqsat_test.runners.findings.write import signature
+
 from eqsat_test.runners.campaign.report import build_view, collect, write_report
 from eqsat_test.runners.campaign.store import Store
+from eqsat_test.runners.findings.write import signature
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "tests" / "models" / "campaign"

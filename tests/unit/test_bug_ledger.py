@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from eqsat_test.runners.findings.ledger import load_ledger, status_key
+
 REPO = Path(__file__).resolve().parents[2]
 REPROS = sorted((REPO / "docs" / "bugs").glob("*.py"))
 LEDGER = (REPO / "docs" / "bugs.md").read_text()
 STATUS = {1: "reproduces", 0: "fixed", 77: "needs a GPU"}
-from eqsat_test.runners.findings.ledger import load_ledger, status_key
 
 ENTRIES = {e.repro: e for e in load_ledger(REPO)}
 

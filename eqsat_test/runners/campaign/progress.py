@@ -10,6 +10,7 @@ import click
 
 from eqsat_test.runners.campaign.jobs import HEARTBEAT_S
 
+
 class Progress:
     """A tqdm bar on a terminal; plain lines on stderr otherwise (or with --json)."""
 
@@ -27,7 +28,9 @@ class Progress:
 
     @staticmethod
     def _postfix(counts: dict) -> str:
-        return f"bugs={counts['compiler_bugs']} notes={counts['findings'] - counts['compiler_bugs']}"
+        # root causes (clusters) first: signatures count one bug once per rule list until minimized
+        return (f"root causes={counts.get('root_causes', 0)} (candidates {counts['compiler_bugs']}) "
+                f"notes={counts['findings'] - counts['compiler_bugs']}")
 
     def heartbeat(self, running: list[tuple[dict, float | None, Path | None]]) -> None:
         """A line at least every HEARTBEAT_S seconds while no job ends: the jobs running (job, its start as

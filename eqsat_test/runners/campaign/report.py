@@ -17,7 +17,7 @@ from pathlib import Path
 from eqsat_test.runners.findings.clusters import Cluster, merge_clusters, report_clusters, yield_line
 from eqsat_test.runners.findings.ledger import group_matches, load_ledger
 from eqsat_test.runners.findings.notes import merge_note_groups, report_note_groups
-from eqsat_test.runners.records import BUG_KINDS, COMPILER_BUG_KINDS, FindingKind
+from eqsat_test.runners.records import BUG_KINDS, FindingKind
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
 # records it pulls in import it); the store and report load them only when they need them.
@@ -101,7 +101,8 @@ def _collect_runs(folder: Path) -> dict:
     if not runs:
         raise NoResults(f"{folder}: neither a campaign folder ({STORE_NAME}) nor a run folder "
                         f"(report.json beside bundle/manifest.json)")
-    jobs, groups = [], {}
+    jobs: list = []
+    groups: dict = {}
     for rd in runs:
         rep = _read_json(rd / "report.json") or {}
         man = _read_json(rd / "bundle" / "manifest.json") or {}
@@ -459,7 +460,8 @@ def build_view(data: dict, html_path: Path, title: str | None = None) -> dict:
 def root_cause_rows(data: dict, html_dir: Path) -> tuple[list[dict], dict[str, list[int]]]:
     """The root causes (clusters) as table rows, and how many there are per op pattern (the chart)."""
     ledger = data.get("ledger") or {}
-    rows, patterns = [], {}
+    rows: list = []
+    patterns: dict = {}
     for c in data.get("clusters") or []:
         pattern = " ".join(c.get("pattern") or []) or "(no ops)"
         label = pattern if c.get("minimized") else pattern + " *"
@@ -555,6 +557,7 @@ def plan_view(jobs: list[dict], plan: list[dict]) -> dict:
 
 def render_html(view: dict) -> str:
     import jinja2
+
     from eqsat_test.codegen_templates import TEMPLATES_DIR
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

@@ -25,10 +25,18 @@ from pathlib import Path
 
 import click
 
-from eqsat_test.runners.campaign.jobs import JobProcess, finalize_run, job_env, kill_marked, make_jobs, ray_job, warm_rule_cache
+from eqsat_test.runners.campaign.jobs import (
+    JobProcess,
+    finalize_run,
+    job_env,
+    kill_marked,
+    make_jobs,
+    ray_job,
+    warm_rule_cache,
+)
 from eqsat_test.runners.campaign.progress import Progress
 from eqsat_test.runners.campaign.spec import RUNS_DIR, TMP_DIR, Spec
-from eqsat_test.runners.exec.protocol import cpu_cores, past
+from eqsat_test.runners.protocol import cpu_cores, past
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
 # records it pulls in import it); the store and report load them only when they need them.
@@ -253,7 +261,7 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
         stats.interrupted = True
         raise
     finally:
-        for job, jp, _ in running.values():  # unfinished: not recorded, the next resume runs them
+        for _job, jp, _ in running.values():  # unfinished: not recorded, the next resume runs them
             jp.kill()
             shutil.rmtree(jp.run_dir, ignore_errors=True)
         try:
@@ -315,7 +323,7 @@ def run_ray(jobs: list[dict], store, out: Path, address: str | None, n_cpus: int
                 try:
                     res = ray.get(ref)
                 except Exception as e:  # the task itself failed (a lost node, an OOM kill): one job
-                    outcome = {"status": "crash", "exit_code": None, "started": time.time(), "finished": time.time(),
+                    outcome: dict = {"status": "crash", "exit_code": None, "started": time.time(), "finished": time.time(),
                                "report": None, "error": f"Ray task failed: {type(e).__name__}: {e}"[:4000],
                                "host": "ray", "rules": {}}
                     tmp = out / RUNS_DIR / TMP_DIR / f"{job['key'][:12]}-{time.time_ns()}"
@@ -399,7 +407,7 @@ def shown_status(status: str | None, active: bool) -> str:
 
 def run_campaign(spec: Spec, out: Path, *, as_json: bool = False, retry_failed: bool = False) -> dict:
     """Run (or resume) every job of `spec` not yet finished in OUT's store; returns the summary."""
-    from eqsat_test.runners.campaign.store import Store, STORE_NAME
+    from eqsat_test.runners.campaign.store import STORE_NAME, Store
     if spec.executor == "ray":
         try:
             import ray  # noqa: F401
@@ -501,7 +509,7 @@ def summarize(store, out: Path, jobs: list[dict] | None = None) -> dict:
             "exposed_only_by_rewrites": sum(1 for c in clusters if not c.seed_fails), "findings": findings}
 
 
-def _text_summary(s: dict) -> str:
+def text_summary(s: dict) -> str:
     from eqsat_test.runners.findings.clusters import Cluster, yield_line
     from eqsat_test.runners.findings.notes import NoteGroup
     from eqsat_test.runners.findings.table import root_cause_table
@@ -534,7 +542,7 @@ def _text_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
-def _resolve_out(spec_path: Path, out: Path | None) -> Path:
+def resolve_out(spec_path: Path, out: Path | None) -> Path:
     return out if out is not None else spec_path.parent / f"{spec_path.stem}-out"
 
 

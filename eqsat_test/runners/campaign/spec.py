@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from eqsat_test.rewrite.rulefiles import RuleError, rule_files
-from eqsat_test.runners.exec.protocol import absolute_backend
+from eqsat_test.runners.protocol import absolute_backend
 
 RUNS_DIR = "runs"
 TMP_DIR = ".tmp"
@@ -69,7 +69,7 @@ def _as_list(v, what: str) -> list:
     raise click.UsageError(f"campaign spec: {what} must be a list, not {type(v).__name__}")
 
 
-def resolve_models(entries: list[str], base: Path, exclude: list[str] = ()) -> list[Path]:
+def resolve_models(entries: list[str], base: Path, exclude: list[str] | tuple[str, ...] = ()) -> list[Path]:
     """Model files named by `entries` (files, folders of .py files, globs), relative to `base`."""
     found: list[Path] = []
     for e in entries:

@@ -201,7 +201,6 @@ class Store:
             sig = f.get("signature") or signature(f)
             g = groups.setdefault(sig, {"finding": {**f, "signature": sig}, "count": 0})
             g["count"] += int(f.get("count", 1) or 1)
-        stats = report.get("stats") or {}
         result = {"report": report, "rules": outcome.get("rules") or {}}
         finished = outcome.get("finished") or time.time()
         bugs = sum(1 for g in groups.values() if is_compiler_bug(g["finding"]["kind"]))

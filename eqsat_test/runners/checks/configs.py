@@ -1,6 +1,6 @@
 """Configuration divergence: compile each variant under several Inductor configurations and report the config that flips a verdict (`config-mismatch`).
 
-Each configuration is a backend spec `BASE+key=value,...` (runners/exec/worker.py compile_options),
+Each configuration is a backend spec `BASE+key=value,...` (runners/protocol.py compile_options),
 executed like any other backend. The judge step (`config_judge`) then looks, per variant x
 device, at every configuration's verdict. Each verdict is already relative to the fp64 eager
 reference (Dynamo's accuracy rule, runners/oracle/judge.py), so comparing verdicts compares the

@@ -28,9 +28,9 @@ from typing import Any
 
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.exec.backend_code import backend_code, script_options
-from eqsat_test.runners.exec.protocol import load_tensors, to_cpu, to_device
 from eqsat_test.runners.oracle.inputs import input_sets
 from eqsat_test.runners.oracle.judge import judge
+from eqsat_test.runners.protocol import load_tensors, to_cpu, to_device
 from eqsat_test.runners.records import FindingKind, ResultStatus, new_finding
 
 DEVICE_MISMATCH = FindingKind.DEVICE_MISMATCH

@@ -29,7 +29,7 @@ from pathlib import Path
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
-from eqsat_test.runners.findings.write import versions
+from eqsat_test.runners.protocol import versions
 from eqsat_test.runners.records import FindingKind, ResultStatus, new_finding
 
 WARMUP = 3

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from eqsat_test.runners.exec.protocol import cpu_error, first_line
 from eqsat_test.runners.oracle.inputs import input_sets
+from eqsat_test.runners.protocol import cpu_error, first_line
 
 __all__ = ["SweepConfig", "Plan", "Point", "analyse", "plan_points", "parse_dtypes", "parse_sizes",
            "DEFAULT_DTYPES", "DEFAULT_SIZES"]
@@ -75,7 +75,7 @@ def parse_dtypes(text: str) -> tuple[str, ...]:
     alias = {"half": "float16", "fp16": "float16", "bf16": "bfloat16", "float": "float32", "fp32": "float32",
              "double": "float64", "fp64": "float64", "long": "int64", "int": "int32", "short": "int16",
              "char": "int8", "byte": "uint8"}
-    out = []
+    out: list = []
     for item in (text or "").split(","):
         item = item.strip().removeprefix("torch.")
         if not item or item == "none":

@@ -11,16 +11,34 @@ from typing import Any
 
 import torch
 
-from eqsat_test.runners.exec.protocol import (call_compiled, compile_options, cpu_error, error_info, first_line, load_module, on_cpu,
-                                    phase, to_cpu)
+from eqsat_test.runners.checks.sweep_plan import (
+    DTYPES,
+    LOW_PRECISION,
+    Plan,
+    Point,
+    SweepConfig,
+    analyse,
+    plan_points,
+    point_inputs,
+)
 from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.judge import Verdict, judge
-
-from eqsat_test.runners.checks.sweep_plan import DTYPES, LOW_PRECISION, Plan, Point, SweepConfig, analyse, plan_points, point_inputs
 from eqsat_test.runners.oracle.lenient import lenient_judge
-from eqsat_test.runners.oracle.reference import conditioned, eager_reference
 from eqsat_test.runners.oracle.referee import NO_REFEREE, RefereeVerdict, referee_crash, referee_mismatch, safely
+from eqsat_test.runners.oracle.reference import conditioned, eager_reference
+from eqsat_test.runners.protocol import (
+    call_compiled,
+    compile_options,
+    cpu_error,
+    error_info,
+    first_line,
+    load_module,
+    on_cpu,
+    phase,
+    to_cpu,
+)
 from eqsat_test.runners.records import FindingKind, Result, ResultStatus
+
 
 def _batched(fn):
     def batched(*groups):
@@ -76,7 +94,7 @@ class _Sweeper:
 
     # -- eager -----------------------------------------------------------------------------
     def _eager(self, set_name: str, inputs: tuple, lowp: bool) -> dict:
-        # eager twice, fp64, index sources, compute dtype: as a plain task (runners/exec/worker.py)
+        # eager twice, fp64, index sources, compute dtype: as a plain task (runners/worker.py)
         r = eager_reference(self.mod.forward, self.mod.index_sources, InputSet(set_name, tuple(inputs)),
                             cpu_forward=on_cpu(self.mod))
         ref32 = None
@@ -370,7 +388,7 @@ class _Sweeper:
     def _confirm_dynamic(self, job: _Job, set_name: str, first: _Job | None):
         """(True, output, verdict or error, warm-up inputs) when a fresh dynamic compile of the
         program alone fails on this set: first called with it alone, then after the first size."""
-        tries = [[]] + ([[first.inputs["random"]]] if first is not None else [])
+        tries: list = [[]] + ([[first.inputs["random"]]] if first is not None else [])
         for warm in tries:
             t0 = time.perf_counter()
             fn = self._compile(self.mod.forward, dynamic=True)

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import torch
 
-from eqsat_test.runners.exec.protocol import load_tensors
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.grad import part_of
 from eqsat_test.runners.oracle.judge import Verdict, compare_eager
+from eqsat_test.runners.protocol import load_tensors
 from eqsat_test.runners.records import FindingKind
 
 # Eager failures no rewrite can cause: rules rewrite values, and where a value lives is the emitter's choice
@@ -44,7 +44,7 @@ REASSOC_TERMS = 64  # without an fp64 run: terms per reordered sum, each up to t
 
 
 def fp64_file(eager_file: Path) -> Path:
-    """Where a task saved the fp64 run beside an eager output (runners/exec/worker.py, checks/sweep_run.py)."""
+    """Where a task saved the fp64 run beside an eager output (runners/worker.py, checks/sweep_run.py)."""
     return eager_file.with_suffix(".fp64.pt")
 
 

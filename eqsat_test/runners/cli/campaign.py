@@ -9,9 +9,8 @@ from pathlib import Path
 import click
 
 # Imports inside functions: `eqsat-test campaign --help` and spec errors stay fast (no torch).
-
 from eqsat_test.runners.campaign.jobs import make_jobs
-from eqsat_test.runners.campaign.run import _resolve_out, _text_summary, campaign_running, run_campaign, shown_status
+from eqsat_test.runners.campaign.run import campaign_running, resolve_out, run_campaign, shown_status, text_summary
 from eqsat_test.runners.campaign.spec import RUNS_DIR, load_spec
 from eqsat_test.runners.records import ExitCode
 
@@ -103,7 +102,7 @@ def campaign_cmd(spec, out, jobs, executor, address, dry_run, retry_failed, job_
 
     sp = load_spec(spec, {"executor": executor, "address": address, "jobs": jobs, "job_timeout": job_timeout,
                           "total_seconds": total_seconds})
-    out = _resolve_out(sp.path, out)
+    out = resolve_out(sp.path, out)
     if export_jsonl:
         if not (out / STORE_NAME).is_file():
             raise click.UsageError(f"{out}: no campaign store yet (run the campaign first)")
@@ -145,7 +144,7 @@ def campaign_cmd(spec, out, jobs, executor, address, dry_run, retry_failed, job_
     if as_json:
         click.echo(json.dumps(summary, default=str))
     else:
-        click.echo(_text_summary(summary))
+        click.echo(text_summary(summary))
         if left and summary["exit_code"] == ExitCode.FOUND:
             click.echo(f"  exit code 1 (candidates found) although {left} job(s) are left: run the campaign again "
                        f"to resume")

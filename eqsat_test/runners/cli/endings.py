@@ -5,8 +5,8 @@ import json
 import sys
 from pathlib import Path
 
-from eqsat_test.runners.cli.precheck import InputError
 from eqsat_test.rewrite.rulefiles import RuleError
+from eqsat_test.runners.cli.precheck import InputError
 
 # Exceptions that mean bad input, by the module that defines them: a module that was never imported
 # cannot have raised its exception, so the check imports nothing (bad input stays fast).

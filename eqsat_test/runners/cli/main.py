@@ -54,7 +54,7 @@ def cli() -> None:
 
 
 def _default_jobs() -> int:
-    from eqsat_test.runners.exec.protocol import cpu_cores  # start-up time: only when running
+    from eqsat_test.runners.protocol import cpu_cores  # start-up time: only when running
     return cpu_cores()
 
 
@@ -191,7 +191,7 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
     from eqsat_test.runners.pipeline import ExecOptions
     sweep = _sweep_opts(timeout, **{k: diag.pop(k) for k in ("sweep_dtypes", "sweep_sizes", "sweep_points",
                                                              "sweep_dynamic", "no_sweep") if k in diag})
-    from eqsat_test.runners.exec.protocol import absolute_backend  # start-up time: only when running
+    from eqsat_test.runners.protocol import absolute_backend  # start-up time: only when running
     backends = tuple(absolute_backend(b) for b in backends) or ("inductor",)  # FILE.py:FN from any folder
     for b in backends:
         _check_backend(b)
@@ -218,7 +218,7 @@ _NAMED_BACKENDS = ("inductor", "inductor-max-autotune", "inductor-reduce-overhea
 
 def _check_backend(spec: str) -> None:
     """A backend spec that names nothing this torch knows is a usage error, before any work."""
-    from eqsat_test.runners.exec.protocol import compile_options, load_backend
+    from eqsat_test.runners.protocol import compile_options, load_backend
     if ":" in spec and "+" not in spec:
         try:
             load_backend(spec)
@@ -241,8 +241,8 @@ def _check_backend(spec: str) -> None:
 def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artifacts=False, artifacts_max=4,
                  artifacts_timeout=180.0, bisect="accuracy"):
     """--configs, --perf and the findings' debug artifacts (runners/checks/configs.py, perf.py, artifacts.py)."""
-    from eqsat_test.runners.findings.artifacts import ArtifactOptions
     from eqsat_test.runners.checks.configs import ConfigError, configured_backends, parse
+    from eqsat_test.runners.findings.artifacts import ArtifactOptions
     if configs_spec:
         try:
             overrides = parse(configs_spec)
@@ -424,8 +424,8 @@ def rules_check(specs, seed, as_json, grad, record):
     """Sample each rule over dtypes, shapes and special values; fail rules whose numerics class is false.
 
     SPECS are rule names, rule files, folders or built-in rule set names (default: the whole library)."""
-    from eqsat_test.rewrite.ruledsl import load_rules
     from eqsat_test.rewrite.rulecheck import check_rules
+    from eqsat_test.rewrite.ruledsl import load_rules
     names = [s for s in specs if not Path(s).exists()]
     paths = [s for s in specs if Path(s).exists()]
     rs = load_rules(paths or None) if paths or not names else load_rules(None)

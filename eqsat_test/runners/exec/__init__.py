@@ -1,1 +1,1 @@
-"""Executing variant modules: the worker protocol, warm worker subprocesses, the pool and batches."""
+"""Executing variant modules: warm worker subprocesses (the pool), batches, training steps, compiler-line coverage; a worker's main is runners/worker.py, its wire protocol runners/protocol.py."""

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from eqsat_test.codegen_templates import render
-from eqsat_test.runners.exec.protocol import compile_options, is_custom_backend
+from eqsat_test.runners.protocol import compile_options, is_custom_backend
 
 BACKEND_CALL = "_eqsat_backend()"  # the expression that names a custom backend in a generated script
 

@@ -14,7 +14,7 @@ or every variant of a batch that crashed, timed out or errored, is re-run as the
 single-variant task, and that task's result is the verdict (so findings are those of the plain
 mode; a mismatch seen only in the batch is counted as `unconfirmed`, not reported).
 
-Worker side: `run_batch_task` (called by runners/exec/worker.py for tasks of kind "batch").
+Worker side: `run_batch_task` (called by runners/worker.py for tasks of kind "batch").
 Pool side: `run_batched`, a drop-in for `runners.execute.run_tasks`.
 """
 from __future__ import annotations
@@ -29,11 +29,19 @@ from typing import Callable
 import torch
 
 from eqsat_test.runners.exec.pool import run_slots, worker
-from eqsat_test.runners.exec.protocol import (call_compiled, compile_options, cpu_error, error_info, load_module, on_cpu, to_cpu,
-                                   to_device)
 from eqsat_test.runners.oracle.inputs import InputSet, input_sets
 from eqsat_test.runners.oracle.judge import MATCH
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
+from eqsat_test.runners.protocol import (
+    call_compiled,
+    compile_options,
+    cpu_error,
+    error_info,
+    load_module,
+    on_cpu,
+    to_cpu,
+    to_device,
+)
 from eqsat_test.runners.records import Result, ResultStatus, TaskKind
 
 BATCH_KEY = "batch"
@@ -192,7 +200,7 @@ def make_batches(tasks: list[dict], k, group_of: Callable[[dict], object | None]
             singles.append(i)
         else:
             groups.setdefault(g, []).append(i)
-    batches = []
+    batches: list = []
     for g, idx in groups.items():
         n = -(-len(idx) // size(g))  # as even as possible: 10 tasks, k=4 -> 4, 3, 3
         per = -(-len(idx) // n)

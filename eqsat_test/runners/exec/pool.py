@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from eqsat_test.runners import REPO_ROOT
-from eqsat_test.runners.exec.protocol import PARENT_ENV, RESULT_TAG, cpu_cores, past
+from eqsat_test.runners.protocol import PARENT_ENV, RESULT_TAG, cpu_cores, past
 from eqsat_test.runners.records import Result, ResultStatus, TaskKind
 
 STARTUP_TIMEOUT = 180.0
@@ -34,7 +34,7 @@ class PoolOptions:
         return past(self.deadline)
 
 
-class _Worker:
+class Worker:
     def __init__(self, slot: int, opts: PoolOptions, log: Callable[[str], None]) -> None:
         self.slot, self.opts, self.log = slot, opts, log
         self.proc: subprocess.Popen | None = None
@@ -63,7 +63,7 @@ class _Worker:
         self.lines = queue.Queue()
         self.stderr_tail = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "eqsat_test.runners.exec.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-m", "eqsat_test.runners.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, env=self._env(), start_new_session=True, bufsize=1,
         )
         self.readers = [threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True),
@@ -156,7 +156,7 @@ class _Worker:
                       extra={"phase": phase, "elapsed": elapsed}).to_dict()
 
 
-_spares: list[tuple[_Worker, threading.Thread]] = []
+_spares: list[tuple[Worker, threading.Thread]] = []
 _spares_lock = threading.Lock()
 _closing = threading.Event()  # set at exit: spares still starting die quietly
 
@@ -170,7 +170,7 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
     killed at exit."""
     _closing.clear()
     for k in range(max(1, opts.jobs)):
-        w = _Worker(k, opts, log)
+        w = Worker(k, opts, log)
 
         def go(w=w) -> None:
             if _closing.is_set():
@@ -188,10 +188,10 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
             _spares.append((w, th))
 
 
-def worker(slot: int, opts: PoolOptions, log: Callable[[str], None] = lambda s: None) -> _Worker:
+def worker(slot: int, opts: PoolOptions, log: Callable[[str], None] = lambda s: None) -> Worker:
     """A prestarted worker with the same environment (waiting for its warm-up), or a new one
     that starts on its first task."""
-    want = _Worker(slot, opts, log)
+    want = Worker(slot, opts, log)
     with _spares_lock:
         i = next((i for i, (w, _) in enumerate(_spares) if w._env() == want._env()), None)
         if i is None:

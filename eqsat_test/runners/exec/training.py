@@ -25,11 +25,19 @@ from typing import Any, Callable
 
 import torch
 
-from eqsat_test.runners.exec.protocol import call_compiled, compile_options
-from eqsat_test.runners.oracle.grad import (GradProgram, grad_index_sources, input_of, is_random, part_of,
-                                            random_stream, refused_inputs, written_inputs)
+from eqsat_test.runners.oracle.grad import (
+    GradProgram,
+    grad_index_sources,
+    input_of,
+    is_random,
+    part_of,
+    random_stream,
+    refused_inputs,
+    written_inputs,
+)
 from eqsat_test.runners.oracle.judge import Verdict
 from eqsat_test.runners.oracle.reference import EagerRef, judge_against
+from eqsat_test.runners.protocol import call_compiled, compile_options
 
 STAGES = ("aot-autograd", "decompositions-partitioner", "inductor-forward-saved", "inductor-backward", "backend")
 

@@ -41,8 +41,8 @@ from pathlib import Path
 
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.exec.backend_code import backend_code, script_options
-from eqsat_test.runners.exec.protocol import compile_options, is_custom_backend
 from eqsat_test.runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH, TRITON_KERNEL, triage
+from eqsat_test.runners.protocol import compile_options, is_custom_backend
 from eqsat_test.runners.records import FindingKind
 
 TEST_REPRO = "test_repro.py"
@@ -117,6 +117,7 @@ def _tolerance(inputs_path: Path | None) -> float:
         return 1e-4
     # torch and the numerics table only when a minifier runs (artifacts imports without torch)
     import torch
+
     from eqsat_test.runners.oracle.numerics import tolerance  # (see above)
     try:
         xs = torch.load(inputs_path, weights_only=True)
@@ -540,7 +541,9 @@ def collect(d: Path, f: dict, opts: ArtifactOptions) -> dict:
 
 def _priority(findings: list[dict]) -> list[dict]:
     """One finding per (triage class, backend) first, seeds and minimized programs first."""
-    seen, first, rest = set(), [], []
+    seen: set = set()
+    first: list = []
+    rest: list = []
     for f in sorted(findings, key=lambda f: (f.get("kind") != FindingKind.SEED_MISCOMPILE, len(f.get("min_ops") or f.get("ops") or []))):
         key = (f.get("triage"), f.get("backend"), f.get("device"))
         (rest if key in seen else first).append(f)

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from eqsat_test.runners import REPO_ROOT
-from eqsat_test.runners.exec.protocol import past
+from eqsat_test.runners.protocol import past
 from eqsat_test.runners.records import FindingKind
 
 # kinds a repro.py can re-check by itself (device-mismatch and config-mismatch need two runs)

@@ -13,7 +13,7 @@ functions on programs (runners/findings/shrink.py), in order:
 Shapes and dtypes come from the program's TensorMeta where generation recorded them, else from
 one eager run of the lowered program here. Every candidate is re-rendered through lowering/lower.py
 and lowering/emit.py into a complete standalone module (same parameters, same `get_inputs` and
-inputs file) and checked in a warm worker subprocess (runners/exec/worker.py, through
+inputs file) and checked in a warm worker subprocess (runners/worker.py, through
 runners/exec/pool.py's worker, so a compile crash or a hang costs one check only) with the same
 backend, device and input set kind. The smallest failing one is the finding's `minimized.py` and
 its repro. Each finding gets at most `max_checks` checks; identical candidate programs are checked
@@ -34,11 +34,21 @@ import torch
 
 from eqsat_test.lowering.bundle import StoredProgram, program_file_name, read_program
 from eqsat_test.lowering.program import Program
-from eqsat_test.runners.exec.pool import PoolOptions, _Worker
-from eqsat_test.runners.exec.protocol import past
-from eqsat_test.runners.findings.shrink import (bypass, bypass_choices, cut_at, cut_points, keep_outputs, label,
-                                     meta_of, output_items, value_meta, with_meta)
+from eqsat_test.runners.exec.pool import PoolOptions, Worker
+from eqsat_test.runners.findings.shrink import (
+    bypass,
+    bypass_choices,
+    cut_at,
+    cut_points,
+    keep_outputs,
+    label,
+    meta_of,
+    output_items,
+    value_meta,
+    with_meta,
+)
 from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
+from eqsat_test.runners.protocol import past
 from eqsat_test.runners.records import CRASH_STATUSES, FindingKind, Result, ResultStatus
 
 # Finding kinds that minimization tries to preserve (a timeout would cost a timeout per check).
@@ -80,7 +90,7 @@ class CheckPool:
 
     def __init__(self, opts: PoolOptions, log: Callable[[str], None] = lambda s: None) -> None:
         self.opts = opts
-        self.workers = [_Worker(k, opts, log) for k in range(max(1, opts.jobs))]
+        self.workers = [Worker(k, opts, log) for k in range(max(1, opts.jobs))]
         self.cache: dict[str, dict] = {}
         self.checks = 0
 

@@ -3,17 +3,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
 import re
 import shutil
 from pathlib import Path
 
 from eqsat_test.codegen_templates import render
-from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.checks.devices import device_repro_main
+from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.oracle.grad import COTANGENT_SEED, GRAD_SEED
+from eqsat_test.runners.protocol import versions
 from eqsat_test.runners.records import FindingKind
-
 
 
 def signature(f: dict) -> str:
@@ -78,22 +77,6 @@ def collect_env() -> str:
         return get_pretty_env_info()
     except Exception as e:  # collect_env shells out; never fail a finding for it
         return f"collect_env failed: {e}"
-
-
-_ENV_CACHE: dict = {}
-
-
-def versions() -> dict:
-    if not _ENV_CACHE:
-        import torch
-        v = {"torch": torch.__version__, "python": platform.python_version(), "platform": platform.platform()}
-        try:
-            import triton  # noqa: F401
-            v["triton"] = triton.__version__
-        except Exception:
-            v["triton"] = None
-        _ENV_CACHE.update(v)
-    return dict(_ENV_CACHE)
 
 
 def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *, env_text: str | None = None) -> Path:

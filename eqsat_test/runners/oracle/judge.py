@@ -26,8 +26,15 @@ from eqsat_test.runners.oracle.float_rules import float_leaf, judge_float
 from eqsat_test.runners.oracle.numerics import leaves, to_fp64, tolerance  # noqa: F401 (re-exported)
 from eqsat_test.runners.oracle.rules import TENSOR
 from eqsat_test.runners.oracle.runs import Antithetic, LeafRuns, RoundingRuns
-from eqsat_test.runners.oracle.verdict import (MATCH, MISMATCH, NONDETERMINISTIC, STRUCTURE_MISMATCH, LeafRules,
-                                               RuleCount, Verdict)
+from eqsat_test.runners.oracle.verdict import (
+    MATCH,
+    MISMATCH,
+    NONDETERMINISTIC,
+    STRUCTURE_MISMATCH,
+    LeafRules,
+    RuleCount,
+    Verdict,
+)
 
 __all__ = [
     "Verdict", "RuleCount", "LeafRules", "judge", "compare_eager", "leaves", "to_fp64", "tolerance",

@@ -13,7 +13,7 @@ import torch
 
 from eqsat_test.runners.oracle.engine import Hit, behaviour
 from eqsat_test.runners.oracle.judge import Verdict, judge
-from eqsat_test.runners.oracle.numerics import LOOSE_TOL, _rebuild, leaves, tolerance
+from eqsat_test.runners.oracle.numerics import LOOSE_TOL, leaves, rebuild, tolerance
 from eqsat_test.runners.oracle.verdict import RuleCount
 
 
@@ -57,7 +57,7 @@ def lenient_judge(ref, got, fp64, ref32, *, ref2=None, index_info=None, dtype_hi
     with the program run in float32 or float64 (see the module docstring): those take compiled's value in
     eager's output, which is judged again (with fp64 and index_info only). ref2: a second eager run, as for
     judge(): a program whose two eager runs differ is "nondeterministic", not judged (the sweep must draw
-    ref2 without reseeding, as runners/exec/worker.py does)."""
+    ref2 without reseeding, as runners/worker.py does)."""
     v = judge(ref, got, fp64, ref2=ref2, index_info=index_info, dtype_hint=dtype_hint, extreme_inputs=extreme_inputs,
               fp64_perturbed=fp64_perturbed, fp64_low=fp64_low, fp64_rounded=fp64_rounded,
               fp64_beyond=fp64_beyond)
@@ -85,7 +85,7 @@ def lenient_judge(ref, got, fp64, ref32, *, ref2=None, index_info=None, dtype_hi
     if not excused:
         return v
     it = iter(blended)
-    v2 = judge(_rebuild(ref, lambda _leaf: next(it)), got, fp64, index_info=index_info)
+    v2 = judge(rebuild(ref, lambda _leaf: next(it)), got, fp64, index_info=index_info)
     for path, n in counts.items():
         v2 = v2.with_counts(path, [RuleCount("lenient.wider-run", n)])
     if not v2.ok:

@@ -219,7 +219,7 @@ class BeyondRange(TorchDispatchMode):
                 z = torch.zeros(t.shape, dtype=torch.float64, device=t.device)
                 return z if m is None or m.shape != t.shape else z.masked_fill(m, 1.0)
             return t
-        return nx._rebuild(out, conv)
+        return nx.rebuild(out, conv)
 
 
 _aten = torch.ops.aten

@@ -1,4 +1,4 @@
-"""Numerical facts the oracle relies on: eps and ranges by dtype, rule 1's bound and conditioning term, special values, and the walkers over nested outputs (leaves, _rebuild, to_fp64)."""
+"""Numerical facts the oracle relies on: eps and ranges by dtype, rule 1's bound and conditioning term, special values, and the walkers over nested outputs (leaves, rebuild, to_fp64)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,34 @@ __all__ = [
     "WALK_LINEAR", "YARD_QUANTILE",
 ]
 
-from eqsat_test.runners.oracle.constants import (ACC_ULPS, ACC_ULPS_NOREF, ACC_ULPS_ONE, ALLCLOSE_TOL, FLOAT8_TOL,
-                                                 LOOSE_TOL, M_MANY, M_ONE, MANY_PEERS, NEAR_TIE_ULPS, NOREF_ACC_FACTOR,
-                                                 OVERFLOW_MARGIN, OVERFLOW_ROW, OWN_ROUNDING_ULPS, PEER_GRID, PEER_RANGE,
-                                                 ROUND_ULPS, ROUNDING_RUN_WEIGHT, SENS_CAST_ULPS, SENS_DELTA, SENS_DRAWS,
-                                                 SENS_MULT, SENS_SMOOTH, WALK_HALF, WALK_LINEAR, YARD_QUANTILE)
+from eqsat_test.runners.oracle.constants import (
+    ACC_ULPS,
+    ACC_ULPS_NOREF,
+    ACC_ULPS_ONE,
+    ALLCLOSE_TOL,
+    FLOAT8_TOL,
+    LOOSE_TOL,
+    M_MANY,
+    M_ONE,
+    MANY_PEERS,
+    NEAR_TIE_ULPS,
+    NOREF_ACC_FACTOR,
+    OVERFLOW_MARGIN,
+    OVERFLOW_ROW,
+    OWN_ROUNDING_ULPS,
+    PEER_GRID,
+    PEER_RANGE,
+    ROUND_ULPS,
+    ROUNDING_RUN_WEIGHT,
+    SENS_CAST_ULPS,
+    SENS_DELTA,
+    SENS_DRAWS,
+    SENS_MULT,
+    SENS_SMOOTH,
+    WALK_HALF,
+    WALK_LINEAR,
+    YARD_QUANTILE,
+)
 
 # The per-element rule these serve (runners/oracle/constants.py gives each constant's reason):
 #
@@ -272,16 +295,16 @@ def leaves(obj: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
-def _rebuild(obj: Any, fn) -> Any:
+def rebuild(obj: Any, fn) -> Any:
     """Apply fn to every leaf, keeping container types."""
     if isinstance(obj, Mapping):
-        items = [(k, _rebuild(v, fn)) for k, v in obj.items()]
+        items = [(k, rebuild(v, fn)) for k, v in obj.items()]
         try:
             return type(obj)(items)
         except Exception:
             return dict(items)
     if isinstance(obj, tuple):
-        items = [_rebuild(v, fn) for v in obj]
+        items = [rebuild(v, fn) for v in obj]
         if hasattr(obj, "_fields"):  # namedtuple
             return type(obj)(*items)
         if type(obj) is tuple:
@@ -291,7 +314,7 @@ def _rebuild(obj: Any, fn) -> Any:
         except Exception:
             return tuple(items)
     if isinstance(obj, list):
-        items = [_rebuild(v, fn) for v in obj]
+        items = [rebuild(v, fn) for v in obj]
         if type(obj) is list:
             return items
         try:
@@ -299,7 +322,7 @@ def _rebuild(obj: Any, fn) -> Any:
         except Exception:
             return items
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        changes = {f.name: _rebuild(getattr(obj, f.name), fn) for f in dataclasses.fields(obj) if f.init}
+        changes = {f.name: rebuild(getattr(obj, f.name), fn) for f in dataclasses.fields(obj) if f.init}
         try:
             return dataclasses.replace(obj, **changes)
         except Exception:
@@ -318,7 +341,7 @@ def to_fp64(obj: Any) -> Any:
                 return x.to(torch.complex128)
         return x
 
-    return _rebuild(obj, conv)
+    return rebuild(obj, conv)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -4,12 +4,24 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from eqsat_test.runners.oracle.refunary import PY_ELEMENTS, _err
-from eqsat_test.runners.oracle.refvalue import (Ctx, RefRejected, RefUndefined, V, cast, float_of, floats, ints, is_float,
-                                                 is_int, make, result_type)
+from eqsat_test.runners.oracle.refunary import PY_ELEMENTS, quiet_errors
+from eqsat_test.runners.oracle.refvalue import (
+    Ctx,
+    RefRejected,
+    RefUndefined,
+    V,
+    cast,
+    float_of,
+    floats,
+    ints,
+    is_float,
+    is_int,
+    make,
+    result_type,
+)
 
 
-def _check_alpha(dt: torch.dtype, alpha, what: str = "alpha") -> None:
+def check_alpha(dt: torch.dtype, alpha, what: str = "alpha") -> None:
     """torch.add's rule for its scalar factor: no float factor on integers, only a bool one on bools."""
     if alpha is None:
         return
@@ -27,12 +39,12 @@ def _check_alpha(dt: torch.dtype, alpha, what: str = "alpha") -> None:
 
 def add(ctx: Ctx, x, y, alpha=1) -> V:
     dt = result_type(x, y)
-    _check_alpha(dt, alpha)
+    check_alpha(dt, alpha)
     if dt == torch.bool:
         return V(np.asarray((ints(x) != 0) | ((ints(y) * int(alpha)) != 0)), torch.bool)
     if is_int(dt):
         return make(ints(x) + int(alpha) * ints(y), dt, ctx)
-    with _err():
+    with quiet_errors():
         return make(floats(x, ctx) + ctx.work(alpha) * floats(y, ctx), dt, ctx)
 
 
@@ -40,10 +52,10 @@ def sub(ctx: Ctx, x, y, alpha=1) -> V:
     dt = result_type(x, y)
     if dt == torch.bool:
         raise RefRejected("subtraction of bool tensors is not defined")
-    _check_alpha(dt, alpha)
+    check_alpha(dt, alpha)
     if is_int(dt):
         return make(ints(x) - int(alpha) * ints(y), dt, ctx)
-    with _err():
+    with quiet_errors():
         return make(floats(x, ctx) - ctx.work(alpha) * floats(y, ctx), dt, ctx)
 
 
@@ -57,7 +69,7 @@ def mul(ctx: Ctx, x, y) -> V:
         return V(np.asarray((ints(x) != 0) & (ints(y) != 0)), torch.bool)
     if is_int(dt):
         return make(ints(x) * ints(y), dt, ctx)
-    with _err():
+    with quiet_errors():
         return make(floats(x, ctx) * floats(y, ctx), dt, ctx)
 
 
@@ -92,7 +104,7 @@ def floor_div_float(a: np.ndarray, b: np.ndarray, ctx: Ctx) -> np.ndarray:
     import math as m
     a, b = np.broadcast_arrays(a, b)
     fin = np.isfinite(a) & np.isfinite(b) & (b != 0)
-    with _err():
+    with quiet_errors():
         out = np.where(b == 0, a / b, np.nan)
         out = np.where(np.isfinite(a) & np.isinf(b),
                        np.where((a == 0) | ((a > 0) == (b > 0)), 0.0 * np.sign(a / b) + 0.0, -1.0), out)
@@ -107,7 +119,7 @@ def floor_div_float(a: np.ndarray, b: np.ndarray, ctx: Ctx) -> np.ndarray:
 def div(ctx: Ctx, x, y, rounding_mode=None) -> V:
     dt = result_type(x, y)
     if rounding_mode is None:
-        with _err():
+        with quiet_errors():
             return make(floats(x, ctx) / floats(y, ctx), float_of(dt), ctx)
     if dt == torch.bool:
         raise RefRejected("rounded division of bool tensors")
@@ -116,7 +128,7 @@ def div(ctx: Ctx, x, y, rounding_mode=None) -> V:
     a, b = floats(cast(x, dt, ctx), ctx), floats(cast(y, dt, ctx), ctx)
     if rounding_mode == "floor":
         return make(floor_div_float(a, b, ctx), dt, ctx)
-    with _err():  # trunc: the exact quotient truncated; IEEE for infinities and zero divisors
+    with quiet_errors():  # trunc: the exact quotient truncated; IEEE for infinities and zero divisors
         a, b = np.broadcast_arrays(a, b)
         fin = np.isfinite(a) & np.isfinite(b) & (b != 0)
         out = np.trunc(a / b)
@@ -142,8 +154,8 @@ def remainder(ctx: Ctx, x, y) -> V:
         return make(np.remainder(a, b), dt, ctx)
     a, b = np.broadcast_arrays(floats(cast(x, dt, ctx), ctx), floats(cast(y, dt, ctx), ctx))
     fin = np.isfinite(a) & np.isfinite(b) & (b != 0)
-    with _err():
-        out = np.full(a.shape, np.nan, dtype=ctx.work)
+    with quiet_errors():
+        out: np.ndarray = np.full(a.shape, np.nan, dtype=ctx.work)
         binf = np.isfinite(a) & np.isinf(b)
         out = np.where(binf, np.where((a == 0) | ((a > 0) == (b > 0)), a, b), out)
         if bool(fin.any()):
@@ -163,7 +175,7 @@ def fmod(ctx: Ctx, x, y) -> V:
         return make(np.fmod(a, b), dt, ctx)
     a, b = np.broadcast_arrays(floats(cast(x, dt, ctx), ctx), floats(cast(y, dt, ctx), ctx))
     fin = np.isfinite(a) & np.isfinite(b) & (b != 0)
-    with _err():
+    with quiet_errors():
         out = np.where(np.isfinite(a) & np.isinf(b), a, np.nan)
         if bool(fin.any()):
             ex = _exact(lambda u, v: u - v * int(u / v), np.where(fin, a, 0), np.where(fin, b, 1), ctx)
@@ -172,14 +184,14 @@ def fmod(ctx: Ctx, x, y) -> V:
 
 
 def _odd_int(y: np.ndarray) -> np.ndarray:
-    with _err():
+    with quiet_errors():
         return np.isfinite(y) & (np.floor(y) == y) & (np.fmod(y, 2) != 0)
 
 
 def pow_float(x: np.ndarray, y: np.ndarray, ctx: Ctx) -> np.ndarray:
     """C99 pow (Annex F.9.4.4), special cases written out; finite x > 0 through the working precision's pow."""
     x, y = np.broadcast_arrays(np.asarray(x, dtype=ctx.work), np.asarray(y, dtype=ctx.work))
-    with _err():
+    with quiet_errors():
         odd = _odd_int(y)
         integral = np.isfinite(y) & (np.floor(y) == y)
         mag = np.power(np.abs(x), y)  # |x|^y, then the sign and the special cases
@@ -218,7 +230,7 @@ def _minmax(np_fn, nan_wins: bool):
         if not is_float(dt):
             return make(np_fn(ints(cast(x, dt, ctx)), ints(cast(y, dt, ctx))), dt, ctx)
         a, b = floats(x, ctx), floats(y, ctx)
-        with _err():
+        with quiet_errors():
             out = np_fn(a, b)
             if not nan_wins:  # fmax/fmin: a NaN operand yields the other
                 out = np.where(np.isnan(a), b, np.where(np.isnan(b), a, out))
@@ -233,7 +245,7 @@ fmax, fmin = _minmax(np.fmax, False), _minmax(np.fmin, False)
 def _float_binary(fn):
     def impl(ctx: Ctx, x, y) -> V:
         dt = float_of(result_type(x, y))
-        with _err():
+        with quiet_errors():
             return make(fn(floats(x, ctx), floats(y, ctx), ctx), dt, ctx)
     return impl
 
@@ -312,17 +324,17 @@ def where(ctx: Ctx, cond: V, x, y) -> V:
 
 def lerp(ctx: Ctx, x: V, y: V, w) -> V:
     dt = result_type(x, y, w) if isinstance(w, V) else result_type(x, y)
-    with _err():
+    with quiet_errors():
         a, b, t = floats(x, ctx), floats(y, ctx), floats(w, ctx)
         return make(a + t * (b - a), dt, ctx)
 
 
 def addcmul(ctx: Ctx, s: V, t1: V, t2: V, value=1) -> V:
     dt = result_type(s, t1, t2)
-    _check_alpha(dt, value, "value")
+    check_alpha(dt, value, "value")
     if is_int(dt):
         return make(ints(s) + int(value) * ints(t1) * ints(t2), dt, ctx)
-    with _err():
+    with quiet_errors():
         return make(floats(s, ctx) + ctx.work(value) * floats(t1, ctx) * floats(t2, ctx), dt, ctx)
 
 
@@ -330,12 +342,12 @@ def addcdiv(ctx: Ctx, s: V, t1: V, t2: V, value=1) -> V:
     dt = result_type(s, t1, t2)
     if not is_float(dt) or not (is_float(t1.dtype) or is_float(t2.dtype)):
         raise RefRejected("integer division in addcdiv is not defined")
-    with _err():
+    with quiet_errors():
         return make(floats(s, ctx) + ctx.work(value) * floats(t1, ctx) / floats(t2, ctx), dt, ctx)
 
 
 def heaviside(ctx: Ctx, x: V, values: V) -> V:
     dt = result_type(x, values)
     a, v = floats(x, ctx), floats(values, ctx)
-    with _err():
+    with quiet_errors():
         return make(np.where(np.isnan(a), np.nan, np.where(a == 0, v, (a > 0).astype(ctx.work))), dt, ctx)

@@ -32,8 +32,8 @@ import torch
 
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.exact import index_str
-from eqsat_test.runners.oracle.refvalue import Ctx, RefRejected, RefUndefined, V, eps, from_tensor, is_float
 from eqsat_test.runners.oracle.reftable import RANDOM, RefOp, inplace, lookup
+from eqsat_test.runners.oracle.refvalue import Ctx, RefRejected, RefUndefined, V, eps, from_tensor, is_float
 
 COMPILED, EAGER, BOTH, UNDECIDED, NO_REFEREE = "compiled", "eager", "both", "undecided", "no-referee"
 WRONG_SIDES = (COMPILED, EAGER, BOTH, UNDECIDED, NO_REFEREE)
@@ -125,7 +125,8 @@ def _ancestors(nodes: list) -> set:
 
 def _rows(gm, needed: set) -> tuple[list[RefOp], list[str], str | None]:
     """The table rows of the needed nodes, the ops without one, and a reason there is no referee at all."""
-    rows, missing = [], []
+    rows: list = []
+    missing: list = []
     for n in gm.graph.nodes:
         if n not in needed or n.op != "call_function" or n.target is operator.getitem:
             continue

@@ -6,15 +6,23 @@ from typing import Any, Callable, NamedTuple
 
 import torch
 
-from eqsat_test.runners.exec.protocol import to_cpu
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.constants import TIE_ROTATIONS
-from eqsat_test.runners.oracle.inputs import InputSet, flushed_fp64_inputs, perturbed_fp64_inputs, to_fp64_inputs
 from eqsat_test.runners.oracle.engine import behaviour
+from eqsat_test.runners.oracle.inputs import InputSet, flushed_fp64_inputs, perturbed_fp64_inputs, to_fp64_inputs
 from eqsat_test.runners.oracle.judge import Verdict, judge
-from eqsat_test.runners.oracle.modes import BeyondRange, FloatDtypes, KeptPrecision, RoundingNoise, TieOrder, coarsest, float64_default
+from eqsat_test.runners.oracle.modes import (
+    BeyondRange,
+    FloatDtypes,
+    KeptPrecision,
+    RoundingNoise,
+    TieOrder,
+    coarsest,
+    float64_default,
+)
 from eqsat_test.runners.oracle.runs import Antithetic, RoundingRuns
 from eqsat_test.runners.oracle.verdict import RuleCount
+from eqsat_test.runners.protocol import to_cpu
 
 
 class EagerRef(NamedTuple):
@@ -48,7 +56,7 @@ class EagerRef(NamedTuple):
 
 def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> EagerRef:
     """Run the program eagerly on one input set (raises what the program raises). cpu_forward (the
-    program on the CPU, runners.exec.protocol.on_cpu): a program that computes in float64 throughout
+    program on the CPU, runners.protocol.on_cpu): a program that computes in float64 throughout
     on a GPU has its fp64 run there instead, so that it is a second, independent float64 run (another
     libm), not eager again: CUDA eager's own float64 hardswish is 6.5e-8 off, and a compiled value
     that agrees with the CPU is no miscompile (judge's rule 6 otherwise compares with eager alone)."""
@@ -220,7 +228,8 @@ def _untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, dict[s
     runs = [nx.leaves(t) for t in ties]
     if any(len(x) != len(gl) for x in [rl, *runs]):
         return got, {}
-    counts, out = {}, []
+    counts: dict = {}
+    out: list = []
     for k, ((path, g), (_, r)) in enumerate(zip(gl, rl)):
         ts = [x[k][1] for x in runs]
         if path not in index_paths and all(isinstance(t, torch.Tensor) for t in (g, r, *ts)) \
@@ -235,7 +244,7 @@ def _untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, dict[s
                 g = torch.where(dep, r, g)
         out.append(g)
     it = iter(out)
-    return nx._rebuild(got, lambda leaf: next(it)), counts
+    return nx.rebuild(got, lambda leaf: next(it)), counts
 
 
 def conditioned(verdict_of: Callable[[Any, Any, Any, Any], Verdict], ref: Any, got: Any,

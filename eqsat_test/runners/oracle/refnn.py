@@ -6,7 +6,7 @@ import math
 import numpy as np
 import torch
 
-from eqsat_test.runners.oracle.refunary import _err
+from eqsat_test.runners.oracle.refunary import quiet_errors
 from eqsat_test.runners.oracle.refvalue import Ctx, RefRejected, RefUndefined, V, floats, is_float, make
 
 # The most multiply-adds a window op may cost the referee (NumPy in the working precision).
@@ -26,7 +26,7 @@ def convolution(ctx: Ctx, x: V, w: V, b, stride, padding, dilation, transposed, 
     ksz = k.shape[2:]
     if math.prod(a.shape) * math.prod(k.shape[1:]) > MAX_MACS:
         raise RefUndefined("a convolution too large for the referee")
-    with _err():
+    with quiet_errors():
         out = (_conv_t(ctx, a, k, stride, padding, dilation, _tuple(output_padding, nsp), groups, ksz) if transposed
                else _conv(ctx, a, k, stride, padding, dilation, groups, ksz))
         if b is not None:
@@ -118,8 +118,8 @@ def avg_pool2d(ctx: Ctx, x: V, kernel, stride=(), padding=(0,), ceil_mode=False,
     h, w = a.shape[-2:]
     oh = _pool_out(h, kernel[0], stride[0], padding[0], 1, ceil_mode)
     ow = _pool_out(w, kernel[1], stride[1], padding[1], 1, ceil_mode)
-    out = np.zeros(a.shape[:-2] + (oh, ow), dtype=ctx.work)
-    with _err():
+    out: np.ndarray = np.zeros(a.shape[:-2] + (oh, ow), dtype=ctx.work)
+    with quiet_errors():
         for i in range(oh):
             for j in range(ow):
                 r0, c0 = i * stride[0] - padding[0], j * stride[1] - padding[1]
@@ -136,8 +136,8 @@ def adaptive_avg_pool2d(ctx: Ctx, x: V, output_size) -> V:
     a = floats(x, ctx)
     h, w = a.shape[-2:]
     oh, ow = _tuple(output_size, 2)
-    out = np.zeros(a.shape[:-2] + (oh, ow), dtype=ctx.work)
-    with _err():
+    out: np.ndarray = np.zeros(a.shape[:-2] + (oh, ow), dtype=ctx.work)
+    with quiet_errors():
         for i in range(oh):
             r0, r1 = (i * h) // oh, -(-((i + 1) * h) // oh)
             for j in range(ow):

@@ -4,8 +4,20 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from eqsat_test.runners.oracle.refunary import _err
-from eqsat_test.runners.oracle.refvalue import Ctx, RefRejected, RefUndefined, V, cast, float_of, floats, ints, is_float, is_int, make
+from eqsat_test.runners.oracle.refunary import quiet_errors
+from eqsat_test.runners.oracle.refvalue import (
+    Ctx,
+    RefRejected,
+    RefUndefined,
+    V,
+    cast,
+    float_of,
+    floats,
+    ints,
+    is_float,
+    is_int,
+    make,
+)
 
 
 def dims(x: V, dim) -> tuple:
@@ -29,7 +41,7 @@ def sum_(ctx: Ctx, x: V, dim=None, keepdim=False, dtype=None) -> V:
     dt = _acc_dtype(x, dtype)
     axes = dims(x, dim)
     if is_float(dt):
-        with _err():
+        with quiet_errors():
             return make(np.sum(floats(x, ctx), axis=axes, keepdims=keepdim), dt, ctx)
     return make(np.sum(ints(cast(x, dt, ctx)), axis=axes, keepdims=keepdim), dt, ctx)
 
@@ -38,7 +50,7 @@ def prod(ctx: Ctx, x: V, dim=None, keepdim=False, dtype=None) -> V:
     dt = _acc_dtype(x, dtype)
     axes = dims(x, dim)
     if is_float(dt):
-        with _err():
+        with quiet_errors():
             return make(np.prod(floats(x, ctx), axis=axes, keepdims=keepdim), dt, ctx)
     return make(np.prod(ints(cast(x, dt, ctx)), axis=axes, keepdims=keepdim), dt, ctx)
 
@@ -47,7 +59,7 @@ def mean(ctx: Ctx, x: V, dim=None, keepdim=False, dtype=None) -> V:
     dt = dtype or x.dtype
     if not is_float(dt):
         raise RefRejected("mean of an integer tensor (needs a floating dtype)")
-    with _err():
+    with quiet_errors():
         return make(np.mean(floats(x, ctx), axis=dims(x, dim), keepdims=keepdim), dt, ctx)
 
 
@@ -56,7 +68,7 @@ def _ext(np_fn):
         axes = dims(x, dim)
         if x.a.size == 0:
             raise RefRejected("max/min of an empty tensor")
-        with _err():
+        with quiet_errors():
             return V(np_fn(x.a, axis=axes, keepdims=keepdim), x.dtype)  # NaN propagates (np.max/np.min)
     return impl
 
@@ -111,7 +123,7 @@ def var(ctx: Ctx, x: V, dim=None, *, correction=None, keepdim=False, unbiased=No
     axes = dims(x, dim)
     a = floats(x, ctx)
     n = int(np.prod([a.shape[k] for k in axes])) if axes else 1
-    with _err():
+    with quiet_errors():
         m = np.mean(a, axis=axes, keepdims=True)
         out = np.sum((a - m) ** 2, axis=axes, keepdims=keepdim) / ctx.work(max(0, n - c))
     return make(out, x.dtype, ctx)
@@ -119,7 +131,7 @@ def var(ctx: Ctx, x: V, dim=None, *, correction=None, keepdim=False, unbiased=No
 
 def std(ctx: Ctx, x: V, dim=None, *, correction=None, keepdim=False, unbiased=None) -> V:
     v = var(Ctx(ctx.work, False), x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
-    with _err():
+    with quiet_errors():
         return make(np.sqrt(v.a), x.dtype, ctx)
 
 
@@ -136,7 +148,7 @@ def logsumexp(ctx: Ctx, x: V, dim, keepdim=False) -> V:
     all -inf row -inf."""
     a = floats(x, ctx)
     axes = dims(x, dim)
-    with _err():
+    with quiet_errors():
         m = np.max(a, axis=axes, keepdims=True) if a.size else np.zeros([1] * a.ndim, ctx.work)
         m = np.where(np.isinf(m), 0.0, m)
         out = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m
@@ -146,7 +158,7 @@ def logsumexp(ctx: Ctx, x: V, dim, keepdim=False) -> V:
 
 
 def _softmax_core(a: np.ndarray, d: int, log: bool) -> np.ndarray:
-    with _err():
+    with quiet_errors():
         m = np.max(a, axis=d, keepdims=True)
         z = a - m
         s = np.sum(np.exp(z), axis=d, keepdims=True)
@@ -170,7 +182,7 @@ def vector_norm(ctx: Ctx, x: V, ord=2, dim=None, keepdim=False, *, dtype=None) -
     a = np.abs(floats(x, ctx))
     axes = dims(x, dim)
     o = float(ord)
-    with _err():
+    with quiet_errors():
         if o == float("inf"):
             out = np.max(a, axis=axes, keepdims=keepdim)
         elif o == float("-inf"):
@@ -195,7 +207,7 @@ def _scan(np_fn):
         dt = _acc_dtype(x, dtype)
         d = dim % max(x.ndim, 1) if x.ndim else None
         if is_float(dt):
-            with _err():
+            with quiet_errors():
                 out = np_fn(floats(x, ctx), axis=d) if x.ndim else floats(x, ctx)
             return make(out, dt, ctx)
         return make(np_fn(ints(cast(x, dt, ctx)), axis=d) if x.ndim else ints(x), dt, ctx)
@@ -210,7 +222,7 @@ cumsum, cumprod = _scan(np.cumsum), _scan(np.cumprod)
 def _matmul(ctx: Ctx, a: V, b: V, dt: torch.dtype) -> np.ndarray:
     if is_int(dt) or dt == torch.bool:
         return np.matmul(ints(a), ints(b))  # int64, wrapping modulo 2^64; the dtype's width in make()
-    with _err():
+    with quiet_errors():
         return np.matmul(floats(a, ctx), floats(b, ctx))
 
 
@@ -228,13 +240,13 @@ mv = mm
 def addmm(ctx: Ctx, s: V, a: V, b: V, *, beta=1, alpha=1) -> V:
     """beta * s + alpha * (a @ b); beta = 0 ignores s (NaN included), as documented."""
     dt = a.dtype
-    from eqsat_test.runners.oracle.refbinary import _check_alpha  # (the same rule as add's)
-    _check_alpha(dt, alpha)
-    _check_alpha(dt, beta, "beta")
+    from eqsat_test.runners.oracle.refbinary import check_alpha  # (the same rule as add's)
+    check_alpha(dt, alpha)
+    check_alpha(dt, beta, "beta")
     p = _matmul(ctx, a, b, dt)
     if is_int(dt):
         return make((int(beta) * ints(s) if beta else 0) + int(alpha) * p, dt, ctx)
-    with _err():
+    with quiet_errors():
         base = ctx.work(beta) * floats(s, ctx) if beta != 0 else 0.0
         return make(base + ctx.work(alpha) * p, dt, ctx)
 
@@ -249,7 +261,7 @@ def addmv(ctx: Ctx, s: V, a: V, v: V, *, beta=1, alpha=1) -> V:
 # ---- normalizations ------------------------------------------------------------------------------
 
 def _normalize(ctx: Ctx, a: np.ndarray, axes: tuple, eps: float):
-    with _err():
+    with quiet_errors():
         m = np.mean(a, axis=axes, keepdims=True)
         v = np.mean((a - m) ** 2, axis=axes, keepdims=True)
         rstd = 1 / np.sqrt(v + ctx.work(eps))
@@ -261,7 +273,7 @@ def native_layer_norm(ctx: Ctx, x: V, shape, w, b, eps) -> tuple:
     k = len(shape)
     axes = tuple(range(x.ndim - k, x.ndim))
     y, m, rstd = _normalize(ctx, a, axes, eps)
-    with _err():
+    with quiet_errors():
         if w is not None:
             y = y * floats(w, ctx)
         if b is not None:
@@ -276,7 +288,7 @@ def native_group_norm(ctx: Ctx, x: V, w, b, n, c, hw, groups, eps) -> tuple:
     y, m, rstd = _normalize(ctx, g, (2,), eps)
     y = y.reshape(a.shape)
     shape = [1, c] + [1] * (x.ndim - 2)
-    with _err():
+    with quiet_errors():
         if w is not None:
             y = y * floats(w, ctx).reshape(shape)
         if b is not None:
@@ -288,7 +300,7 @@ def native_group_norm(ctx: Ctx, x: V, w, b, n, c, hw, groups, eps) -> tuple:
 def batch_norm_eval(ctx: Ctx, x: V, w, b, rmean: V, rvar: V, momentum, eps) -> tuple:
     """(x - running_mean) / sqrt(running_var + eps) * w + b per channel (dim 1)."""
     shape = [1, -1] + [1] * (x.ndim - 2)
-    with _err():
+    with quiet_errors():
         y = (floats(x, ctx) - floats(rmean, ctx).reshape(shape)) / np.sqrt(floats(rvar, ctx).reshape(shape) + ctx.work(eps))
         if w is not None:
             y = y * floats(w, ctx).reshape(shape)
@@ -307,7 +319,7 @@ def native_batch_norm(ctx: Ctx, x: V, w, b, rmean, rvar, training, momentum, eps
     axes = tuple(d for d in range(x.ndim) if d != 1)
     y, m, rstd = _normalize(ctx, a, axes, eps)
     shape = [1, -1] + [1] * (x.ndim - 2)
-    with _err():
+    with quiet_errors():
         if w is not None:
             y = y * floats(w, ctx).reshape(shape)
         if b is not None:
@@ -330,7 +342,7 @@ def nll_loss_forward(ctx: Ctx, logp: V, target: V, weight, reduction: int, ignor
     wv = floats(weight, ctx)[safe] if weight is not None else np.ones(safe.shape, ctx.work)
     wv = np.where(keep, wv, 0.0)
     picked = np.take_along_axis(a, safe.reshape(safe.shape[0], 1, *safe.shape[1:]), axis=1).squeeze(1)
-    with _err():
+    with quiet_errors():
         losses = np.where(keep, -picked * wv, 0.0)
         total = np.sum(wv)
         out = losses if reduction == 0 else (np.sum(losses) / total if reduction == 1 else np.sum(losses))
@@ -345,7 +357,7 @@ def sdpa_cpu(ctx: Ctx, q: V, k: V, v: V, dropout_p=0.0, is_causal=False, *, attn
         raise RefUndefined("attention with dropout (random)")
     a, b, c = floats(q, ctx), floats(k, ctx), floats(v, ctx)
     s = ctx.work(scale) if scale is not None else 1 / np.sqrt(ctx.work(a.shape[-1]))
-    with _err():
+    with quiet_errors():
         sc = np.matmul(a, np.swapaxes(b, -1, -2)) * s
         if is_causal:
             L, S = sc.shape[-2], sc.shape[-1]

@@ -4,9 +4,20 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from eqsat_test.runners.oracle.refbinary import _check_alpha
-from eqsat_test.runners.oracle.refvalue import (Ctx, RefRejected, RefUndefined, V, cast, floats, ints, is_float, is_int,
-                                                 make, result_type)
+from eqsat_test.runners.oracle.refbinary import check_alpha
+from eqsat_test.runners.oracle.refvalue import (
+    Ctx,
+    RefRejected,
+    RefUndefined,
+    V,
+    cast,
+    floats,
+    ints,
+    is_float,
+    is_int,
+    make,
+    result_type,
+)
 
 
 def _same(x: V, a: np.ndarray) -> V:
@@ -253,7 +264,7 @@ def scatter_reduce(ctx: Ctx, x: V, dim: int, idx: V, src: V, reduce: str, includ
 
 def index_add(ctx: Ctx, x: V, dim: int, idx: V, src: V, alpha=1) -> V:
     """x with alpha * src added at the indexed slices along dim; alpha follows torch.add's rule."""
-    _check_alpha(x.dtype, alpha)
+    check_alpha(x.dtype, alpha)
     d = _dim(x, dim)
     ia = _index_array(idx, x.shape[d] if x.ndim else 1)
     out = np.moveaxis(x.a.copy(), d, 0)

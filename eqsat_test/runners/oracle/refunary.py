@@ -6,8 +6,21 @@ import math
 import numpy as np
 import torch
 
-from eqsat_test.runners.oracle.refvalue import (Ctx, RefRejected, RefUndefined, V, cast, float_of, floats, ints, is_float,
-                                                 is_int, make, result_type, wrap)
+from eqsat_test.runners.oracle.refvalue import (
+    Ctx,
+    RefRejected,
+    RefUndefined,
+    V,
+    cast,
+    float_of,
+    floats,
+    ints,
+    is_float,
+    is_int,
+    make,
+    result_type,
+    wrap,
+)
 
 # Functions evaluated one element at a time in Python (math, mpmath) take at most this many elements.
 PY_ELEMENTS = 1 << 18
@@ -15,7 +28,7 @@ PY_ELEMENTS = 1 << 18
 _INF, _NAN = float("inf"), float("nan")
 
 
-def _err():
+def quiet_errors():
     return np.errstate(all="ignore")
 
 
@@ -52,7 +65,7 @@ def _guard(fn, nan_ok=_NAN):
 
 def _unary(compute):
     def impl(ctx: Ctx, x: V, *args, **kwargs) -> V:
-        with _err():
+        with quiet_errors():
             out = compute(floats(x, ctx), ctx, *args, **kwargs)
         return make(out, float_of(x.dtype), ctx)
     return impl
@@ -188,7 +201,7 @@ UNARY_FLOAT = {
 
 
 def log_sigmoid_forward(ctx: Ctx, x: V) -> tuple:
-    with _err():
+    with quiet_errors():
         a = floats(x, ctx)
         out = np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
     return make(out, float_of(x.dtype), ctx), make(np.zeros(0), float_of(x.dtype), ctx)
@@ -206,7 +219,7 @@ def celu(ctx: Ctx, x: V, alpha=1.0) -> V:
 
 def _keep(fn_float, fn_int=None, fn_bool=None):
     def impl(ctx: Ctx, x: V, *args, **kwargs) -> V:
-        with _err():
+        with quiet_errors():
             if is_float(x.dtype):
                 return make(fn_float(x.a, ctx, *args, **kwargs), x.dtype, ctx)
             if x.dtype == torch.bool:
@@ -285,7 +298,7 @@ def clamp(ctx: Ctx, x: V, lo=None, hi=None) -> V:
     dt = result_type(*[o for o in (x, lo, hi) if o is not None])
     if is_int(dt) and any(isinstance(o, float) for o in (lo, hi)):
         dt = result_type(x, *[o for o in (lo, hi) if o is not None])
-    with _err():
+    with quiet_errors():
         if is_float(dt):
             a = floats(x, ctx)
             # clamp propagates NaN of x and of the bounds; max(min) order as documented: min(max(x, lo), hi)
@@ -324,7 +337,7 @@ def threshold(ctx: Ctx, x: V, th, value) -> V:
 
 
 def leaky_relu(ctx: Ctx, x: V, slope=0.01) -> V:
-    with _err():
+    with quiet_errors():
         a = floats(x, ctx)
         return make(np.where(a > 0, a, a * ctx.work(slope)), float_of(x.dtype), ctx)
 

@@ -13,7 +13,7 @@ from eqsat_test.lowering.emit import FACTORIES, emit_module
 from eqsat_test.lowering.lift import lift_fx
 from eqsat_test.lowering.lower import to_fx
 from eqsat_test.runners.checks.unsound import eager_failure_kind
-from eqsat_test.runners.exec.protocol import load_module
+from eqsat_test.runners.protocol import load_module
 from eqsat_test.runners.records import FindingKind
 
 

@@ -8,11 +8,11 @@ import importlib.util
 
 import pytest
 import torch
-
 from conftest import TEST_MODELS
+
 from eqsat_test.lowering.capture import capture
 from eqsat_test.lowering.functionalize import functionalize
-from eqsat_test.runners.exec.protocol import load_module
+from eqsat_test.runners.protocol import load_module
 
 MUT = TEST_MODELS / "mutation"
 

@@ -4,7 +4,6 @@ by `python benchmarks/zoo_generate.py`)."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import REPO
 
 ZOO = REPO / "benchmarks" / "zoo"

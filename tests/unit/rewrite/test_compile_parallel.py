@@ -4,9 +4,9 @@ import textwrap
 
 import pytest
 import torch
+from conftest import REPO
 
 import eqsat_test.rewrite.compile_rules as cr
-from conftest import REPO
 from eqsat_test.rewrite.ruledsl import FLOATING, Tensor, load_rules, rule
 
 RULE_FILE = '''

@@ -113,3 +113,33 @@ def test_a_cast_first_softmax_seed_gets_a_variant_that_builds_the_int_softmax_pa
             found = v
             break
     assert found is not None and "int_div_casts_first" in found["rules"]
+
+
+TWO_GRAPHS = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, y):
+        a = torch.relu(x * 2.0)
+        torch._dynamo.graph_break()
+        return a.sum(-1) + torch.tanh(y).mean()
+
+
+def get_inputs():
+    return [torch.randn(4, 8), torch.randn(3, 5)]
+"""
+
+
+def test_a_later_round_writes_each_graph_against_its_own_inputs(tmp_path):
+    """Guided rounds write variants after generate() returns: each graph's variants load that graph's inputs."""
+    model = tmp_path / "two.py"
+    model.write_text(TWO_GRAPHS)
+    keep, manifest, _ = _guided(tmp_path, model, variants=4)
+    assert len(keep) >= 2, [g.get("skipped_rewrites") for g in manifest["graphs"]]
+    for state in keep:
+        entry = state.add(state.seed, "guided")
+        text = (tmp_path / "bundle" / entry["file"]).read_text()
+        assert f"{state.gid}.inputs.pt" in text
+        others = [s.gid for s in keep if s.gid != state.gid]
+        assert not any(f"{g}.inputs.pt" in text for g in others), (state.gid, others)

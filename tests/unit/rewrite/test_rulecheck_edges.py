@@ -65,7 +65,7 @@ def test_zero_dim_mixed_dtype_mul_commute_is_caught_when_claimed_exact():
 
 
 def _plan(r):
-    return rulecheck._plan(r, rulecheck.DEFAULT_SAMPLES, random.Random(0))
+    return rulecheck.plan_samples(r, rulecheck.DEFAULT_SAMPLES, random.Random(0))
 
 
 def test_unconstrained_rank_samples_zero_dim_against_other_dtypes():
@@ -94,7 +94,7 @@ def test_int_min_abs_case_is_sampled_and_caught():
     assert not res.ok
     assert "integer limits" in res.counterexample or "special" in res.counterexample
     seen = set()
-    for o in rulecheck._outcomes(relu_of_abs_is_abs, 0, 40):
+    for o in rulecheck.sample_outcomes(relu_of_abs_is_abs, 0, 40):
         if o.inputs is not None:
             x = o.inputs["x"]
             if x.dtype in (torch.int32, torch.int64) and bool((x == torch.iinfo(x.dtype).min).any()):
@@ -109,7 +109,7 @@ def trunc_div_by_one(x: Tensor(dtype=("int32", "int64"))):
 
 def test_int_min_left_out_where_trunc_division_would_trap():
     """`torch.div(INT_MIN, -1, rounding_mode="trunc")` raises SIGFPE: such rules never get INT_MIN."""
-    for o in rulecheck._outcomes(trunc_div_by_one, 0, 40):
+    for o in rulecheck.sample_outcomes(trunc_div_by_one, 0, 40):
         if o.inputs is not None:
             x = o.inputs["x"]
             assert not bool((x == torch.iinfo(x.dtype).min).any())
@@ -137,7 +137,7 @@ def test_large_samples_run_multithreaded_and_restore_threads():
     assert large and all(s.threads == LARGE_THREADS for s in large)
     before = torch.get_num_threads()
     seen = []
-    for o in rulecheck._outcomes(amax_of_cat_rows_claimed_exact, 0, 10):
+    for o in rulecheck.sample_outcomes(amax_of_cat_rows_claimed_exact, 0, 10):
         if o.sample.shape_kind == "large" and o.inputs is not None:
             seen.append(sum(t.numel() for t in o.inputs.values()))
     assert seen and max(seen) >= LARGE_NUMEL
@@ -152,7 +152,7 @@ def outer_spelling(x: Tensor(rank=1, dtype="float32"), y: Tensor(rank=1, dtype="
 def test_large_samples_that_would_blow_up_are_skipped_not_allocated():
     """An outer product of two long vectors would need billions of elements: sized on the meta
     device first and skipped."""
-    outcomes = [o for o in rulecheck._outcomes(outer_spelling, 0, 10) if o.sample.shape_kind == "large"]
+    outcomes = [o for o in rulecheck.sample_outcomes(outer_spelling, 0, 10) if o.sample.shape_kind == "large"]
     assert outcomes
     for o in outcomes:
         if o.kind == "ok":

@@ -83,7 +83,7 @@ def test_rules_check_catches_a_wrong_generated_rule_of_each_class():
     from eqsat_test.rewrite.optables import LAYOUT, UNARY
     from eqsat_test.rewrite.ruledsl import FLOATING, Tensor, make_rule
 
-    lay = {l.name: l for l in LAYOUT}
+    lay = {lay.name: lay for lay in LAYOUT}
     ops = {u.name: u for u in UNARY}
     wrong = []
     for numerics, op in (("exact", "tanh"), ("ieee-edge", "relu"), ("approximate", "sigmoid")):

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from eqsat_test.runners.exec.backend_code import BACKEND_CALL, backend_code, backend_copy_name, copy_backend_file
-from eqsat_test.runners.exec.protocol import absolute_backend, compile_options
+from eqsat_test.runners.protocol import absolute_backend, compile_options
 
 BACKEND_FILE = '''
 import torch
@@ -80,6 +80,7 @@ def test_relative_backend_paths_become_absolute(tmp_path, monkeypatch):
 def test_a_finding_whose_repro_cannot_be_rendered_is_written_whole(tmp_path, monkeypatch):
     """One file that cannot be made (here: repro.py) leaves <file>.error.txt; meta.json and the rest are there."""
     import torch
+
     import eqsat_test.runners.findings.write as W
     bundle = tmp_path / "bundle"
     bundle.mkdir()

@@ -5,7 +5,6 @@ import json
 import time
 
 import pytest
-
 from conftest import REPO, TEST_MODELS
 
 MODEL = REPO / "examples" / "mlp.py"

@@ -7,9 +7,18 @@ import pytest
 
 from eqsat_test.lowering.program import ProgramBuilder
 from eqsat_test.runners import records
-from eqsat_test.runners.findings.clusters import (Cluster, canonical_op, cluster_findings, cone_ops, input_class,
-                                                  merge_clusters, normalize_message, report_clusters, rewrite_yield,
-                                                  symptom_class)
+from eqsat_test.runners.findings.clusters import (
+    Cluster,
+    canonical_op,
+    cluster_findings,
+    cone_ops,
+    input_class,
+    merge_clusters,
+    normalize_message,
+    report_clusters,
+    rewrite_yield,
+    symptom_class,
+)
 from eqsat_test.runners.findings.ledger import load_ledger
 
 MODEL = "models/quantize.py"

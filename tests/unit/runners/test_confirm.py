@@ -70,6 +70,7 @@ def test_other_load_counts_busy_processes_that_are_not_ours_to_wait_for():
 def test_timeouts_not_re_run_alone_are_resource_notes(tmp_path):
     """--no-confirm, or a time budget spent before confirming: a timeout is never claimed without a lone re-run."""
     import time
+
     from eqsat_test.runners.findings.confirm import confirm_all
     written = [{"id": "001-timeout-g0_v001", "kind": "timeout", "detail": "no result within 60 s (during compile)"},
                {"id": "002-miscompile-g0_v002", "kind": "miscompile"}]
@@ -85,6 +86,7 @@ def test_timeouts_not_re_run_alone_are_resource_notes(tmp_path):
 def test_no_confirmation_starts_after_the_deadline(tmp_path):
     """A run's --time-budget holds for confirming too: past it, a candidate stays unconfirmed (None), unrun."""
     import time
+
     from eqsat_test.runners.findings.confirm import confirm_all
     folder = tmp_path / "findings" / "001-miscompile-g0_v001"
     folder.mkdir(parents=True)
@@ -100,9 +102,11 @@ def test_a_runs_time_budget_reaches_its_confirmation(tmp_path, monkeypatch):
     """execute_bundle hands its deadline (--time-budget) to confirm_all: a run slowed by load stops confirming
     at its budget and reports its verdicts (a campaign job's budget ends inside its timeout: jobs.job_budget)."""
     import time
+
+    from conftest import TEST_MODELS
+
     import eqsat_test.runners.pipeline as P
     from eqsat_test.rewrite.generate import GenerateOptions, generate
-    from conftest import TEST_MODELS
     generate(TEST_MODELS / "relu_mlp.py", tmp_path / "bundle",
              GenerateOptions(variants=1, rules=(str(TEST_MODELS / "e2e_rules"),)))
     seen = {}

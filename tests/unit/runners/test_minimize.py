@@ -9,19 +9,26 @@ from pathlib import Path
 import pytest
 import torch
 import torch.fx
+from conftest import TEST_MODELS
 
 import eqsat_test.runners.findings.minimize as M
 import eqsat_test.runners.findings.shrink as S
-from conftest import TEST_MODELS
-from eqsat_test.lowering.bundle import (PROGRAM_FORMAT, StoredProgram, program_file_name, program_from_json, program_to_json,
-                             read_program, write_program)
+from eqsat_test.lowering.bundle import (
+    PROGRAM_FORMAT,
+    StoredProgram,
+    program_file_name,
+    program_from_json,
+    program_to_json,
+    read_program,
+    write_program,
+)
 from eqsat_test.lowering.capture import capture
 from eqsat_test.lowering.lift import lift_fx
 from eqsat_test.lowering.program import CALL, INPUT, Program, TensorMeta
 from eqsat_test.runners.exec.pool import PoolOptions
-from eqsat_test.runners.exec.protocol import load_module
-from eqsat_test.runners.findings.write import signature
 from eqsat_test.runners.findings.rootcause import dedupe
+from eqsat_test.runners.findings.write import signature
+from eqsat_test.runners.protocol import load_module
 
 
 def _stored(fn, inputs, *, dynamo=False) -> StoredProgram:

@@ -3,8 +3,14 @@ from __future__ import annotations
 
 import json
 
-from eqsat_test.runners.findings.notes import (NoteGroup, aggregate_notes, blame, merge_note_groups,
-                                               nondeterministic_op, report_note_groups)
+from eqsat_test.runners.findings.notes import (
+    NoteGroup,
+    aggregate_notes,
+    blame,
+    merge_note_groups,
+    nondeterministic_op,
+    report_note_groups,
+)
 from eqsat_test.runners.findings.table import root_cause_table
 
 MODEL = "models/convt.py"

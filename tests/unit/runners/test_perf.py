@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import REPO, TEST_MODELS, warm_server
+
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.checks.perf import MIN_ABS_S, THRESHOLD, screen, spread, time_call
 

@@ -44,18 +44,19 @@ def test_a_worker_ends_when_the_process_it_serves_is_killed(tmp_path):
     """A worker runs in a session of its own (no signal of its parent's reaches it) and reads its
     stdin only between tasks: killed with SIGKILL, a run's parent left its workers spinning on a long
     task (5 GB each). The worker watches the pid it serves and ends within seconds of it."""
+    import json
     import signal
     import subprocess
     import sys
     import time
-    from eqsat_test.runners.exec.protocol import PARENT_ENV
-    import json
+
+    from eqsat_test.runners.protocol import PARENT_ENV
     slow = tmp_path / "slow.py"  # a task that takes minutes: its module sleeps while it loads
     slow.write_text("import time\ntime.sleep(300)\n")
     task = json.dumps({"id": "t", "variant": "v", "file": str(slow), "backend": "eager"})
     code = ("import os, subprocess, sys, time\n"
             f"env = dict(os.environ, {PARENT_ENV}=str(os.getpid()))\n"
-            "p = subprocess.Popen([sys.executable, '-m', 'eqsat_test.runners.exec.worker'], stdin=subprocess.PIPE, text=True,\n"
+            "p = subprocess.Popen([sys.executable, '-m', 'eqsat_test.runners.worker'], stdin=subprocess.PIPE, text=True,\n"
             "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)\n"
             f"p.stdin.write({task!r} + '\\n'); p.stdin.flush()\n"
             "print(p.pid, flush=True)\n"

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, repo_env
+
 from eqsat_test.runners.cli.precheck import InputError, check_model_file, check_out_dir, module_names
 
 KERNELBENCH = ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"

@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, TEST_MODELS
+
 from eqsat_test.runners.pipeline import judge_results
-from eqsat_test.runners.records import (COMPILER_BUG_KINDS, Finding, FindingKind, Result, ResultStatus, as_dict,
-                             new_finding)
+from eqsat_test.runners.records import (
+    COMPILER_BUG_KINDS,
+    Finding,
+    FindingKind,
+    Result,
+    ResultStatus,
+    as_dict,
+    new_finding,
+)
 
 BASE = {"variant": "g0_v1", "graph": "g0", "backend": "inductor", "device": "cpu", "rules": ["r1"],
         "mode": "uniform", "ops": ["aten.relu"], "seed": False}
@@ -139,7 +145,7 @@ def second_call_fails(gm, example_inputs):
 
 
 def _fake_worker(monkeypatch, script: str) -> None:
-    """Workers of runners/exec/pool.py run `script` instead of runners.exec.worker."""
+    """Workers of runners/exec/pool.py run `script` instead of runners.worker."""
     import eqsat_test.runners.exec.pool as pool
     real = pool.subprocess.Popen
     monkeypatch.setattr(pool.subprocess, "Popen", lambda args, **kw: real([sys.executable, "-c", script], **kw))
@@ -157,12 +163,12 @@ time.sleep(60)
 
 
 def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
-    """The producers of results, in process (runners/exec/worker.py's run_task, batch.py, sweep_run.py)
+    """The producers of results, in process (runners/worker.py's run_task, batch.py, sweep_run.py)
     and through runners/exec/pool.py's real timeout and crash paths (with a stand-in worker script)
     and minimize.py's CheckPool: every status they make is a ResultStatus, and every result round-trips."""
     from eqsat_test.runners.exec import pool as P
-    from eqsat_test.runners.exec.worker import run_task
     from eqsat_test.runners.findings.minimize import CheckPool
+    from eqsat_test.runners.worker import run_task
     (tmp_path / "backends.py").write_text(BACKENDS)
     files = {}
     for name, body in (("fine", "return (torch.relu(x) * 2.0,)"), ("bad", "raise ValueError('no')")):
@@ -186,7 +192,7 @@ def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
     assert made["sweep"]["status"] == "ok" and made["sweep"]["sweep_task"] and made["sweep"]["input_sets"]
 
     _fake_worker(monkeypatch, FAKE_WORKER)
-    w = P._Worker(0, P.PoolOptions(timeout=1.0), lambda s: None)
+    w = P.Worker(0, P.PoolOptions(timeout=1.0), lambda s: None)
     try:
         for want, phase, then in (("timeout", "compile", "hang"), ("eager-error", "eager", "hang"),
                                   ("process-crash", "compile", "die"), ("eager-error", "eager", "die")):
@@ -198,7 +204,7 @@ def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
 
     def cannot_start(self, t):
         raise RuntimeError("worker 0 failed to start")
-    monkeypatch.setattr(P._Worker, "run", cannot_start)
+    monkeypatch.setattr(P.Worker, "run", cannot_start)
     cp = CheckPool(P.PoolOptions(jobs=1))
     made["check pool"] = cp.run([task])[0]
     assert made["check pool"]["status"] == "internal-error" and made["check pool"]["variant"] == "v"
@@ -208,7 +214,7 @@ def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
         _result_round_trips(r)
 
 
-RESULT_MODULES = ("eqsat_test/runners/exec/worker.py", "eqsat_test/runners/exec/pool.py", "eqsat_test/runners/exec/batch.py",
+RESULT_MODULES = ("eqsat_test/runners/worker.py", "eqsat_test/runners/exec/pool.py", "eqsat_test/runners/exec/batch.py",
                   "eqsat_test/runners/checks/sweep_run.py", "eqsat_test/runners/findings/minimize.py", "eqsat_test/runners/pipeline.py",
                   "eqsat_test/runners/checks/sweeps.py", "eqsat_test/runners/checks/configs.py", "eqsat_test/runners/checks/devices.py",
                   "eqsat_test/runners/checks/perf.py")
@@ -237,6 +243,7 @@ def test_no_status_is_a_bare_string_in_the_code():
 def _seed_module(tmp_path: Path) -> tuple[Path, list[bool]]:
     """relu_mlp.py's seed program as generation writes it (rewrite/generate.py): module and inputs file."""
     import torch
+
     from eqsat_test.lowering.bundle import StoredProgram
     from eqsat_test.lowering.capture import capture
     from eqsat_test.lowering.lift import lift_fx
@@ -255,9 +262,9 @@ def _seed_module(tmp_path: Path) -> tuple[Path, list[bool]]:
 def test_real_worker_results_round_trip(tmp_path):
     """relu_mlp.py's seed program run by a real worker subprocess (Inductor on the CPU), as `eqsat-test`
     runs it, and a task the worker fails on itself: the results read back as Results, unchanged."""
-    from eqsat_test.runners.exec.pool import PoolOptions, _Worker
+    from eqsat_test.runners.exec.pool import PoolOptions, Worker
     f, is_param = _seed_module(tmp_path)
-    w = _Worker(0, PoolOptions(timeout=300), lambda s: None)
+    w = Worker(0, PoolOptions(timeout=300), lambda s: None)
     try:
         task = {"id": "g0_seed@inductor@cpu", "variant": "g0_seed", "file": str(f), "backend": "inductor",
                 "device": "cpu", "is_param": is_param, "save_eager": str(tmp_path / "eager"),

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from eqsat_test.runners.exec.worker import run_task
 from eqsat_test.runners.pipeline import judge_results
 from eqsat_test.runners.records import FindingKind, ResultStatus, as_dict
+from eqsat_test.runners.worker import run_task
 
 # the given targets are classes 0..4 and the ignored 255: "random" draws targets in [0, 255], past the classes
 NLL = """import torch
@@ -107,11 +107,11 @@ def test_on_a_gpu_a_refused_set_is_no_device_side_assert(tmp_path):
 def test_a_worker_whose_cuda_context_an_assert_ended_is_replaced(tmp_path):
     """A device-side assert that no check saw coming (here: the given indices themselves out of range) ends the
     worker's CUDA context: its result says so and the pool starts the next task in a fresh process."""
-    from eqsat_test.runners.exec.pool import PoolOptions, _Worker
+    from eqsat_test.runners.exec.pool import PoolOptions, Worker
     bad, good = tmp_path / "bad.py", tmp_path / "bce.py"
     bad.write_text(NLL.replace("target[0, 0] = 255", "target[0, 0] = 99"))
     good.write_text(BCE)
-    w = _Worker(0, PoolOptions(timeout=300), lambda s: None)
+    w = Worker(0, PoolOptions(timeout=300), lambda s: None)
     try:
         r = w.run({"id": "t1", "variant": "v", "file": str(bad), "backend": "inductor", "device": "cuda",
                    "is_param": [False, False], "input_kinds": ["given"]})
@@ -137,10 +137,11 @@ def test_the_pool_replaces_a_worker_that_lost_its_cuda_context(monkeypatch):
     """Whatever the message (a batch's has no device of its own), one that says the CUDA context is gone ends
     its worker: the next task starts in a fresh process."""
     import sys
+
     import eqsat_test.runners.exec.pool as P
     real = P.subprocess.Popen
     monkeypatch.setattr(P.subprocess, "Popen", lambda args, **kw: real([sys.executable, "-c", LOST_WORKER], **kw))
-    w = P._Worker(0, P.PoolOptions(timeout=30), lambda s: None)
+    w = P.Worker(0, P.PoolOptions(timeout=30), lambda s: None)
     try:
         r = w.run({"id": "b", "kind": "batch"})
         assert r["cuda_context_lost"] and w.proc is None
@@ -152,7 +153,7 @@ def test_the_pool_replaces_a_worker_that_lost_its_cuda_context(monkeypatch):
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
 def test_a_batch_sends_variants_with_refused_sets_to_their_single_tasks_without_an_assert(tmp_path):
     from eqsat_test.runners.exec.batch import BATCH_KEY, run_batch_task
-    from eqsat_test.runners.exec.worker import cuda_context_error
+    from eqsat_test.runners.worker import cuda_context_error
     path = tmp_path / "bce.py"
     path.write_text(BCE)
     sub = {"variant": "v", "file": str(path), "backend": "inductor", "device": "cuda", "is_param": [False, False]}

@@ -2,8 +2,6 @@
 and a writer killed with SIGKILL at random moments that loses nothing and duplicates nothing."""
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import random
@@ -14,8 +12,10 @@ import textwrap
 import time
 from pathlib import Path
 
-from eqsat_test.runners.findings.write import signature
+import pytest
+
 from eqsat_test.runners.campaign.store import Store
+from eqsat_test.runners.findings.write import signature
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -221,10 +221,10 @@ def test_root_causes_merge_over_jobs_and_notes_stay_one_line_per_cause(tmp_path)
                                                                 ("/models/m1.py", "conv_transpose2d", 10)]
         assert st.counts()["root_causes"] == 1
         # the campaign summary counts distinct root causes and ends with their table
-        from eqsat_test.runners.campaign.run import _text_summary, summarize
+        from eqsat_test.runners.campaign.run import summarize, text_summary
         s = summarize(st, tmp_path)
         assert s["root_causes"] == 1 and s["exposed_only_by_rewrites"] == 0 and s["clusters"][0]["jobs"] == 4
-        text = _text_summary(s)
+        text = text_summary(s)
         assert "FOUND 1 distinct root cause(s) (exposed only by rewrites: 0 of 1)" in text
         assert text.splitlines()[-4].strip().startswith("1. [miscompile] expm1: exceeds bound")
         assert text.splitlines()[-3].startswith("  notes (not compiler bugs), by kind: nondeterministic 20")

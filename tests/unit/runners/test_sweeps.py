@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import warm_server
-from eqsat_test.runners.findings.write import _repro_source, signature
-from eqsat_test.runners.oracle.judge import judge
+
 from eqsat_test.runners.checks.sweep_plan import (
     DEFAULT_DTYPES,
     Group,
@@ -26,8 +24,10 @@ from eqsat_test.runners.checks.sweep_plan import (
 )
 from eqsat_test.runners.checks.sweep_run import run_sweeps
 from eqsat_test.runners.checks.sweeps import sweep_findings
+from eqsat_test.runners.findings.write import _repro_source, signature
+from eqsat_test.runners.oracle.judge import judge
 from eqsat_test.runners.oracle.lenient import lenient_judge
-from eqsat_test.runners.exec.protocol import load_module as _load_module
+from eqsat_test.runners.protocol import load_module as _load_module
 
 REPO = Path(__file__).resolve().parents[3]
 MODELS = REPO / "tests" / "models"
@@ -108,7 +108,7 @@ def test_analyse_finds_free_dims_and_dtype_policies(tmp_path):
     assert "size=16" in plan.skipped
     assert plan.dtypes["float16"] == "follow" and plan.dtypes["float64"] == "follow"  # params follow floats
     assert not plan.discontinuous and not plan.int_division
-    for name, policy in plan.dtypes.items():  # every dtype kept is one the program runs at
+    for name, _policy in plan.dtypes.items():  # every dtype kept is one the program runs at
         ins = point_inputs((w, b, x), [True, True, False], plan, Point(name, None), 0)
         for vals in ins.values():
             out = mod.forward(*vals)[0]
@@ -407,11 +407,12 @@ def test_default_run_reports_the_sweep_bug(eqsat, tmp_path, rules_dir):
 def test_variant_of_dtype_bound_rules_is_swept_only_at_their_dtypes(tmp_path):
     """A rule that holds at float32 only (a float64 round trip cast back to float32) makes its
     variant equivalent at float32 only: the dtype sweep must not run it at float64 and blame the rule."""
-    from eqsat_test.rewrite.ruledsl import FLOATING, Rule, Tensor
     from eqsat_test.rewrite.generate import _variant_dtypes
+    from eqsat_test.rewrite.ruledsl import FLOATING, Rule, Tensor
     from eqsat_test.runners.checks.sweeps import make_sweep_tasks
 
-    fn = lambda x: (x, x)
+    def fn(x):
+        return x, x
     f32 = Rule("r32", "t", "exact", fn, {"x": Tensor(dtype="float32")})
     flt = Rule("rf", "t", "exact", fn, {"x": Tensor(dtype=FLOATING), "y": Tensor()})
     anyr = Rule("ra", "t", "exact", fn, {"x": Tensor()})

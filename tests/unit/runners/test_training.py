@@ -10,13 +10,23 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-
 from conftest import REPO
+
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.exec.training import Training, judge_step
 from eqsat_test.runners.findings.triage import triage
-from eqsat_test.runners.oracle.grad import (GRADS, OUTPUTS, GradProgram, cotangent, grad_index_sources, input_of,
-                                            is_random, part_of, refused_inputs, written_inputs)
+from eqsat_test.runners.oracle.grad import (
+    GRADS,
+    OUTPUTS,
+    GradProgram,
+    cotangent,
+    grad_index_sources,
+    input_of,
+    is_random,
+    part_of,
+    refused_inputs,
+    written_inputs,
+)
 from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.reference import eager_reference
 from eqsat_test.runners.records import FindingKind, Task, is_compiler_bug

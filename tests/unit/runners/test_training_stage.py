@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from test_training import _training, mlp, mlp_inputs
 
 from eqsat_test.runners.exec.training import backward_stage
 from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.reference import eager_reference
-from test_training import _training, mlp, mlp_inputs
 
 pytestmark = pytest.mark.slow
 

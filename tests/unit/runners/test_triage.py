@@ -10,10 +10,24 @@ from __future__ import annotations
 import pytest
 import torch
 
-from eqsat_test.runners.findings.triage import (ACCURACY, BACKEND_COMPILE, CLASSES, DYNAMO_ERROR, GRAPH_BREAK, NOT_COMPILER,
-                            PERFORMANCE, RECOMPILATION, RUNTIME_CRASH, TIMEOUT, TRITON_KERNEL, annotate,
-                            classify, counts, triage)
-from eqsat_test.runners.exec.protocol import error_info as _error
+from eqsat_test.runners.findings.triage import (
+    ACCURACY,
+    BACKEND_COMPILE,
+    CLASSES,
+    DYNAMO_ERROR,
+    GRAPH_BREAK,
+    NOT_COMPILER,
+    PERFORMANCE,
+    RECOMPILATION,
+    RUNTIME_CRASH,
+    TIMEOUT,
+    TRITON_KERNEL,
+    annotate,
+    classify,
+    counts,
+    triage,
+)
+from eqsat_test.runners.protocol import error_info as _error
 
 CPP_COMPILE = {  # InductorError wrapping CppCompileError (cpp.inject_relu_bug_TESTING_ONLY="compile_error")
     "type": "InductorError", "module": "torch._inductor.exc", "message": "CppCompileError: C++ compile error",

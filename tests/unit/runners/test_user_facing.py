@@ -11,8 +11,8 @@ import torch
 
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.cli.summary import summary as _summary
-from eqsat_test.runners.exec.protocol import load_tensors
 from eqsat_test.runners.exec.progress import Progress
+from eqsat_test.runners.protocol import load_tensors
 
 
 def test_progress_prints_plain_lines_without_a_terminal(monkeypatch):
@@ -95,5 +95,5 @@ def test_worker_outputs_are_read_back_as_tensors_only(tmp_path):
     bad = tmp_path / "bad.pt"
     with open(bad, "wb") as fh:
         pickle.dump([_Evil()], fh)
-    with pytest.raises(Exception):
+    with pytest.raises(pickle.UnpicklingError):
         load_tensors(bad)

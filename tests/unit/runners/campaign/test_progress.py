@@ -4,8 +4,8 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from conftest import REPO
+
 from eqsat_test.runners.campaign import progress as prog
 from eqsat_test.runners.campaign.jobs import HEARTBEAT_S
 from eqsat_test.runners.campaign.report import wall_time
@@ -76,3 +76,12 @@ def test_a_resumed_campaign_does_not_ask_for_rules_in_the_cache_again(tmp_path, 
     changed = {**job, "rule_set_version": "v2"}  # a rule file changed: asked again
     with pytest.raises(AssertionError, match="a process was started"):
         jobs_mod.warm_rule_cache([changed])
+
+
+def test_a_finished_job_line_counts_root_causes_first(capsys):
+    p = prog.Progress(2, {"compiler_bugs": 0, "findings": 0, "root_causes": 0}, plain=True)
+    job = {"model_rel": "m.py", "rule_label": "default", "backend": "inductor", "device": "cpu", "seed": 0}
+    p.update(job, {"status": "done", "started": 0.0, "finished": 2.0, "report": {"findings": [{}] * 27}},
+               {"compiler_bugs": 27, "findings": 30, "root_causes": 1})
+    line = capsys.readouterr().err
+    assert "distinct so far: root causes=1 (candidates 27) notes=3" in line

@@ -123,7 +123,6 @@ def test_cancelling_sum_after_a_float64_round_trip_is_conditioned_too():
     assert not torch.equal(got[3], r.ref[3])
     assert judge_against(r, got).ok
     assert not judge_against(r._replace(fp64p=None, fp64mc=None), got).ok
-    from eqsat_test.runners.oracle import numerics as nx
     assert nx.sens_delta(torch.float32) > 1e-7 and nx.sens_delta(None) == nx.SENS_DELTA
 
 

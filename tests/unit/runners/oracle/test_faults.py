@@ -10,10 +10,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from eqsat_test.runners.exec.protocol import compile_options
 from eqsat_test.runners.oracle.inputs import input_sets
 from eqsat_test.runners.oracle.judge import MATCH, MISMATCH, STRUCTURE_MISMATCH
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
+from eqsat_test.runners.protocol import compile_options
 
 REPO = Path(__file__).resolve().parents[4]
 FAULTY = REPO / "examples" / "backends" / "faulty_backends.py"

@@ -291,6 +291,7 @@ def test_program_computing_in_bfloat16_is_judged_at_bfloat16():
     (emulate_precision_casts off), so compiled differs from eager by bfloat16 roundings; the eager
     run records the coarsest dtype it computes in and the judge uses it (CUDA corpus, act_gelu_bf16)."""
     import torch.nn.functional as F
+
     from eqsat_test.runners.oracle.inputs import InputSet
     from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 

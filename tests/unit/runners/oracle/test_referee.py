@@ -11,8 +11,18 @@ import torch.nn.functional as F
 
 from eqsat_test.rewrite.optables import BINARY, REDUCTION_SPELLINGS, REDUCTIONS, UNARY
 from eqsat_test.runners.oracle.refbinary import floor_div_float, pow_float
-from eqsat_test.runners.oracle.referee import (BOTH, COMPILED, EAGER, NO_REFEREE, UNDECIDED, RefereeVerdict,
-                                               reference_values, referee_crash, referee_mismatch, rule_on)
+from eqsat_test.runners.oracle.referee import (
+    BOTH,
+    COMPILED,
+    EAGER,
+    NO_REFEREE,
+    UNDECIDED,
+    RefereeVerdict,
+    referee_crash,
+    referee_mismatch,
+    reference_values,
+    rule_on,
+)
 from eqsat_test.runners.oracle.reftable import BY_NAME
 from eqsat_test.runners.oracle.refvalue import Ctx, V, result_type
 

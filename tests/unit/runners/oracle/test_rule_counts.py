@@ -14,7 +14,7 @@ from eqsat_test.runners.pipeline import write_results
 def _entry(name: str, got_of) -> dict:
     x = torch.linspace(-1, 1, 64)
     r = eager_reference(lambda t: (t * 3, (t > 0).sum()), lambda *a: {}, InputSet(name, (x,)))
-    return {"name": name, **judge_against(r, got_of(r.ref)).to_dict()}  # as runners/exec/worker.py writes it
+    return {"name": name, **judge_against(r, got_of(r.ref)).to_dict()}  # as runners/worker.py writes it
 
 
 def test_a_run_reports_its_oracle_rule_totals(tmp_path):

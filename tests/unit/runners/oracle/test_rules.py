@@ -5,12 +5,11 @@ import json
 import math
 from pathlib import Path
 
-import pytest
 import torch
 
 from eqsat_test.runners.oracle import engine, rules
 from eqsat_test.runners.oracle.inputs import InputSet
-from eqsat_test.runners.oracle.judge import MATCH, MISMATCH, NONDETERMINISTIC, STRUCTURE_MISMATCH, judge
+from eqsat_test.runners.oracle.judge import MISMATCH, NONDETERMINISTIC, STRUCTURE_MISMATCH, judge
 from eqsat_test.runners.oracle.lenient import lenient_judge
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 from eqsat_test.runners.oracle.runs import Antithetic, RoundingRuns
@@ -32,9 +31,9 @@ def ones(n: int = 64, dtype=torch.float32) -> torch.Tensor:
 
 
 def test_every_rule_has_a_behaviour_a_test_and_a_row_in_the_docs():
+    import eqsat_test.runners.oracle.grad  # noqa: F401 - registers training.random-stream
     import eqsat_test.runners.oracle.lenient  # noqa: F401 - registers lenient.wider-run
     import eqsat_test.runners.oracle.reference  # noqa: F401 - registers ties.sort-order
-    import eqsat_test.runners.oracle.grad  # noqa: F401 - registers training.random-stream
     assert set(engine.BEHAVIOUR) == set(rules.BY_ID)
     docs = (REPO / "docs" / "oracle.md").read_text()
     assert rules.markdown() in docs  # the docs' table is the table's own (python -m eqsat_test.runners.oracle.rules)

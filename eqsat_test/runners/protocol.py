@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import platform
 import time
 import traceback
 from typing import Any, Callable, TextIO
@@ -48,6 +49,8 @@ def load_module(path: str):
     """Import a variant (or model) file by path under a name of its own."""
     name = "eqsat_variant_" + str(abs(hash(path)))
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"not a Python module file: {path}")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -91,7 +94,8 @@ def error_info(e: BaseException) -> dict:
     """An exception as JSON: type, module, first message line, traceback, stack and cause chain (for triage)."""
     tb = traceback.format_exception(type(e), e, e.__traceback__)
     msg = str(e).strip().splitlines()
-    chain, c, seen = [], e.__cause__ or e.__context__, set()
+    chain: list = []
+    c, seen = e.__cause__ or e.__context__, set()
     while c is not None and id(c) not in seen and len(chain) < 8:  # for triage (runners/findings/triage.py)
         seen.add(id(c))
         first = str(c).strip().splitlines()
@@ -221,3 +225,20 @@ def load_tensors(path) -> Any:
 def past(deadline: float | None) -> bool:
     """Whether a deadline (time.monotonic()) has passed; None: no deadline."""
     return deadline is not None and time.monotonic() > deadline
+
+
+_ENV_CACHE: dict = {}
+
+
+def versions() -> dict:
+    """The torch, Python, platform and Triton versions of this process (a finding's and a perf note's meta.json)."""
+    if not _ENV_CACHE:
+        import torch
+        v: dict[str, str | None] = {"torch": torch.__version__, "python": platform.python_version(), "platform": platform.platform()}
+        try:
+            import triton  # noqa: F401
+            v["triton"] = triton.__version__
+        except Exception:
+            v["triton"] = None
+        _ENV_CACHE.update(v)
+    return dict(_ENV_CACHE)

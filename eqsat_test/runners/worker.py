@@ -16,19 +16,33 @@ from pathlib import Path
 
 import torch
 
+from eqsat_test.runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
 from eqsat_test.runners.checks.perf import time_task
 from eqsat_test.runners.checks.sweep_run import run_sweep_task
 from eqsat_test.runners.exec.batch import run_batch_task
-from eqsat_test.runners.exec.training import backward_stage, compile_context, judge_step, training
 from eqsat_test.runners.exec.compiler_lines import measured
-from eqsat_test.runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
-from eqsat_test.runners.records import Result, ResultStatus, TaskKind, as_dict
-from eqsat_test.runners.exec.protocol import (PARENT_ENV, call_compiled, compile_options, cpu_error, error_info, first_line,
-                                   load_module, on_cpu, open_channel, phase, send, to_cpu, to_device)
+from eqsat_test.runners.exec.training import backward_stage, compile_context, judge_step, training
 from eqsat_test.runners.oracle.inputs import InputSet, input_sets
 from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
 from eqsat_test.runners.oracle.referee import referee_crash, referee_mismatch, safely
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
+from eqsat_test.runners.protocol import (
+    PARENT_ENV,
+    call_compiled,
+    compile_options,
+    cpu_error,
+    error_info,
+    first_line,
+    load_module,
+    on_cpu,
+    open_channel,
+    phase,
+    send,
+    to_cpu,
+    to_device,
+)
+from eqsat_test.runners.records import Result, ResultStatus, TaskKind, as_dict
+
 
 def full_fp32_on_cuda() -> None:
     """float32 matmuls and convolutions in full float32 on CUDA, eager and compiled alike (repro.py
@@ -182,9 +196,9 @@ def _dynamo_stats(fn) -> dict:
     try:
         from torch._dynamo.eval_frame import _debug_get_cache_entry_list
         from torch._dynamo.utils import counters
-        breaks = counters.get("graph_break") or {}
-        out = {"graph_breaks": int(sum(breaks.values())),
-               "unique_graphs": int((counters.get("stats") or {}).get("unique_graphs", 0)),
+        breaks: dict = counters.get("graph_break") or {}
+        stats: dict = counters.get("stats") or {}
+        out = {"graph_breaks": int(sum(breaks.values())), "unique_graphs": int(stats.get("unique_graphs", 0)),
                "recompiles": max(0, len(_debug_get_cache_entry_list(fn.__code__)) - 1)}
         if breaks:
             out["first_break"] = next(iter(breaks)).splitlines()[0][:300]
