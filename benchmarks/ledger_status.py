@@ -61,7 +61,8 @@ def write(key: str, got: dict[int, str]) -> list[str]:
         if not m or int(m.group(1)) not in got:
             continue
         status = {**(tomllib.loads(block)["bug"][0].get("status") or {}), key: got[int(m.group(1))]}
-        blocks[n] = re.sub(r"(?m)^status = \{.*\}$", lambda _: _status_line(status), block)
+        line = _status_line(status)
+        blocks[n] = re.sub(r"(?m)^status = \{.*\}$", lambda _, line=line: line, block)
     LEDGER.write_text("".join(blocks))
     lines = TABLE.read_text().splitlines(keepends=True)
     head = next(i for i, ln in enumerate(lines) if ln.startswith("| # |"))
