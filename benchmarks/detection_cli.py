@@ -7,7 +7,7 @@ with one planted pass bug, wrong only for some values, dtypes, shapes or layouts
 seed it is meant for, whose own inputs do not trigger it: the special input sets, the dtype or size
 sweeps or the rewrites must. A graph fault counts where it was planted in at least one compile of
 the run (EQSAT_FAULT_LOG). The identity backend runs on every seed: each finding is a false alarm.
-Default options of the tool, but 8 variants and sweeps of the seeds only (--sweep-points 0), no
+Default options of the tool, but 8 variants (`variants`) and sweeps of the seeds only (--sweep-points 0), no
 minimizing and no artifacts; every finding is confirmed alone from its repro.py as usual.
 """
 from __future__ import annotations
@@ -38,10 +38,10 @@ GRAPH_SEEDS = {
 }
 OUTPUT_FAULT_NAMES = ("one_wrong_element", "small_doubled", "argmax_off_by_one", "nan_to_zero", "inf_sign_flip",
                       "wrong_dtype", "transposed_stride")
-OPTIONS = ["-n", "8", "--sweep-points", "0", "--no-artifacts", "--no-minimize", "--seed", "0"]
+OPTIONS = ["--sweep-points", "0", "--no-artifacts", "--no-minimize", "--seed", "0"]
 
 
-def one_run(seed: Path, backend: str, jobs: int, log: Path | None = None) -> dict:
+def one_run(seed: Path, backend: str, jobs: int, log: Path | None = None, variants: int = 8) -> dict:
     """eqsat-test on `seed` with `backend`: exit code, seconds, finding kinds, the first finding's detail."""
     out = Path(tempfile.mkdtemp(prefix="eqsat-detect-"))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -49,7 +49,7 @@ def one_run(seed: Path, backend: str, jobs: int, log: Path | None = None) -> dic
         env["EQSAT_FAULT_LOG"] = str(log)
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "eqsat_test.runners.cli", "run", str(seed), "--backend", backend, "--json",
-                        "--out", str(out / "run"), "-j", str(jobs), *OPTIONS], capture_output=True, text=True, env=env,
+                        "--out", str(out / "run"), "-j", str(jobs), "-n", str(variants), *OPTIONS], capture_output=True, text=True, env=env,
                        cwd=REPO)
     try:
         report = json.loads(p.stdout)
@@ -62,12 +62,12 @@ def one_run(seed: Path, backend: str, jobs: int, log: Path | None = None) -> dic
             if bugs else (p.stderr.strip().splitlines() or [""])[-1][:160]}
 
 
-def run_cli(jobs: int = 2, verbose: bool = False) -> None:
+def run_cli(jobs: int = 2, verbose: bool = False, variants: int = 8) -> None:
     t_start = time.perf_counter()
     rows = []
     groups = {"output": [], "graph": [], "identity": []}
     for name in OUTPUT_FAULT_NAMES:
-        r = one_run(SEEDS / "multi_out.py", f"{OUTPUT_FAULTS.relative_to(REPO)}:{name}", jobs)
+        r = one_run(SEEDS / "multi_out.py", f"{OUTPUT_FAULTS.relative_to(REPO)}:{name}", jobs, variants=variants)
         expect = name != "transposed_stride"
         groups["output"].append((name, r, expect))
         rows.append(["output", name, "multi_out", "flag" if expect else "no flag", r["rc"], ",".join(r["kinds"]) or "-",
@@ -75,14 +75,14 @@ def run_cli(jobs: int = 2, verbose: bool = False) -> None:
         print(f"  output {name}: exit {r['rc']} ({time.perf_counter() - t_start:.0f}s)", file=sys.stderr, flush=True)
     for name, (seed, trigger) in GRAPH_SEEDS.items():
         log = Path(tempfile.mkstemp(prefix="eqsat-fault-log-")[1])
-        r = one_run(SEEDS / f"{seed}.py", f"{GRAPH_FAULTS.relative_to(REPO)}:{name}", jobs, log)
+        r = one_run(SEEDS / f"{seed}.py", f"{GRAPH_FAULTS.relative_to(REPO)}:{name}", jobs, log, variants)
         r["planted"] = sum(int(line.split()[1]) for line in log.read_text().splitlines() if line.strip())
         groups["graph"].append((name, r, True))
         rows.append(["graph", name, f"{seed} ({trigger})", "flag", r["rc"], ",".join(r["kinds"]) or "-",
                      f"{r['seconds']:.0f}", f"planted in {r['planted']} node(s); {r['detail']}"])
         print(f"  graph {name}: exit {r['rc']} ({time.perf_counter() - t_start:.0f}s)", file=sys.stderr, flush=True)
     for seed in sorted(SEEDS.glob("*.py")):
-        r = one_run(seed, f"{OUTPUT_FAULTS.relative_to(REPO)}:identity", jobs)
+        r = one_run(seed, f"{OUTPUT_FAULTS.relative_to(REPO)}:identity", jobs, variants=variants)
         groups["identity"].append((seed.stem, r, False))
         rows.append(["identity", "identity", seed.stem, "no flag", r["rc"], ",".join(r["kinds"]) or "-",
                      f"{r['seconds']:.0f}", r["detail"] if r["rc"] else ""])
@@ -95,7 +95,7 @@ def run_cli(jobs: int = 2, verbose: bool = False) -> None:
     alarms = sum(1 for _, r, _ in groups["identity"] if r["rc"] == 1)
     errors = sum(1 for g in groups.values() for _, r, _ in g if r["rc"] not in (0, 1))
     strides = next((r for n, r, _ in groups["output"] if n == "transposed_stride"), None)
-    print(f"\nthrough the whole tool (eqsat-test {' '.join(OPTIONS)} -j {jobs}); machine: {machine()}; "
+    print(f"\nthrough the whole tool (eqsat-test -n {variants} {' '.join(OPTIONS)} -j {jobs}); machine: {machine()}; "
           f"{time.perf_counter() - t_start:.0f}s")
     print(table(rows, ["faults", "backend", "seed", "expected", "exit", "bug kinds", "s", "first finding"]) if verbose else
           table([r[:7] for r in rows], ["faults", "backend", "seed", "expected", "exit", "bug kinds", "s"]))
@@ -103,4 +103,6 @@ def run_cli(jobs: int = 2, verbose: bool = False) -> None:
           f"{'yes' if strides and strides['rc'] == 1 else 'no'}, as it should not be)")
     print(f"graph faults detected: {rate(groups['graph'], planted_only=True)} of those planted "
           f"({sum(1 for _, r, _ in groups['graph'] if r.get('planted'))}/{len(groups['graph'])} planted)")
-    print(f"identity backend false alarms: {alarms}/{len(groups['identity'])} runs; internal errors (exit 3): {errors}")
+    n_id = len(groups["identity"])
+    print(f"identity backend false alarms: {alarms}/{n_id} runs = {100 * alarms / max(n_id, 1):.0f}%; "
+          f"internal errors (exit 3): {errors}")

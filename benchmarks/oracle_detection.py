@@ -1,6 +1,7 @@
 """The oracle against planted faults: detection rate per fault backend, false alarms of `identity` and of real Inductor, side by side in one run; then the same faults through the whole tool.
 
     python benchmarks/oracle_detection.py [--seeds 5] [--dtype float32] [--judge FILE.py] [--no-cli] [--cli-only]
+    python benchmarks/oracle_detection.py --quick     # 1 seed in-process, 4 variants per CLI run (2 shared cores)
     python benchmarks/oracle_detection.py --calibrate [--seeds 200] [--dtype float32]
 
 Ten small programs (row sums, matmul, softmax, layer_norm, argmax, topk, a GELU MLP with its
@@ -20,13 +21,14 @@ Through the whole tool (benchmarks/detection_cli.py; skipped with --no-cli): `eq
 FILE.py:FN` for the output faults of faulty_backends.py, the graph faults of
 examples/backends/graph_faults.py (Inductor with a planted pass bug that the seeds' own inputs do not
 trigger: special sets, dtype and size sweeps or rewrites must reach it) and the identity backend on
-every seed of benchmarks/fault_seeds/: detection rates and identity's false-alarm rate.
+every seed of benchmarks/fault_seeds/: detection rates and identity's false-alarm rate. `--quick`: one
+seed in-process and 4 variants per run through the tool (`--variants`), for a machine of 2 shared cores.
 
 --calibrate: the measurement behind runners/oracle/numerics.py's constants. Nineteen programs
 at calibration sizes (sums of 2**20, row sums that cancel, matmul, layer_norm with mean 100 x
 std, conv2d, attention...), Inductor vs eager on SEEDS seeds of random inputs: per program, the
 false alarms and the largest ratio |compiled - fp64| / bound over every element and seed (the
-margin: below 1 passes).
+margin against rule 1's bound without the conditioning term S: below 1 passes).
 """
 from __future__ import annotations
 
@@ -143,9 +145,13 @@ def calibrate(seeds: int, dtype: torch.dtype) -> None:
             first = first or ("" if v.ok else v.detail[:110])
             e, c, f = e.double(), c.double(), f.double()
             reference = not (dtype == torch.float64 and bool(nx.equal_nan(e, f).all()))
-            fin = torch.isfinite(e) & torch.isfinite(f) & torch.isfinite(c)
-            b = J._bound(e, f if reference else e, fin & ~((e == 0) & (f == 0)), nx.tol_dtype(dtype, None), reference)
-            r = torch.where(fin, (c - (f if reference else e)).abs() / b.bound, torch.zeros_like(e))
+            ref = f if reference else e
+            fin = torch.isfinite(e) & torch.isfinite(ref) & torch.isfinite(c)
+            f0 = torch.where(fin, ref, torch.zeros_like(ref))
+            # rule 1's bound as the judge builds it (float_rules.py), without the conditioning term S
+            b = nx.bound(torch.where(fin, e, f0), f0, fin & ~((e == 0) & (ref == 0)), nx.tol_dtype(dtype, None),
+                         reference)
+            r = torch.where(fin, (c - ref).abs() / b.bound, torch.zeros_like(e))
             margin = max(margin, float(r.nan_to_num(0.0, posinf=1e30).max()))
         rows.append([name, f"{fails}/{seeds}", f"{margin:.3g}", first])
         print(f"  {name}: done ({time.perf_counter() - t_start:.0f}s)", file=sys.stderr, flush=True)
@@ -223,8 +229,12 @@ def main() -> None:
     ap.add_argument("--no-cli", action="store_true", help="skip the runs through the whole tool")
     ap.add_argument("--cli-only", action="store_true", help="only the runs through the whole tool")
     ap.add_argument("--jobs", type=int, default=2, help="eqsat-test worker processes per CLI run")
+    ap.add_argument("--variants", type=int, default=8, help="variants per CLI run")
+    ap.add_argument("--quick", action="store_true", help="--seeds 1 --variants 4 (2 shared cores)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    if a.quick:
+        a.seeds, a.variants = 1, 4
     if a.calibrate:
         calibrate(a.seeds, getattr(torch, a.dtype))
         return
@@ -232,7 +242,7 @@ def main() -> None:
         run(a.seeds, getattr(torch, a.dtype), a.judge, a.verbose)
     if not a.no_cli:
         from benchmarks.detection_cli import run_cli  # the whole tool, one eqsat-test run per backend and seed
-        run_cli(jobs=a.jobs, verbose=a.verbose)
+        run_cli(jobs=a.jobs, verbose=a.verbose, variants=a.variants)
 
 
 if __name__ == "__main__":

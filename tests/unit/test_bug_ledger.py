@@ -73,3 +73,31 @@ def test_the_table_says_what_ledger_toml_says():
         for k in keys:
             assert row[k] == status.get(k.lower(), "not run"), f"ledger #{e.id}, column {k}"
         assert e.title and e.ops and set(e.devices) <= {"cpu", "cuda"}, f"ledger #{e.id}"
+
+
+def test_ledger_status_write_records_a_hosts_statuses_in_both_files(tmp_path, monkeypatch):
+    """`benchmarks/ledger_status.py --write` on a copy: the new key lands in ledger.toml's entries and in the
+    table's column for it, the other keys and rows untouched, and the table test's reading agrees."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("ledger_status", REPO / "benchmarks" / "ledger_status.py")
+    ls = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ls)
+    toml, md = tmp_path / "ledger.toml", tmp_path / "bugs.md"
+    toml.write_text((REPO / "docs" / "bugs" / "ledger.toml").read_text())
+    md.write_text(LEDGER)
+    monkeypatch.setattr(ls, "LEDGER", toml)
+    monkeypatch.setattr(ls, "TABLE", md)
+    assert ls.write("2.11.0 gpu", {4: "reproduces", 12: "fixed", 13: "broken (exit 3)"}) == []
+    import tomllib
+    got = {b["id"]: b["status"] for b in tomllib.loads(toml.read_text())["bug"]}
+    assert got[4]["2.11.0 gpu"] == "reproduces" and got[12]["2.11.0 gpu"] == "fixed"
+    assert "2.11.0 gpu" not in got[13] and "2.11.0 gpu" not in got[1]
+    assert got[4]["2.13.0 cpu"] == dict(ENTRIES["argmax_int8_index_truncated.py"].status)["2.13.0 cpu"]
+    rows = {}
+    for ln in [ln for ln in md.read_text().split("## Draft issue texts")[0].splitlines() if ln.startswith("|")][2:]:
+        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
+        rows[int(cells[0])] = cells
+    head, old = _table()
+    col = head.index("2.11.0 GPU")
+    assert rows[4][col] == "reproduces" and rows[12][col] == "fixed" and rows[13][col] == old[13]["2.11.0 GPU"]
+    assert ls.write("9.9.9 cpu", {1: "fixed"})[0].startswith("docs/bugs.md's table has no column")
