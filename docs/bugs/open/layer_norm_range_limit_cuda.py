@@ -1,4 +1,4 @@
-"""Triage evidence, not a bug (session 5): the norm_layer_norm_bf16 candidate (int64 sweep, special set: a row of 256 holding +-9.2e18 twice each). Its sum of squared deviations, 4 x 8.5e37, is float32's max: float32 eager overflows to the bias like compiled, only bfloat16 eager survives; with three extremes (3/4 of the max) eager and compiled agree. Exit 1 if the three-extreme row differs (it did not on the H100, torch 2.11.0+cu130), 77 without a GPU."""
+"""Triage evidence, not a bug (2026-11-23, CUDA): the norm_layer_norm_bf16 candidate (int64 sweep, special set: a row of 256 holding +-9.2e18 twice each). Its sum of squared deviations, 4 x 8.5e37, is float32's max: float32 eager overflows to the bias like compiled, only bfloat16 eager survives; with three extremes (3/4 of the max) eager and compiled agree. Exit 1 if the three-extreme row differs (it did not on the H100, torch 2.11.0+cu130), 77 without a GPU."""
 import torch
 
 if not torch.cuda.is_available():
