@@ -128,7 +128,8 @@ def test_live_bug_rewrite_exposes_pow_neg_half(eqsat, tmp_path):
     where eager computes rsqrt (-inf, NaN). The seed's torch.rsqrt compiles correctly; the
     rewritten variant is the finding, minimized to the one pow."""
     args = [a if a != str(RULES) else str(LIVE_RULES) for a in CHEAP]
-    res = eqsat(TEST_MODELS / "live_bug_pow_rsqrt.py", *args, "-n", "2", "-b", "inductor", "--out", tmp_path / "out")
+    res = eqsat(TEST_MODELS / "live_bug_pow_rsqrt.py", *args, "-n", "2", "-b", "inductor", "--out", tmp_path / "out",
+                "--allow-unsound-rules")  # the rule is exact only away from -0.0 and -inf (and bfloat16's rounding): meant
     assert res.rc == 1, _explain(res)
     bugs = _bugs(res.json)
     assert [f["kind"] for f in bugs] == ["miscompile"], bugs  # not the seed

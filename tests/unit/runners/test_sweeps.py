@@ -80,7 +80,7 @@ def test_parse_dtypes_and_sizes():
 
 
 @pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
-def test_cli_sweep_options():
+def test_cli_sweep_options(tmp_path):
     from eqsat_test.runners.cli.main import _exec_opts
     eo = _exec_opts((), (), 300.0, 1, "given", 0, False)
     assert eo.sweep is not None and tuple(eo.sweep["dtypes"]) == DEFAULT_DTYPES  # on by default
@@ -90,8 +90,11 @@ def test_cli_sweep_options():
     assert eo.sweep["points"] == 1 and eo.sweep["dynamic"] == "all"
     assert _exec_opts((), (), 300.0, 1, "given", 0, False, no_sweep=True).sweep is None
     assert _exec_opts((), (), 300.0, 1, "given", 0, False, sweep_dtypes="none", sweep_sizes="none").sweep is None
-    r = warm_server().run(["exec", REPO, "--dtypes", "float7"], cli=True, cwd=REPO)
-    assert r.returncode == 4 and "float7" in r.stderr
+    bundle = tmp_path / "bundle"  # a folder that passes the bundle check (options are checked after it)
+    bundle.mkdir()
+    (bundle / "manifest.json").write_text("{}")
+    r = warm_server().run(["exec", str(bundle), "--dtypes", "float7"], cli=True, cwd=REPO)
+    assert r.returncode == 4 and "float7" in r.stderr, r.stderr
 
 
 # ----------------------------------------------------------------------------------------------
