@@ -57,9 +57,10 @@ class Program:
     def num_ops(self) -> int:
         return sum(1 for n in self.reachable() if self.nodes[n].kind == CALL)
 
-    def reachable(self) -> list[int]:
+    def reachable(self, roots: list[int] | None = None) -> list[int]:
+        """The nodes `roots` (default: the output) depend on, themselves included, sorted."""
         seen: set[int] = set()
-        stack = [self.output]
+        stack = list(roots) if roots is not None else [self.output]
         while stack:
             i = stack.pop()
             if i in seen:

@@ -313,15 +313,16 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
         sweep = {**sweep, "seconds": max(1.0, min(float(sweep.get("seconds") or 0), deadline - time.monotonic()))}
     tasks = make_tasks(bundle, manifest, opts, scratch)
     n_program = len(tasks)
+    seeds = _seed_ids(manifest)
     if sweep is not None:  # dtype/size sweeps: tasks of their own, the longest first (runners/checks/sweeps.py)
         tasks = make_sweep_tasks(bundle, manifest, sweep, backends=opts.backends, devices=opts.devices,
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                  first_backend=opts.backends[0]) + tasks
         # the seeds' own tasks first, though: one compile each, and the first verdict comes within seconds
-        tasks.sort(key=lambda t: not (t["variant"] in _seed_ids(manifest) and not t["id"].endswith("#sweep")))
+        tasks.sort(key=lambda t: not (t["variant"] in seeds and not t["id"].endswith("#sweep")))
     if opts.coverage:  # each task writes the compiler lines it reaches (runners/checks/line_gain.py); the seeds'
         # plain tasks first, so that no other compile in their worker has run code that runs once per process
-        tasks.sort(key=lambda t: not (t["id"].split("@")[0] in _seed_ids(manifest) and t.get("kind", "run") == "run"))
+        tasks.sort(key=lambda t: not (t["id"].split("@")[0] in seeds and t.get("kind", "run") == "run"))
         coverage_paths(tasks, out)
     run["tasks"] = tasks
     stream = VerdictStream(out / "verdicts.jsonl")
@@ -523,7 +524,7 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict
     `partial`: an interrupted run's, from the tasks that had finished."""
     executed = sum(1 for r in raw if r["status"] != ResultStatus.INTERNAL_ERROR
                    and not str(r.get("task", "")).endswith("#sweep"))
-    seeds = {v["id"] for v in manifest["variants"] if v["seed"]}
+    seeds = _seed_ids(manifest)
     clusters, note_groups = list(clusters or []), list(note_groups or [])
     report = {
         "clusters": [c.to_dict() for c in clusters], "note_groups": [g.to_dict() for g in note_groups],

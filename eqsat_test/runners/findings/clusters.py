@@ -498,18 +498,7 @@ def failing_cone(f: dict, bundle: Path, manifest: dict) -> tuple[list[str], list
 
 def _cone(prog, leaf: int | None) -> list[int]:
     out = prog.nodes[prog.output]
-    roots = [out.args[leaf]] if leaf is not None and 0 <= leaf < len(out.args) else [prog.output]
-    seen: set[int] = set()
-    stack = list(roots)
-    while stack:
-        i = stack.pop()
-        if i in seen:
-            continue
-        seen.add(i)
-        n = prog.nodes[i]
-        stack.extend(n.args)
-        stack.extend(v for _, v in n.kwargs)
-    return sorted(seen)
+    return prog.reachable([out.args[leaf]] if leaf is not None and 0 <= leaf < len(out.args) else None)
 
 
 def cone_ops(prog, leaf: int | None) -> list[str]:

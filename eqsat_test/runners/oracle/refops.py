@@ -37,22 +37,22 @@ def _acc_dtype(x: V, dtype) -> torch.dtype:
     return torch.int64 if (is_int(x.dtype) or x.dtype == torch.bool) else x.dtype
 
 
-def sum_(ctx: Ctx, x: V, dim=None, keepdim=False, dtype=None) -> V:
+def _accumulate(fn, ctx: Ctx, x: V, dim, keepdim, dtype) -> V:
+    """np.sum or np.prod over `dim` in the accumulation dtype: the working precision, or exact integers."""
     dt = _acc_dtype(x, dtype)
     axes = dims(x, dim)
     if is_float(dt):
         with quiet_errors():
-            return make(np.sum(floats(x, ctx), axis=axes, keepdims=keepdim), dt, ctx)
-    return make(np.sum(ints(cast(x, dt, ctx)), axis=axes, keepdims=keepdim), dt, ctx)
+            return make(fn(floats(x, ctx), axis=axes, keepdims=keepdim), dt, ctx)
+    return make(fn(ints(cast(x, dt, ctx)), axis=axes, keepdims=keepdim), dt, ctx)
+
+
+def sum_(ctx: Ctx, x: V, dim=None, keepdim=False, dtype=None) -> V:
+    return _accumulate(np.sum, ctx, x, dim, keepdim, dtype)
 
 
 def prod(ctx: Ctx, x: V, dim=None, keepdim=False, dtype=None) -> V:
-    dt = _acc_dtype(x, dtype)
-    axes = dims(x, dim)
-    if is_float(dt):
-        with quiet_errors():
-            return make(np.prod(floats(x, ctx), axis=axes, keepdims=keepdim), dt, ctx)
-    return make(np.prod(ints(cast(x, dt, ctx)), axis=axes, keepdims=keepdim), dt, ctx)
+    return _accumulate(np.prod, ctx, x, dim, keepdim, dtype)
 
 
 def mean(ctx: Ctx, x: V, dim=None, keepdim=False, dtype=None) -> V:
