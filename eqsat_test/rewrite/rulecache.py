@@ -66,7 +66,7 @@ def read_cache(cache_file: Path) -> dict:
 
 
 def lock_cache(cache_file: Path) -> int | None:
-    """An exclusive lock on the cache while many rules it lacks are compiled (released by closing
+    """An exclusive lock on the cache while many rules it lacks are compiled (freed by closing
     the returned descriptor): processes that start together on a cold cache (a campaign's jobs,
     tests run in parallel) compile a rule library once; the others wait, then read it."""
     try:

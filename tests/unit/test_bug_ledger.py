@@ -2,7 +2,7 @@
 
 A status that differs from the ledger's fails the test (a bug fixed, or back): update the row's
 `status` in ledger.toml and its cell in docs/bugs.md (`python benchmarks/ledger_status.py --toml`
-prints the entries). A torch and host the ledger has no status for (a newer release, a GPU host
+prints the entries). A torch and host the ledger has no status for (a newer version, a GPU host
 not yet recorded) is skipped with the status observed, never passed as agreeing: recording it is
 the same command.
 """

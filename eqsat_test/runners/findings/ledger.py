@@ -30,7 +30,7 @@ class LedgerEntry:
     input_sets: tuple[str, ...] = ()  # empty: any; else a prefix of the finding's input set
     path: Path | None = None  # the ledger file it came from
     wrong_side: str = "compiled"  # the side a reference independent of eager convicts
-    # (torch release and host kind, "2.13.0 cpu" / "2.11.0 gpu") -> what the repro gives there, as run
+    # (torch version and host kind, "2.13.0 cpu" / "2.11.0 gpu") -> what the repro gives there, as run
     status: tuple[tuple[str, str], ...] = ()
 
     @property
