@@ -4,6 +4,7 @@ Needs torch, numpy, click and jinja2 only (no egglog): bundles made on one host 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -15,14 +16,15 @@ from eqsat_test.runners.checks.devices import cross_device_findings
 from eqsat_test.runners.checks.line_gain import as_set, coverage_paths, line_gain
 from eqsat_test.runners.checks.perf import slow_variant_findings, spread, write_slow_variant
 from eqsat_test.runners.checks.sweep_coverage import sweep_coverage
+from eqsat_test.runners.checks.sweep_plan import SweepConfig
 from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
 from eqsat_test.runners.checks.unsound import eager_failure_kind, unsound_verdict
 from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched
 from eqsat_test.runners.exec.compiler_lines import read_lines
 from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
 from eqsat_test.runners.exec.progress import Progress
-from eqsat_test.runners.findings.artifacts import collect_all
-from eqsat_test.runners.findings.clusters import cluster_findings, failing_cone
+from eqsat_test.runners.findings.artifacts import ArtifactOptions, collect_all
+from eqsat_test.runners.findings.clusters import clustered, failing_cone
 from eqsat_test.runners.findings.confirm import confirm_all, unconfirmed_timeouts
 from eqsat_test.runners.findings.ledger import load_ledger
 from eqsat_test.runners.findings.minimize import minimize_clusters
@@ -34,20 +36,24 @@ from eqsat_test.runners.oracle.referee import rule_on
 from eqsat_test.runners.oracle.verdict import rule_totals
 from eqsat_test.runners.protocol import past, versions
 from eqsat_test.runners.records import (
-    BUG_KINDS,
-    COMPILER_BUG_KINDS,
     CRASH_STATUSES,
     MINIMIZE_SECONDS,
+    RESULTS_SCHEMA_VERSION,
+    Finding,
     FindingKind,
     ResultStatus,
     Task,
     exit_code_of,
     new_finding,
+    replaced,
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExecOptions:
+    """How `execute_bundle` runs a bundle. Frozen: a stage that needs other options makes new ones
+    (`dataclasses.replace`)."""
+
     backends: tuple = ("inductor",)
     devices: tuple = ("cpu",)
     jobs: int = 1
@@ -65,8 +71,8 @@ class ExecOptions:
     config_overrides: dict = field(default_factory=dict)  # {config name: Inductor overrides}
     perf: bool = False  # runners/checks/perf.py: time compiled variants; slow-variant notes
     perf_threshold: float = 3.0  # x the siblings' median compiled time
-    artifacts: object = None  # runners/artifacts.ArtifactOptions (debug rerun, minifier, bisector); None: off
-    sweep: dict | None = None  # runners/checks/sweep_plan.SweepConfig fields (dtype/size sweeps); None: off
+    artifacts: ArtifactOptions | None = None  # debug rerun, minifier, bisector (runners/findings/artifacts.py); None: off
+    sweep: SweepConfig | None = None  # dtype/size sweeps (runners/checks/sweep_plan.py); None: off; a dict is read as one
     batch: int = 1  # >1: this many variants per compile, suspects confirmed alone; 0: by graph size (runners/exec/batch.py)
     confirm: bool = True  # re-run each candidate alone from its repro.py before claiming it (runners/findings/confirm.py)
     time_budget: float | None = None  # seconds: no task starts after this; the run reports what was done
@@ -76,6 +82,10 @@ class ExecOptions:
     grad: bool = False
     coverage: bool = False  # record the compiler lines each task reaches (runners/exec/compiler_lines.py); no batches
     guide: object = None  # rewrite/guide.Guide (coverage-guided extraction): more variants drawn as results come
+
+    def __post_init__(self) -> None:
+        if isinstance(self.sweep, dict):  # SweepConfig's fields, as a sweep task carries them
+            object.__setattr__(self, "sweep", SweepConfig.from_dict(self.sweep))
 
 
 class BadBundle(Exception):
@@ -126,11 +136,11 @@ def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -
 
 
 def judge_results(manifest: dict, results: list[dict], scratch: Path,
-                  first_backend: str | None = None) -> tuple[list[dict], list[dict]]:
+                  first_backend: str | None = None) -> tuple[list[Finding], list[Finding]]:
     """Turn worker results into findings (compiler bugs and informational notes). The
     unsound-rewrite check reads the eager outputs that the tasks of `first_backend` saved."""
-    findings: list[dict] = []
-    notes: list[dict] = []
+    findings: list[Finding] = []
+    notes: list[Finding] = []
     variants = {v["id"]: v for v in manifest["variants"]}
     seeds = {v["graph"]: v["id"] for v in manifest["variants"] if v["seed"]}
     by_task = {(r["variant"], r["backend"], r["device"]): r for r in results}
@@ -196,13 +206,14 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
                     break
     # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/checks/devices.py).
     if len({r["device"] for r in results}) > 1:
-        findings += cross_device_findings(manifest, results, scratch, findings, notes)
-    for f in findings:  # where Inductor left its code; read only when the finding is written
-        r = by_task.get((f["variant"], f["backend"], f["device"]), {})
-        for k in ("kernel_files", "kernel_source_file"):
-            if r.get(k) and not f.get(k):
-                f[k] = r[k]
-    return findings, notes
+        findings, across = cross_device_findings(manifest, results, scratch, findings, notes)
+        findings += across
+    def with_code(f: Finding) -> Finding:  # where Inductor left its code; read only when the finding is written
+        r = by_task.get((f.variant, f.backend, f.device), {})
+        code = {k: r[k] for k in ("kernel_files", "kernel_source_file") if r.get(k) and not f.get(k)}
+        return f.with_(**code) if code else f
+
+    return [with_code(f) for f in findings], notes
 
 
 def _seed_ids(manifest: dict) -> set[str]:
@@ -236,7 +247,7 @@ class VerdictStream:
                      "error": (r.get("error") or {}).get("message"), "input_sets": sets,
                      "timings": r.get("timings")})
 
-    def finding(self, f: dict) -> None:
+    def finding(self, f: Finding) -> None:
         self._write({"type": "finding", **_public(f)})
 
     def _write(self, obj: dict) -> None:
@@ -291,8 +302,7 @@ def save_partial(out: Path, manifest: dict, opts: ExecOptions, run: dict) -> str
         why = None
     except Exception as e:  # noqa: BLE001 - the raw verdicts are saved whatever judging them raises
         findings, notes, why = [], [], f"{type(e).__name__}: {e}"
-    for f in findings:
-        f["unconfirmed"] = True
+    findings = [f.with_(unconfirmed=True) for f in findings]
     stats = {"tasks": len(run["tasks"]), "tasks_done": len(results), "tasks_not_started": None,
              "interrupted": {"stage": stage, "judging_error": why}, "backends": list(opts.backends),
              "devices": list(opts.devices), "input_kinds": list(opts.input_kinds)}
@@ -310,7 +320,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
         time.monotonic() + opts.time_budget if opts.time_budget else None)
     sweep = opts.sweep
     if sweep is not None and deadline is not None:  # a sweep task stops its points within the budget too
-        sweep = {**sweep, "seconds": max(1.0, min(float(sweep.get("seconds") or 0), deadline - time.monotonic()))}
+        sweep = dataclasses.replace(sweep, seconds=max(1.0, min(float(sweep.seconds or 0), deadline - time.monotonic())))
     tasks = make_tasks(bundle, manifest, opts, scratch)
     n_program = len(tasks)
     seeds = _seed_ids(manifest)
@@ -347,30 +357,28 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
     findings = fold_into_seeds(findings)
     folded -= len(findings)
     findings = dedupe(findings)
-    for f in findings:  # which side is wrong: eager-bug where the independent referee convicts eager (oracle/referee.py)
-        rule_on(f)
-    for f in findings:  # the ops the failing output depends on (the clusters' pattern before minimization),
-        cone = failing_cone(f, bundle, manifest)  # and the dtypes of the inputs it reads (ledger matching)
-        if cone is not None:
-            f["cone_ops"], f["input_dtypes"] = cone
+    # which side is wrong: eager-bug where the independent referee convicts eager (oracle/referee.py)
+    findings = [rule_on(f) for f in findings]
+    findings = [_with_cone(f, bundle, manifest) for f in findings]
     dyn = {(r["variant"], r["backend"], r["device"]): r.get("dynamo") for r in results}
-    for f in findings + notes:  # graph breaks / recompiles of the task, for triage
-        d = dyn.get((f.get("variant"), f.get("backend"), f.get("device")))
-        if d and "dynamo" not in f:
-            f["dynamo"] = d
-    annotate(findings)
-    annotate(notes)
+
+    def with_dynamo(f: Finding) -> Finding:  # graph breaks / recompiles of the task, for triage
+        d = dyn.get((f.variant, f.backend, f.device))
+        return f.with_(dynamo=d) if d and "dynamo" not in f else f
+
+    findings = annotate([with_dynamo(f) for f in findings])
+    notes = annotate([with_dynamo(n) for n in notes])
 
     env_text = collect_env() if (findings and opts.collect_env) else ""
     written = []
     for k, f in enumerate(findings, 1):
-        f["id"] = f"{k:03d}-{f['kind']}-{f['variant']}"
-        f["repro"] = str(write_finding(out, f["id"], f, bundle, manifest, env_text=env_text) / "repro.py")
+        f = f.with_(id=f"{k:03d}-{f.kind}-{f.variant}")
+        f = f.with_(repro=str(write_finding(out, f.id, f, bundle, manifest, env_text=env_text) / "repro.py"))
         stream.finding(f)
         written.append(f)
     stats = {"tasks": len(tasks), "program_tasks": n_program, "sweep_tasks": len(tasks) - n_program,
              "tasks_done": len(results) + len(sweep_results), "tasks_not_started": skipped,
-             "time_budget": opts.time_budget, "sweep_coverage": sweep_coverage(sweep_results, manifest, sweep).to_dict(),
+             "time_budget": opts.time_budget, "sweep_coverage": sweep_coverage(sweep_results, manifest, sweep and sweep.to_dict()).to_dict(),
              "wall_seconds": round(wall, 3), "backends": list(opts.backends), "devices": list(opts.devices),
              "input_kinds": list(opts.input_kinds), "grad": opts.grad, "folded_into_seed": folded, "batch": batch_stats,
              "sweep": sweep_stats, "exec_timings": _timings(results)}
@@ -379,11 +387,11 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
     if opts.guide is not None:
         stats["guided"] = opts.guide.stats()
     ledger = load_ledger()
-    clusters = cluster_findings(written, manifest["model"], ledger)
+    written, clusters = clustered(written, manifest["model"], ledger)
     write_results(out, manifest, results + sweep_results, written, notes, stats,  # verdicts first
                   clusters, run_note_groups(notes, manifest, bundle))
     run["written"], run["stage"] = True, "confirming the candidates"
-    bugs = [f for f in written if f["kind"] in BUG_KINDS]
+    bugs = [f for f in written if f.bug]
     if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
         log(f"verdicts: {len(bugs)} compiler-bug candidate(s) in {len(clusters)} root cause(s), {len(notes)} note(s) "
             f"in {out / 'results.json'}; confirming each alone from its repro.py next")
@@ -392,36 +400,41 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
 
     confirm_stats = None
     if opts.confirm and written:
-        confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, deadline=deadline, log=log,
-                                    tasks=tasks, env=opts.env)
+        written, confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, deadline=deadline,
+                                             log=log, tasks=tasks, env=opts.env)
     elif written:
-        unconfirmed_timeouts(written)  # a timeout is claimed only once it hangs alone
-    notes += [f for f in written if f["kind"] not in BUG_KINDS]
-    written = [f for f in written if f["kind"] in BUG_KINDS]
-    confirmed = [f for f in written if f.get("confirmed") is not False]
-    clusters = cluster_findings(confirmed, manifest["model"], ledger)
+        written, _ = unconfirmed_timeouts(written)  # a timeout is claimed only once it hangs alone
+    notes += [f for f in written if not f.bug]
+    written = [f for f in written if f.bug]
+    confirmed = [f for f in written if f.confirmed is not False]
+    labelled, clusters = clustered(confirmed, manifest["model"], ledger)
+    written, confirmed = replaced(written, confirmed, labelled), labelled
     min_stats = {"seconds": 0.0, "checks": 0}
     if opts.minimize and confirmed and not past(deadline):
         run["stage"] = "minimizing the findings"
         t1 = time.perf_counter()
         # once per cluster, its smallest member (runners/findings/clusters.py); its pattern re-keys the cluster
         until = time.monotonic() + opts.minimize_seconds
-        reps, pattern_of = minimize_clusters(confirmed, clusters, bundle, manifest, tasks, opts, scratch / "minimize",
-                                             log=log, deadline=min(until, deadline) if deadline is not None else until)
+        minimized, reps, pattern_of = minimize_clusters(
+            confirmed, clusters, bundle, manifest, tasks, opts, scratch / "minimize", log=log,
+            deadline=min(until, deadline) if deadline is not None else until)
         for f in reps:
-            if f.get("minimized_file"):  # the finding's repro.py now runs the minimized program
-                f["signature"] = signature(f)
-                write_finding(out, f["id"], f, bundle, manifest, env_text=env_text)
-        clusters = cluster_findings(confirmed, manifest["model"], ledger, pattern_of)
+            if f.minimized_file:  # the finding's repro.py now runs the minimized program
+                g = f.with_(signature=signature(f))
+                minimized = replaced(minimized, [f], [g])
+                write_finding(out, g.id, g, bundle, manifest, env_text=env_text)
+        labelled, clusters = clustered(minimized, manifest["model"], ledger, pattern_of)
+        written, confirmed = replaced(written, confirmed, labelled), labelled
         min_stats = {"seconds": round(time.perf_counter() - t1, 3), "clusters": len(reps),
-                     "checks": sum(f.get("min_checks") or 0 for f in confirmed)}
+                     "checks": sum(f.min_checks or 0 for f in confirmed)}
     for f in confirmed:  # meta.json says which root cause the finding is, and whether it is a known one
-        update_meta(out / "findings" / f["id"], {k: f[k] for k in ("cluster", "known") if k in f})
+        update_meta(out / "findings" / str(f.id), {k: f[k] for k in ("cluster", "known") if k in f})
     perf_stats = _perf(manifest, results, bundle, opts, notes, out, log) if opts.perf else None
     art_stats = None
-    if opts.artifacts is not None and getattr(opts.artifacts, "enabled", False) and confirmed and not past(deadline):
+    if opts.artifacts is not None and opts.artifacts.enabled and confirmed and not past(deadline):
         run["stage"] = "collecting the findings' debug artifacts"
-        art_stats = collect_all(confirmed, out, opts.artifacts, log=log)
+        collected, art_stats = collect_all(confirmed, out, opts.artifacts, log=log)
+        written, confirmed = replaced(written, confirmed, collected), collected
     stream.close()
     stats.update({"wall_seconds_total": round(time.perf_counter() - t_start, 3), "confirm": confirm_stats,
                   "minimize": min_stats, "perf": perf_stats, "artifacts": art_stats})
@@ -503,20 +516,18 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
     """slow-variant notes, confirmed A/B (runners/checks/perf.py); their folders are written here."""
     t1 = time.perf_counter()
     cores = os.cpu_count() or 1  # the workers' threads (runners/exec/pool.py): one share of the cores each
-    slow, screened = slow_variant_findings(manifest, results, bundle, threshold=opts.perf_threshold, env=opts.env,
+    found, screened = slow_variant_findings(manifest, results, bundle, threshold=opts.perf_threshold, env=opts.env,
                                            threads=max(1, cores // max(1, opts.jobs)) if opts.jobs > 1 else cores,
                                            log=log)
-    annotate(slow)
-    notes += slow
-    for k, n in enumerate(slow, 1):
-        n["id"] = f"slow-{k:03d}-{n['variant']}"
-        n["folder"] = str(write_slow_variant(out, n["id"], n, bundle, manifest))
+    for k, n in enumerate(annotate(found), 1):
+        n = n.with_(id=f"slow-{k:03d}-{n.variant}")
+        notes.append(n.with_(folder=str(write_slow_variant(out, n.id, n, bundle, manifest))))
     return {"spread": spread(manifest, results), "screened": screened, "threshold": opts.perf_threshold,
             "seconds_timing": round(sum((r.get("perf") or {}).get("seconds", 0.0) for r in results), 3),
             "seconds_confirm": round(time.perf_counter() - t1, 3)}
 
 
-def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict], notes: list[dict],
+def write_results(out: Path, manifest: dict, raw: list[dict], written: list[Finding], notes: list[Finding],
                   stats: dict, clusters: list | None = None, note_groups: list | None = None,
                   partial: bool = False) -> dict:
     """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object). The report
@@ -532,23 +543,24 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[dict
         "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
         "executed": executed, "sizes": manifest.get("sizes"), "partial": partial,
         "findings": [_public(f) for f in written] + [_public(n) for n in notes],
-        "stats": {**stats, "compiler_bugs": sum(1 for f in written if f["kind"] in COMPILER_BUG_KINDS),
-                  "eager_bugs": sum(1 for f in written if f["kind"] == FindingKind.EAGER_BUG), "notes": len(notes),
+        "stats": {**stats, "compiler_bugs": sum(1 for f in written if f.compiler_bug),
+                  "eager_bugs": sum(1 for f in written if f.kind == FindingKind.EAGER_BUG), "notes": len(notes),
                   "root_causes": len(clusters),
                   "exposed_only_by_rewrites": sum(1 for c in clusters if not c.seed_fails),
                   "note_groups": len(note_groups),
-                  "internal_errors": sum(1 for n in notes if n["kind"] in (FindingKind.INTERNAL_ERROR,
-                                                                            FindingKind.EMIT_ERROR)),
+                  "internal_errors": sum(1 for n in notes if n.kind in (FindingKind.INTERNAL_ERROR,
+                                                                          FindingKind.EMIT_ERROR)),
                   # input sets the seed program itself raises on (not judged): name -> the error's first line
                   "set_aside": {k: m for r in raw if r.get("variant") in seeds
                                 for k, m in (r.get("set_aside") or {}).items()},
-                  "triage": {c: sum(1 for f in written if f.get("triage") == c) for c in
-                             sorted({f.get("triage") for f in written if f.get("triage")})},
+                  "triage": {c: sum(1 for f in written if f.triage == c) for c in
+                             sorted({f.triage for f in written if f.triage})},
                   # the oracle's rules over every verdict: elements each convicted, cleared or noted
                   "oracle_rules": rule_totals(s for r in raw for s in r.get("input_sets") or [])},
     }
     tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps({"report": report, "raw": raw}, indent=1, default=str))
+    tmp.write_text(json.dumps({"schema_version": RESULTS_SCHEMA_VERSION, "report": report, "raw": raw}, indent=1,
+                              default=str))
     tmp.replace(out / "results.json")
     return report
 
@@ -558,6 +570,13 @@ def exit_code(report: dict) -> int:
     return int(exit_code_of([f["kind"] for f in report["findings"]], report["stats"].get("internal_errors", 0)))
 
 
-def _public(f: dict) -> dict:
+def _public(f: Finding) -> dict:
     """A finding as reported (results.json, --json, verdicts.jsonl): without local scratch paths."""
-    return {k: v for k, v in f.items() if k not in ("failing_inputs", "minimized_file", "artifacts")}
+    return f.without("failing_inputs", "minimized_file", "artifacts").to_dict()
+
+
+def _with_cone(f: Finding, bundle: Path, manifest: dict) -> Finding:
+    """The ops the failing output depends on (the clusters' pattern before minimization), and the
+    dtypes of the inputs it reads (ledger matching)."""
+    cone = failing_cone(f, bundle, manifest)
+    return f if cone is None else f.with_(cone_ops=cone[0], input_dtypes=cone[1])

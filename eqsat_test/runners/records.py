@@ -3,6 +3,7 @@ and findings, with JSON round trips."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 from typing import Any
@@ -226,21 +227,100 @@ class Result(_Record):
         return {**d, **{k: v for k, v in self.extra.items() if k not in d}}
 
 
-@dataclass
-class Finding(_Record):
-    """A compiler-bug candidate or a note, as written to results.json, findings.jsonl and meta.json."""
+@dataclass(frozen=True, eq=False)
+class Finding(Mapping):
+    """A compiler-bug candidate or a note, frozen from new_finding to results.json, findings.jsonl and meta.json.
+
+    Its common keys are fields (a key the finding lacks reads None); the rest are in `extra`. `keys_`
+    is the keys' order, the order results.json has always had: the parts' keys, "kind", the fields
+    given, then what later stages added (`with_`). Read-only mapping access (`f["detail"]`, `"error"
+    in f`, `{**f}`) reads what its dict has; `to_dict()` is that dict, `from_dict` reads one back."""
 
     kind: str
-    variant: str
-    backend: str
-    device: str
+    variant: str | None = None
     graph: str | None = None
-    rules: list = field(default_factory=list)
-    detail: str = ""
+    backend: str | None = None
+    device: str | None = None
+    rules: list | None = None
+    mode: str | None = None
+    ops: list | None = None
+    seed: bool | None = None
     input_set: str | None = None
+    detail: str | None = None
+    error: dict | None = None
     max_abs_err: float | None = None
     max_rel_err: float | None = None
-    extra: dict = field(default_factory=dict)
+    leaf: Any = None
+    failing_inputs: str | None = None  # the failing input set's file (minimization points it at the smaller one's)
+    referee: dict | None = None  # the independent referee's verdict (runners/oracle/referee.py)
+    sweep: str | None = None
+    sweep_key: str | None = None
+    cone_ops: list | None = None  # the ops the failing output depends on (runners/findings/clusters.py)
+    input_dtypes: list | None = None
+    dynamo: dict | None = None
+    triage: str | None = None
+    triage_info: dict | None = None
+    id: str | None = None  # the finding's folder name, once written
+    repro: str | None = None
+    signature: str | None = None
+    confirmed: bool | None = None  # re-run alone from its repro.py (runners/findings/confirm.py)
+    claimed_kind: str | None = None
+    confirmation: dict | None = None
+    cluster: str | None = None  # its root cause's key, and the ledger entry it matches ("known")
+    known: str | None = None
+    min_ops: list | None = None  # minimization (runners/findings/minimize.py)
+    min_checks: int | None = None
+    min_skipped: str | None = None
+    minimized_file: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    keys_: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.kind, Enum):  # written as its string, as results.json has it
+            object.__setattr__(self, "kind", self.kind.value)
+
+    # -- the mapping of its JSON keys
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.keys_:
+            raise KeyError(key)
+        return getattr(self, key) if key in _FINDING_FIELDS else self.extra[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys_)
+
+    def __len__(self) -> int:
+        return len(self.keys_)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys_
+
+    def __repr__(self) -> str:
+        return f"Finding({self.to_dict()!r})"
+
+    # -- the one JSON form
+    def to_dict(self) -> dict:
+        return {k: self[k] for k in self.keys_}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Finding:
+        if isinstance(d, Finding):
+            return d
+        known = {k: v for k, v in d.items() if k in _FINDING_FIELDS}
+        return cls(**known, extra={k: v for k, v in d.items() if k not in _FINDING_FIELDS}, keys_=tuple(d))
+
+    def with_(self, **changes: Any) -> Finding:
+        """A new finding with these keys set (as `d[k] = v`: a new key comes last)."""
+        known = {k: v for k, v in changes.items() if k in _FINDING_FIELDS}
+        other = {k: v for k, v in changes.items() if k not in _FINDING_FIELDS}
+        keys = self.keys_ + tuple(k for k in changes if k not in self.keys_)
+        return dataclasses.replace(self, **known, extra={**self.extra, **other} if other else self.extra, keys_=keys)
+
+    def without(self, *keys: str) -> Finding:
+        """A new finding without these keys."""
+        gone = set(keys)
+        return dataclasses.replace(self, **{k: None for k in gone if k in _FINDING_FIELDS},
+                                   extra={k: v for k, v in self.extra.items() if k not in gone},
+                                   keys_=tuple(k for k in self.keys_ if k not in gone))
 
     @property
     def compiler_bug(self) -> bool:
@@ -251,15 +331,28 @@ class Finding(_Record):
         return is_bug(self.kind)
 
 
-def new_finding(kind: FindingKind, *parts: dict, **fields) -> dict:
-    """The one constructor of findings and notes: the dict `{**parts..., "kind": kind.value, **fields}`.
+_FINDING_FIELDS = frozenset(f.name for f in dataclasses.fields(Finding)) - {"extra", "keys_"}
+
+
+def as_finding(f: Mapping[str, Any]) -> Finding:
+    """A finding as a record: a Finding as is, a dict (an old results.json's, a test's) read by from_dict."""
+    return f if isinstance(f, Finding) else Finding.from_dict(f)
+
+
+def replaced(records: list, old: list, new: list) -> list:
+    """`records` with each of `old` (records of it, by identity) replaced by the `new` at its position."""
+    swap = {id(o): n for o, n in zip(old, new, strict=True)}
+    return [swap.get(id(r), r) for r in records]
+
+
+def new_finding(kind: FindingKind, *parts: Mapping, **fields) -> Finding:
+    """The one constructor of findings and notes: the record of `{**parts..., "kind": kind.value, **fields}`.
 
     `kind` must be a FindingKind member (a plain string, even a known one, is refused: parse it with
-    FindingKind.parse first). The dict has the keys, in the order, that results.json, findings.jsonl
-    and meta.json have always had: the parts' keys first, then "kind", then `fields`; a field that a
-    part has already keeps the part's position and takes the field's value, as in a dict literal.
-    Findings stay dicts through the pipeline (later stages add and change keys in place);
-    Finding.from_dict reads one back as a record."""
+    FindingKind.parse first). Its keys come in the order that results.json, findings.jsonl and
+    meta.json have always had: the parts' keys first, then "kind", then `fields`; a field that a part
+    has already keeps the part's position and takes the field's value, as in a dict literal. Later
+    stages make new records from it (`Finding.with_`)."""
     if not isinstance(kind, FindingKind):
         if isinstance(kind, str) and kind in _KIND_VALUES:
             raise TypeError(f"finding kind {kind!r} is a plain string: pass FindingKind.parse({kind!r}) "
@@ -270,7 +363,7 @@ def new_finding(kind: FindingKind, *parts: dict, **fields) -> dict:
         d.update(p)
     d["kind"] = kind.value
     d.update(fields)
-    return d
+    return Finding.from_dict(d)
 
 
 def exit_code_of(kinds, internal_errors: int = 0) -> ExitCode:
@@ -282,3 +375,45 @@ def exit_code_of(kinds, internal_errors: int = 0) -> ExitCode:
 
 def as_dict(rec: Any) -> dict:
     return rec.to_dict() if isinstance(rec, _Record) else dict(rec)
+
+
+# ----------------------------------------------------------------------------------------------
+# OUT/results.json
+
+# The version of results.json's layout: 1 is the first that says it ({"schema_version": 1, "report": ...,
+# "raw": ...}); a file without it (written before) reads as the same layout. Bump it when a key changes meaning.
+RESULTS_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunResults:
+    """OUT/results.json as records: `report` (the CLI's --json object) with its `findings` (every finding
+    and note) as Finding records, and `raw`, every worker result as a Result.
+
+    Layout, version 1 (`schema_version`; None: a file written before versions, the same layout):
+      report: {clusters: [Cluster.to_dict()], note_groups: [NoteGroup.to_dict()], model, torch_version,
+               variants, executed, sizes, partial, findings: [Finding.to_dict()], stats: {...}}
+      raw: [Result.to_dict()]
+    `from_dict(d).to_dict() == d`, keys in d's order."""
+
+    report: Mapping[str, Any]  # without "findings": the findings are `findings`
+    findings: tuple[Finding, ...]
+    raw: tuple[Result, ...]
+    schema_version: int | None = RESULTS_SCHEMA_VERSION
+
+    def to_dict(self) -> dict:
+        report = {k: ([f.to_dict() for f in self.findings] if k == "findings" else v) for k, v in self.report.items()}
+        head = {} if self.schema_version is None else {"schema_version": self.schema_version}
+        return {**head, "report": report, "raw": [r.to_dict() for r in self.raw]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RunResults:
+        version = d.get("schema_version")
+        if version is not None and (not isinstance(version, int) or version > RESULTS_SCHEMA_VERSION):
+            raise ValueError(f"results.json schema version {version!r}: this eqsat-test reads versions up to "
+                             f"{RESULTS_SCHEMA_VERSION}")
+        report = dict(d["report"])
+        findings = tuple(Finding.from_dict(f) for f in report.get("findings") or [])
+        report.setdefault("findings", [])
+        return cls(report=report, findings=findings, raw=tuple(Result.from_dict(r) for r in d.get("raw") or []),
+                   schema_version=version)

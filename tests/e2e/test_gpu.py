@@ -315,7 +315,7 @@ def test_cross_device_findings_annotate_a_same_device_miscompile(tmp_path):
     good = _noisy(F64, 1)
     manifest, results, scratch = _fake_run(tmp_path, _outs(good, good + 1.0, _noisy(F64, 2), _noisy(F64, 3)))
     same = [{"variant": "g0_v001", "backend": "inductor", "device": "cpu", "kind": "miscompile", "input_set": "given"}]
-    new = cross_device_findings(manifest, results, scratch, same)
+    same, new = cross_device_findings(manifest, results, scratch, same)
     assert new == []  # the cpu miscompile already says it; no device-mismatch on top
     assert same[0]["cross_device"]["outlier"] and "cpu's alone" in same[0]["cross_device"]["detail"]
 
@@ -324,7 +324,7 @@ def test_cross_device_findings_report_what_the_same_device_check_could_not_see(t
     good = _noisy(F64, 1)
     manifest, results, scratch = _fake_run(tmp_path, _outs(good, _noisy(F64, 2), good, good + 0.5),
                                            gpu_kind="nondeterministic")
-    new = cross_device_findings(manifest, results, scratch, [])
+    _, new = cross_device_findings(manifest, results, scratch, [])
     assert [(f["kind"], f["device"], f["other_device"]) for f in new] == [(DEVICE_MISMATCH, "cuda", "cpu")]
     assert new[0]["same_device_verdict"] == "nondeterministic" and new[0]["max_abs_err"] > 0.4
 
@@ -334,7 +334,7 @@ def test_cross_device_findings_skip_input_sets_that_differ(tmp_path):
     manifest, results, scratch = _fake_run(tmp_path, _outs(good, good, good, good + 1))
     results[0]["input_sets"][0]["inputs_digest"] = "other"
     notes: list = []
-    assert cross_device_findings(manifest, results, scratch, [], notes) == []
+    assert cross_device_findings(manifest, results, scratch, [], notes) == ([], [])
     assert notes and notes[0]["kind"] == "internal-error" and "differs across devices" in notes[0]["detail"]
 
 

@@ -197,9 +197,10 @@ class Store:
         findings = list(report.get("findings") or [])
         groups: dict[str, dict] = {}
         from eqsat_test.runners.findings.write import signature
-        for f in findings:
-            sig = f.get("signature") or signature(f)
-            g = groups.setdefault(sig, {"finding": {**f, "signature": sig}, "count": 0})
+        from eqsat_test.runners.records import Finding  # (the module's note: loaded when needed)
+        for f in map(Finding.from_dict, findings):  # an old results.json's too
+            sig = f.signature or signature(f)
+            g = groups.setdefault(sig, {"finding": f.with_(signature=sig).to_dict(), "count": 0})
             g["count"] += int(f.get("count", 1) or 1)
         result = {"report": report, "rules": outcome.get("rules") or {}}
         finished = outcome.get("finished") or time.time()

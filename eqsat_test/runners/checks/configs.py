@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from eqsat_test.runners.records import CRASH_STATUSES, FindingKind, ResultStatus, new_finding
+from eqsat_test.runners.records import CRASH_STATUSES, Finding, FindingKind, ResultStatus, as_finding, new_finding
 
 # name -> Inductor config overrides. Names must exist in torch._inductor.config (checked at use).
 CONFIGS: dict[str, dict] = {
@@ -143,15 +143,15 @@ def _verdict(r: dict | None) -> tuple[str, dict | None]:
     return "right", None
 
 
-def config_judge(manifest: dict, results: list[dict], findings: list[dict], base: str,
-                 backends: dict[str, str], configs: dict[str, dict]) -> list[dict]:
+def config_judge(manifest: dict, results: list[dict], findings: list, base: str,
+                 backends: dict[str, str], configs: dict[str, dict]) -> list[Finding]:
     """Findings after the cross-configuration judge: config-mismatch findings added, the
     per-backend miscompile findings they summarize removed. `backends`: {spec: config name}."""
     variants = {v["id"]: v for v in manifest["variants"]}
     family = {base, *backends}
     by = {(r["variant"], r["device"], r["backend"]): r for r in results}
     keys = sorted({(r["variant"], r["device"]) for r in results if r["backend"] in family})
-    new: list[dict] = []
+    new: list[Finding] = []
     drop: set[tuple] = set()  # (variant, device, backend) miscompile findings summarized
     annotate: dict[tuple, dict] = {}
     # The per-backend finding of the failing side (minimized already, where it was): carried over.
@@ -207,23 +207,31 @@ def config_judge(manifest: dict, results: list[dict], findings: list[dict], base
                                           "sets": {s["name"] for s in by[(vid, dev, base)].get("input_sets") or []}}
     # Findings beyond the task's own input sets (dtype/size sweep points): a configuration that
     # fails the same point as the default is not config-dependent there; one finding, annotated.
-    base_points = {(f.get("variant"), f.get("device"), f.get("input_set")): f for f in findings
-                   if f.get("kind") in _WRONG_KINDS and f.get("backend") == base}
+    findings = [as_finding(f) for f in findings]
+    base_points = {(f.variant, f.device, f.input_set): f for f in findings
+                   if f.kind in _WRONG_KINDS and f.backend == base}
+    also: dict[int, set[str]] = {}  # id(a default-configuration finding) -> configurations failing its point too
+    for f in findings:
+        point = (f.variant, f.device, f.input_set)
+        if f.kind in _WRONG_KINDS and f.backend in backends and point in base_points:
+            also.setdefault(id(base_points[point]), set()).add(backends[f.backend])
     out = []
     for f in findings:
-        key = (f.get("variant"), f.get("device"), f.get("backend"))
-        point = (f.get("variant"), f.get("device"), f.get("input_set"))
-        if f.get("kind") in _WRONG_KINDS and f.get("backend") in backends and point in base_points:
-            b = base_points[point]
-            b["config_dependent"] = False
-            b["configs_also_wrong"] = sorted(set(b.get("configs_also_wrong", [])) | {backends[f["backend"]]})
+        key = (f.variant, f.device, f.backend)
+        point = (f.variant, f.device, f.input_set)
+        if f.kind in _WRONG_KINDS and f.backend in backends and point in base_points:
             continue
-        if f.get("kind") in _WRONG_KINDS and key in drop:
+        if f.kind in _WRONG_KINDS and key in drop:
             continue
-        if key in annotate and f.get("kind") in _WRONG_KINDS and f.get("input_set") in annotate[key]["sets"]:
-            f["config_dependent"] = False
-            f["configs_also_wrong"] = sorted(set(f.get("configs_also_wrong", [])) | set(annotate[key]["configs_also_wrong"]))
-        if f.get("backend") in backends and f.get("kind") in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH, FindingKind.TIMEOUT):
-            f["config"] = backends[f["backend"]]
+        wrong_too = set(also.get(id(f), ()))
+        hit = id(f) in also
+        if key in annotate and f.kind in _WRONG_KINDS and f.input_set in annotate[key]["sets"]:
+            wrong_too |= set(annotate[key]["configs_also_wrong"])
+            hit = True
+        if hit:
+            f = f.with_(config_dependent=False,
+                        configs_also_wrong=sorted(set(f.get("configs_also_wrong", [])) | wrong_too))
+        if f.backend in backends and f.kind in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH, FindingKind.TIMEOUT):
+            f = f.with_(config=backends[f.backend])
         out.append(f)
     return out + new

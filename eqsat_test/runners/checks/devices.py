@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from eqsat_test.runners.exec.backend_code import backend_code, script_options
 from eqsat_test.runners.oracle.inputs import input_sets
 from eqsat_test.runners.oracle.judge import judge
 from eqsat_test.runners.protocol import load_tensors, to_cpu, to_device
-from eqsat_test.runners.records import FindingKind, ResultStatus, new_finding
+from eqsat_test.runners.records import Finding, FindingKind, ResultStatus, as_finding, new_finding
 
 DEVICE_MISMATCH = FindingKind.DEVICE_MISMATCH
 SAME_DEVICE_BUG_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.GRAD_MISCOMPILE.value)
@@ -106,12 +107,12 @@ def judge_across_devices(outs: dict, fp64: Any = None, *, index_info: dict | Non
     return res
 
 
-def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, findings: list[dict],
-                          notes: list[dict] | None = None) -> list[dict]:
+def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, findings: list,
+                          notes: list | None = None) -> tuple[list[Finding], list[Finding]]:
     """Compare compiled outputs of the same variant, backend and input set across two devices.
 
-    Annotates same-device miscompile findings in `findings` with `cross_device` (in place) and
-    returns the new `device-mismatch` findings (one per variant, backend and odd device: its first
+    Returns `findings`, in their order, the same-device miscompiles among them annotated with
+    `cross_device`, and the new `device-mismatch` findings (one per variant, backend and odd device: its first
     odd input set). Needs what the worker saves for tasks with `save_outputs` (compiled:
     save_compiled/<set>.out.pt; eager: scratch/eager/<variant>__<device>/<set>.pt, .fp64.pt, .idx.pt)."""
     variants = {v["id"]: v for v in manifest["variants"]}
@@ -120,7 +121,8 @@ def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, fi
     for r in results:
         if r.get("status") == ResultStatus.OK and r.get("save_compiled"):
             by_key.setdefault((r["variant"], r["backend"]), {})[r["device"]] = r
-    new: list[dict] = []
+    findings = [as_finding(f) for f in findings]
+    new: list[Finding] = []
     for (vid, backend), per_dev in sorted(by_key.items()):
         if len(per_dev) < 2:
             continue
@@ -152,9 +154,10 @@ def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, fi
         for d in devs:
             o = devs[1] if d == devs[0] else devs[0]
             odd = [n for n, vd in verdicts.items() if vd[d]["outlier"]]
-            same_dev = [f for f in findings if f["variant"] == vid and f["backend"] == backend
-                        and f["device"] == d and f["kind"] in SAME_DEVICE_BUG_KINDS]
-            for f in same_dev:
+            same_dev = [i for i, f in enumerate(findings) if f.variant == vid and f.backend == backend
+                        and f.device == d and f.kind in SAME_DEVICE_BUG_KINDS]
+            for i in same_dev:
+                f = findings[i]
                 name = f.get("input_set") if f.get("input_set") in verdicts else (odd[0] if odd else next(iter(verdicts)))
                 vd = verdicts[name]
                 if vd[d]["outlier"]:
@@ -164,9 +167,9 @@ def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, fi
                 else:
                     text = (f"compiled on {d} is not the odd one out against compiled on {o} (against CPU fp64) "
                             f"on input set {name}: eager on {d} may be the odd one out")
-                f["cross_device"] = {"other_device": o, "input_set": name, "outlier": vd[d]["outlier"],
-                                     "other_outlier": vd[o]["outlier"], "detail": text,
-                                     "vs_other": vd[d]["vs_other"].detail}
+                findings[i] = f.with_(cross_device={
+                    "other_device": o, "input_set": name, "outlier": vd[d]["outlier"],
+                    "other_outlier": vd[o]["outlier"], "detail": text, "vs_other": vd[d]["vs_other"].detail})
             if not odd or same_dev:
                 continue
             name = odd[0]
@@ -184,7 +187,7 @@ def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, fi
                 failing_inputs=_inputs_file(v, g, per_dev[d], name, scratch),
                 kernel_files=per_dev[d].get("kernel_files") or [],
             ))
-    return new
+    return findings, new
 
 
 def _inputs_file(v: dict, g: dict, r: dict, name: str, scratch: Path) -> str | None:
@@ -293,7 +296,7 @@ def kernel_source(paths: list[str], *, header: str = "") -> str | None:
     return out
 
 
-def kernel_artifacts(f: dict, result: dict | None = None) -> dict:
+def kernel_artifacts(f: Mapping, result: dict | None = None) -> dict:
     """{"kernel_source.py": text} for a finding, from the worker's saved copy or the recorded
     paths (still in Inductor's cache); {} when the backend generated no code we could find."""
     r = result or {}
@@ -305,7 +308,7 @@ def kernel_artifacts(f: dict, result: dict | None = None) -> dict:
     return {KERNEL_SOURCE_FILE: text} if text else {}
 
 
-def kernel_header(f: dict) -> str:
+def kernel_header(f: Mapping) -> str:
     return (f"# Inductor output code (with its kernels) for variant {f.get('variant')}, backend "
             f"{f.get('backend')}, device {f.get('device')}: the whole variant, before any minimization.\n"
             f"# Kept by eqsat-test from Inductor's code cache; the kernels are the strings passed to "
@@ -314,7 +317,7 @@ def kernel_header(f: dict) -> str:
 
 
 
-def device_repro_main(f: dict) -> str:
+def device_repro_main(f: Mapping) -> str:
     """The `__main__` part of a device-mismatch finding's repro.py (appended to the variant module's code)."""
     spec = f.get("backend", "inductor")
     prelude, backend_expr = backend_code(spec)

@@ -24,13 +24,14 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.protocol import versions
-from eqsat_test.runners.records import FindingKind, ResultStatus, new_finding
+from eqsat_test.runners.records import Finding, FindingKind, ResultStatus, new_finding
 
 WARMUP = 3
 MIN_REPS = 7
@@ -169,7 +170,7 @@ def confirm(slow_file: str, base_file: str, backend: str, device: str = "cpu", *
 
 def slow_variant_findings(manifest: dict, results: list[dict], bundle: Path, *, threshold: float = THRESHOLD,
                           min_abs_s: float = MIN_ABS_S, confirm_ab: bool = True, env: dict | None = None,
-                          threads: int = 1, log=lambda s: None) -> tuple[list[dict], list[dict]]:
+                          threads: int = 1, log=lambda s: None) -> tuple[list[Finding], list[dict]]:
     """(slow-variant notes, all screened candidates with their confirmation)."""
     variants = {v["id"]: v for v in manifest["variants"]}
     graphs = {g["id"]: g for g in manifest["graphs"]}
@@ -225,7 +226,7 @@ def perf_repro_source(note: dict) -> str:
                   threshold=note["threshold"], threads=int(note.get("threads") or 1))
 
 
-def write_slow_variant(out: Path, fid: str, note: dict, bundle: Path, manifest: dict) -> Path:
+def write_slow_variant(out: Path, fid: str, note: Mapping, bundle: Path, manifest: dict) -> Path:
     """OUT/findings/<fid>/: variant.py, baseline.py, the inputs they load, perf_repro.py, meta.json."""
     import shutil
     d = out / "findings" / fid

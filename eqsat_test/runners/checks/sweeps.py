@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import torch
@@ -54,13 +55,21 @@ import torch
 from eqsat_test.runners.checks.sweep_plan import DTYPES, LOW_PRECISION, SweepConfig
 from eqsat_test.runners.checks.unsound import unsound_verdict
 from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
-from eqsat_test.runners.records import CRASH_STATUSES, FindingKind, ResultStatus, TaskKind, new_finding
+from eqsat_test.runners.records import (
+    CRASH_STATUSES,
+    Finding,
+    FindingKind,
+    ResultStatus,
+    TaskKind,
+    as_finding,
+    new_finding,
+)
 
 _CRASH_KINDS = (FindingKind.COMPILE_CRASH.value, FindingKind.RUN_CRASH.value)
 
 
 def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
-                   base_failed: set[str] | frozenset = frozenset()) -> tuple[list[dict], list[dict]]:
+                   base_failed: set[str] | frozenset = frozenset()) -> tuple[list[Finding], list[Finding]]:
     """Findings and notes from one sweep task's result. base: the finding fields of the variant.
 
     One finding per sweep category (dtype, sizes, dtype+sizes, dynamic) and task: the first
@@ -69,8 +78,8 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
     failure on the "special" set of such a variant is a note ("sweep-also-base"): special values
     (NaN, inf, extremes) mishandled at the model's own dtype are mishandled at every dtype, and
     one finding per dtype would be the same bug over and over."""
-    findings: list[dict] = []
-    notes: list[dict] = []
+    findings: list[Finding] = []
+    notes: list[Finding] = []
     status = r.get("status")
     if status == ResultStatus.TIMEOUT or status in CRASH_STATUSES:
         where = ""
@@ -116,18 +125,16 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
         crash = s.get("kind") in _CRASH_KINDS
         kind = (FindingKind.parse(s["kind"]) if crash
                 else FindingKind.SEED_MISCOMPILE if variant.get("seed") else FindingKind.MISCOMPILE)
-        f = new_finding(kind, base, input_set=s["name"], sweep=s["sweep"], sweep_key=s["sweep_key"],
-                        sweep_dtype=s.get("sweep_dtype"), shapes=s.get("shapes"),
-                        max_abs_err=s.get("max_abs_err"), max_rel_err=s.get("max_rel_err"), leaf=s.get("leaf"),
-                        detail=f"[{s['sweep']}] {s.get('detail', '')}", failing_inputs=s.get("inputs_file"),
-                        referee=s.get("referee"))
-        if crash:
-            f["error"] = s.get("error")
+        more = {"error": s.get("error")} if crash else {}
         if s.get("compile_extra"):
-            f["compile_extra"] = s["compile_extra"]
+            more["compile_extra"] = s["compile_extra"]
         if s.get("warmup_file"):
-            f["warmup_file"] = s["warmup_file"]
-        findings.append(f)
+            more["warmup_file"] = s["warmup_file"]
+        findings.append(new_finding(kind, base, input_set=s["name"], sweep=s["sweep"], sweep_key=s["sweep_key"],
+                                    sweep_dtype=s.get("sweep_dtype"), shapes=s.get("shapes"),
+                                    max_abs_err=s.get("max_abs_err"), max_rel_err=s.get("max_rel_err"),
+                                    leaf=s.get("leaf"), detail=f"[{s['sweep']}] {s.get('detail', '')}",
+                                    failing_inputs=s.get("inputs_file"), referee=s.get("referee"), **more))
     for cat, s in unconfirmed.items():
         if cat not in done:
             notes.append(new_finding(FindingKind.SWEEP_UNCONFIRMED, base, input_set=s["name"], sweep=s["sweep"],
@@ -136,11 +143,11 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
     return findings, notes
 
 
-def make_sweep_tasks(bundle: Path, manifest: dict, sweep: dict, *, backends, devices, seed: int,
+def make_sweep_tasks(bundle: Path, manifest: dict, sweep: SweepConfig | dict, *, backends, devices, seed: int,
                      input_kinds, scratch: Path, first_backend: str) -> list[dict]:
     """Worker tasks (kind ``sweep``) for every variant x backend x device: the seeds' first."""
     graphs = {g["id"]: g for g in manifest["graphs"]}
-    base_cfg = SweepConfig.from_dict({**sweep, "seed": seed})
+    base_cfg = dataclasses.replace(SweepConfig.from_dict(sweep) if isinstance(sweep, dict) else sweep, seed=seed)
     tasks = []
     for device in devices:
         for backend in backends:
@@ -170,14 +177,14 @@ def is_sweep_result(r: dict) -> bool:
 
 
 def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], scratch: Path,
-                        first_backend: str | None, base_findings: list[dict] | None = None
-                        ) -> tuple[list[dict], list[dict], dict]:
+                        first_backend: str | None, base_findings: list | None = None
+                        ) -> tuple[list[Finding], list[Finding], dict]:
     """Findings, notes and stats from the sweep tasks' results (the counterpart of
     pipeline.judge_results): compiler bugs per sweep category, and unsound rewrites where a
     variant's eager output at a sweep point differs from its seed's at the same point."""
 
-    findings: list[dict] = []
-    notes: list[dict] = []
+    findings: list[Finding] = []
+    notes: list[Finding] = []
     variants = {v["id"]: v for v in manifest["variants"]}
     seeds = {v["graph"]: v["id"] for v in manifest["variants"] if v["seed"]}
     graphs = {g["id"]: g for g in manifest["graphs"]}
@@ -216,7 +223,7 @@ def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], 
     return findings, notes, stats
 
 
-def _symptom(f: dict) -> str:
+def _symptom(f: Mapping) -> str:
     if f["kind"] in _CRASH_KINDS + (FindingKind.TIMEOUT.value,):
         return f"{f['kind']}:{(f.get('error') or {}).get('type', '')}"
     d = f.get("detail", "")
@@ -234,19 +241,20 @@ def _dtype_kind(name: str | None) -> str:
     return "lowp" if t in LOW_PRECISION else "float" if t.is_floating_point else "bool" if t == torch.bool else "int"
 
 
-def collapse(findings: list[dict], variants: dict) -> list[dict]:
+def collapse(findings: list, variants: dict) -> list[Finding]:
     """One sweep finding per (kind, backend, device, symptom, dtype kind): the seed's (else the
     first) stands for the others, listed in `sweep_also_seen`. A bug at the model's own dtype that
     sweeps meet at every size and in every variant (NaN handling, say) is one finding, not one per
     variant x dtype x size; rules are left out because sweep findings are not minimized."""
-    groups: dict[tuple, dict] = {}
-    out: list[dict] = []
-    for f in sorted(findings, key=lambda f: not variants.get(f["variant"], {}).get("seed")):
-        kind = FindingKind.MISCOMPILE.value if f["kind"] == FindingKind.SEED_MISCOMPILE else f["kind"]
-        key = (kind, f.get("backend"), f.get("device"), _symptom(f), _dtype_kind(f.get("sweep_dtype")))
+    groups: dict[tuple, int] = {}  # -> its finding's index in out
+    out: list[Finding] = []
+    for f in sorted(map(as_finding, findings), key=lambda f: not variants.get(f.variant, {}).get("seed")):
+        kind = FindingKind.MISCOMPILE.value if f.kind == FindingKind.SEED_MISCOMPILE else f.kind
+        key = (kind, f.backend, f.device, _symptom(f), _dtype_kind(f.get("sweep_dtype")))
         if key in groups:
-            groups[key].setdefault("sweep_also_seen", []).append(f"{f['variant']}: {f.get('sweep')}")
+            g = out[groups[key]]
+            out[groups[key]] = g.with_(sweep_also_seen=[*g.get("sweep_also_seen", []), f"{f.variant}: {f.sweep}"])
             continue
-        groups[key] = f
+        groups[key] = len(out)
         out.append(f)
     return out

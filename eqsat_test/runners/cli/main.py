@@ -1,6 +1,7 @@
 """The `eqsat-test` command line: run, generate, exec, rules, campaign, report; exit codes as pytest."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -170,7 +171,7 @@ def _sweep_opts(timeout, sweep_dtypes=None, sweep_sizes=None, sweep_points=2, sw
     if not dtypes and not sizes:
         return None
     return SweepConfig(dtypes=dtypes, sizes=sizes, points=sweep_points, dynamic=sweep_dynamic,
-                       seconds=max(10.0, 0.5 * timeout)).to_dict()
+                       seconds=max(10.0, 0.5 * timeout))
 
 
 def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize=False, minimize_checks=12, **diag):
@@ -203,13 +204,10 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
     eo = ExecOptions(backends=backends, devices=devices, timeout=timeout, time_budget=time_budget,
                        confirm=not no_confirm,
                        jobs=jobs or _default_jobs(), seed=seed, input_kinds=kinds, progress=True,
-                       minimize=not no_minimize and minimize_checks > 0, minimize_checks=minimize_checks)
-    eo.sweep = sweep
-    eo.batch = int(batch)
-    eo.grad = grad
-    eo.minimize_seconds = minimize_seconds
+                       minimize=not no_minimize and minimize_checks > 0, minimize_checks=minimize_checks,
+                       sweep=sweep, batch=int(batch), grad=grad, minimize_seconds=minimize_seconds)
     if diag.pop("coverage", False):  # a measurement mode: runners/cli/measure.py
-        measure.coverage_on(eo)
+        eo = measure.coverage_on(eo)
     return _diagnostics(eo, **diag)
 
 
@@ -246,16 +244,15 @@ def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artif
     if configs_spec:
         try:
             overrides = parse(configs_spec)
-            eo.configs = configured_backends(eo.backends[0], overrides)
+            configs = configured_backends(eo.backends[0], overrides)
         except ConfigError as e:
             raise click.UsageError(str(e)) from e
-        eo.config_overrides = overrides
-        eo.backends = tuple(eo.backends) + tuple(b for b in eo.configs if b not in eo.backends)
-    eo.perf, eo.perf_threshold = perf, perf_threshold
-    eo.artifacts = ArtifactOptions(enabled=not no_artifacts, max_findings=artifacts_max, timeout=artifacts_timeout,
-                                   minifier_timeout=artifacts_timeout, bisect=bisect,
-                                   bisect_timeout=artifacts_timeout, jobs=eo.jobs)
-    return eo
+        eo = dataclasses.replace(eo, configs=configs, config_overrides=overrides, backends=tuple(eo.backends) + tuple(
+            b for b in configs if b not in eo.backends))
+    artifacts = ArtifactOptions(enabled=not no_artifacts, max_findings=artifacts_max, timeout=artifacts_timeout,
+                                minifier_timeout=artifacts_timeout, bisect=bisect,
+                                bisect_timeout=artifacts_timeout, jobs=eo.jobs)
+    return dataclasses.replace(eo, perf=perf, perf_threshold=perf_threshold, artifacts=artifacts)
 
 
 def _log(msg: str) -> None:
@@ -285,7 +282,7 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     check_out_dir(out)
     allow_unsound_rules = diag.pop("allow_unsound_rules", False)
     eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
-    eo.deadline = t0 + eo.time_budget if eo.time_budget else None
+    eo = dataclasses.replace(eo, deadline=t0 + eo.time_budget if eo.time_budget else None)
     from eqsat_test.rewrite.generate import generate
     from eqsat_test.rewrite.stageclock import BudgetSpent
     from eqsat_test.runners.cli.endings import budget_spent_line, budget_spent_report
@@ -295,21 +292,22 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
                    allow_unsound_rules, eo.deadline)
     go.train = eo.grad  # training mode: the model in train(), rules that keep gradients
-    keep = measure.guided_keep(go.modes, eo)  # --mode guided: graphs' states for later rounds (runners/cli/measure.py)
+    keep, eo = measure.guided_keep(go.modes, eo)  # --mode guided: graphs' states for later rounds (runners/cli/measure.py)
     try:  # workers start and warm up while the variants are generated
         manifest = generate(model, out / "bundle", go, log=_log, keep=keep,
                             on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log, backend=next(
                                 (b for b in eo.backends if b.startswith("inductor")), eo.backends[0])))
     except BudgetSpent as e:
-        report = budget_spent_report(model, out, e.stage, eo.time_budget, time.monotonic() - t0)
-        _log(budget_spent_line(e.stage, eo.time_budget, time.monotonic() - t0, out))
+        budget = float(eo.time_budget or 0.0)  # (set: a budget was spent)
+        report = budget_spent_report(model, out, e.stage, budget, time.monotonic() - t0)
+        _log(budget_spent_line(e.stage, budget, time.monotonic() - t0, out))
         if as_json:
             click.echo(json.dumps(report))
         sys.exit(ExitCode.INTERRUPTED)
     except KeyboardInterrupt:
         raise RunInterrupted(f"interrupted while generating the variants, before any task ran: nothing to save "
                              f"({out / 'bundle'} holds what was written)") from None
-    measure.guided_attach(keep, manifest, out / "bundle", eo, seed, guide_memory)
+    eo = measure.guided_attach(keep, manifest, out / "bundle", eo, seed, guide_memory)
     report = execute_bundle(out / "bundle", out, eo, log=_log)
     measure.guided_finish(eo, guide_memory)
     # generation stages are wall seconds; task stages are summed over the workers (they overlap)

@@ -1,38 +1,43 @@
 """The CLI's measurement modes: --coverage (compiler lines per task) and --mode guided (coverage-guided extraction)."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from eqsat_test.runners.pipeline import ExecOptions
 
 # Imports inside functions: guided extraction needs the generation half (egglog); `eqsat-test exec` does not.
 
 
-def coverage_on(eo) -> None:
-    """--coverage: every task records the compiler lines it reaches (runners/exec/compiler_lines.py)."""
+def coverage_on(eo: ExecOptions) -> ExecOptions:
+    """--coverage: the options with which every task records the compiler lines it reaches
+    (runners/exec/compiler_lines.py)."""
     from eqsat_test.runners.exec.compiler_lines import CoverageUnavailable, coverage_mode
     try:
-        coverage_mode(eo)
+        return coverage_mode(eo)
     except CoverageUnavailable as e:
         raise click.UsageError(str(e)) from None
 
 
-def guided_keep(modes: tuple, eo) -> list | None:
-    """With --mode guided, a list for generate() to keep each graph's state in (and coverage on: the
-    guide feeds on the lines each variant reaches); else None."""
+def guided_keep(modes: tuple, eo: ExecOptions) -> tuple[list | None, ExecOptions]:
+    """With --mode guided, a list for generate() to keep each graph's state in, and the options with
+    coverage on (the guide feeds on the lines each variant reaches); else None and the options."""
     if "guided" not in modes:
-        return None
-    if not eo.coverage:
-        coverage_on(eo)
-    return []
+        return None, eo
+    return [], eo if eo.coverage else coverage_on(eo)
 
 
-def guided_attach(keep: list | None, manifest: dict, bundle: Path, eo, seed: int, memory: str | None) -> None:
-    """The run's Guide (rewrite/guide.py), on the ExecOptions: it draws the rest of the variants as results come."""
+def guided_attach(keep: list | None, manifest: dict, bundle: Path, eo: ExecOptions, seed: int,
+                  memory: str | None) -> ExecOptions:
+    """The options with the run's Guide (rewrite/guide.py): it draws the rest of the variants as results come."""
     if keep is None:
-        return
+        return eo
     from eqsat_test.rewrite.guide import Guide, RuleMemory
-    eo.guide = Guide(keep, manifest, bundle, seed=seed, memory=RuleMemory.load(memory))
+    return dataclasses.replace(eo, guide=Guide(keep, manifest, bundle, seed=seed, memory=RuleMemory.load(memory)))
 
 
 def guided_finish(eo, memory: str | None) -> None:

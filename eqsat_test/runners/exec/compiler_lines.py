@@ -11,6 +11,7 @@ initialisation) belongs to no task. A line counts once per task however often it
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -104,12 +105,11 @@ class LineRecorder:
         return self._seen
 
 
-def coverage_mode(opts) -> None:
-    """Turn a run's ExecOptions (runners/pipeline.py) to coverage mode: tasks record their lines, and the
+def coverage_mode(opts):
+    """A run's ExecOptions (runners/pipeline.py) in coverage mode: tasks record their lines, and the
     workers start with every cache off. Raises CoverageUnavailable where nothing can record lines."""
     backend_name()
-    opts.coverage = True
-    opts.env.update(CACHE_ENV)
+    return dataclasses.replace(opts, coverage=True, env={**opts.env, **CACHE_ENV})
 
 
 def caches_off() -> None:

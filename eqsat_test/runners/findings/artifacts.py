@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,7 @@ from eqsat_test.codegen_templates import render
 from eqsat_test.runners.exec.backend_code import backend_code, script_options
 from eqsat_test.runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH, TRITON_KERNEL, triage
 from eqsat_test.runners.protocol import compile_options, is_custom_backend
-from eqsat_test.runners.records import FindingKind
+from eqsat_test.runners.records import Finding, FindingKind, as_finding, replaced
 
 TEST_REPRO = "test_repro.py"
 INLINE_MAX_NUMEL = 64  # inputs with at most this many elements in all are inlined into test_repro.py
@@ -131,7 +132,7 @@ def _ident(s: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]+", "_", s).strip("_").lower()
 
 
-def verdict_lines(f: dict) -> list[str]:
+def verdict_lines(f: Mapping) -> list[str]:
     """What the finding's verdict was, said of the program repro.py and test_repro.py hold: the
     minimized program's own verdict where minimization recorded it (`min_detail`) or the repro's rerun
     printed it, else the full variant's, labelled as such."""
@@ -146,7 +147,7 @@ def verdict_lines(f: dict) -> list[str]:
     return [f"Verdict: {f['detail'][:400]}"] if f.get("detail") else []
 
 
-def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None, *,
+def test_repro_source(program_src: str, f: Mapping, inputs_path: Path | None = None, *,
                       inputs_file: str = "inputs.pt") -> str | None:
     """test_repro.py for a finding (None where it does not apply): the program's `forward`
     inlined (the same program as repro.py: the minimized one where there is one), its inputs inlined
@@ -192,7 +193,7 @@ def test_repro_source(program_src: str, f: dict, inputs_path: Path | None = None
     )
 
 
-def write_test_repro(d: Path, program_src: str, f: dict) -> Path | None:
+def write_test_repro(d: Path, program_src: str, f: Mapping) -> Path | None:
     """Write d/test_repro.py (inputs from d/inputs.pt); None where no test applies. Also points the
     finding's triage next step at files that exist in d (see next_step)."""
     _set_next_step(d, f)
@@ -211,7 +212,7 @@ def write_test_repro(d: Path, program_src: str, f: dict) -> Path | None:
 # the next step, naming only files the finding folder has
 
 
-def next_step(d: Path, f: dict) -> str | None:
+def next_step(d: Path, f: Mapping) -> str | None:
     """The triage next step for the finding in folder d, naming only files that exist there (the
     minifier's repro, the bisector's verdict, Inductor's output code are kept only when their step ran
     and produced them); a command to make them where they are missing. None: triage's text stands."""
@@ -243,15 +244,14 @@ def next_step(d: Path, f: dict) -> str | None:
     return None
 
 
-def _set_next_step(d: Path, f: dict) -> None:
+def _set_next_step(d: Path, f: Mapping) -> None:
+    """The next step (its folder's files decide it) into the `triage_info` dict of a finding being written."""
     t = f.get("triage_info")
-    if not isinstance(t, dict):
-        return
     try:
-        step = next_step(d, f)
+        step = next_step(d, f) if isinstance(t, dict) else None
     except Exception:  # never fail a finding for its advice
         return
-    if step:
+    if step and isinstance(t, dict):
         t["next_step"] = step
 
 
@@ -302,7 +302,7 @@ def repro_verdict(text: str) -> str | None:
     return None
 
 
-def _minify_mode(f: dict) -> tuple[str | None, str]:
+def _minify_mode(f: Mapping) -> tuple[str | None, str]:
     """(TORCHDYNAMO_REPRO_LEVEL or None, why)."""
     cls = f.get("triage") or (f.get("triage_info") or {}).get("class")
     backend = f.get("backend", "inductor")
@@ -404,7 +404,7 @@ def _checkpoints(debug: Path) -> list[tuple[int, float, Path]]:
 
 
 
-def _bisect_text(r: dict | None, calls: int, f: dict) -> str:
+def _bisect_text(r: dict | None, calls: int, f: Mapping) -> str:
     if r is None:
         return ("Compiler bisector: no backend failed (every bisector run of the program passed; the failure may "
                 f"depend on the input set or be nondeterministic). Runs: {calls}.\n")
@@ -428,7 +428,7 @@ def _bisect_text(r: dict | None, calls: int, f: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def collect(d: Path, f: dict, opts: ArtifactOptions) -> dict:
+def collect(d: Path, f: Mapping, opts: ArtifactOptions) -> dict:
     """Run the debug steps for the finding in folder d; returns the summary (also in meta.json)."""
     summary: dict = {"files": []}
     if f.get("kind") == FindingKind.TIMEOUT:
@@ -539,7 +539,7 @@ def collect(d: Path, f: dict, opts: ArtifactOptions) -> dict:
     return summary
 
 
-def _priority(findings: list[dict]) -> list[dict]:
+def _priority(findings: list[Finding]) -> list[Finding]:
     """One finding per (triage class, backend) first, seeds and minimized programs first."""
     seen: set = set()
     first: list = []
@@ -551,36 +551,39 @@ def _priority(findings: list[dict]) -> list[dict]:
     return first + rest
 
 
-def collect_all(written: list[dict], out: Path, opts: ArtifactOptions, log=lambda s: None) -> dict:
-    """Artifacts for written findings (`id` set; folders under out/findings), at most
-    opts.max_findings of them, opts.jobs at a time; meta.json gets `debug_artifacts`."""
-    todo = [f for f in _priority(written) if f.get("kind") not in (FindingKind.TIMEOUT.value,) + _NO_TEST_KINDS]
+def collect_all(written: list, out: Path, opts: ArtifactOptions, log=lambda s: None) -> tuple[list[Finding], dict]:
+    """Artifacts for written findings (`id` set; folders under out/findings), at most opts.max_findings of them,
+    opts.jobs at a time: the findings, in order, and meta.json get `debug_artifacts`; returns them and stats."""
+    found = [as_finding(f) for f in written]
+    todo = [f for f in _priority(found) if f.kind not in (FindingKind.TIMEOUT.value,) + _NO_TEST_KINDS]
     chosen, skipped = todo[:max(0, opts.max_findings)], todo[max(0, opts.max_findings):]
     t0 = time.perf_counter()
 
-    def one(f: dict) -> None:
-        d = out / "findings" / f["id"]
+    def one(f: Finding) -> Finding:
+        d = out / "findings" / str(f.id)
         t1 = time.perf_counter()
-        log(f"artifacts: {f['id']} (debug rerun, minifier, bisector)")
+        log(f"artifacts: {f.id} (debug rerun, minifier, bisector)")
         try:
             s = collect(d, f, opts)
         except Exception as e:  # our bug: recorded, never fatal for the run
             s = {"error": f"{type(e).__name__}: {e}"}
         s["seconds"] = round(time.perf_counter() - t1, 2)
-        _record(d, f, s)
+        return _record(d, f, s)
 
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as ex:
-        list(ex.map(one, chosen))
-    for f in skipped:
-        _record(out / "findings" / f["id"], f, {"skipped": f"more than {opts.max_findings} findings (--artifacts-max)"})
-    return {"findings": len(chosen), "skipped": len(skipped), "seconds": round(time.perf_counter() - t0, 2)}
+        done = list(ex.map(one, chosen))
+    done += [_record(out / "findings" / str(f.id), f, {"skipped": f"more than {opts.max_findings} findings (--artifacts-max)"})
+             for f in skipped]
+    return replaced(found, chosen + skipped, done), {"findings": len(chosen), "skipped": len(skipped),
+                                                     "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def _record(d: Path, f: dict, s: dict) -> None:
-    """The artifacts' summary into the finding and its meta.json; the next step names the files made;
+def _record(d: Path, f: Finding, s: dict) -> Finding:
+    """The finding with the artifacts' summary (a new one) and its meta.json; the next step names the files made;
     test_repro.py states the verdict the repro's rerun printed, where the finding's own was of another program."""
-    f["debug_artifacts"] = s
-    _set_next_step(d, f)
+    f = as_finding(f)
+    f = f.with_(debug_artifacts=s, **({"triage_info": dict(f.triage_info)} if isinstance(f.triage_info, dict) else {}))
+    _set_next_step(d, f)  # (into the new record's own triage_info)
     had_own = bool(f.get("min_detail"))
     if f.get("minimized_file") and not had_own and (s.get("debug_run") or {}).get("verdict") and (d / TEST_REPRO).is_file():
         src = d / "minimized.py"
@@ -593,3 +596,4 @@ def _record(d: Path, f: dict, s: dict) -> None:
         if isinstance(m.get("triage_info"), dict) and isinstance(f.get("triage_info"), dict):
             m["triage_info"]["next_step"] = f["triage_info"]["next_step"]
         meta.write_text(json.dumps(m, indent=1, default=str))
+    return f

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eqsat_test.runners.findings.ledger import LedgerEntry, ledger_matches, load_ledger
-from eqsat_test.runners.records import FindingKind, is_bug
+from eqsat_test.runners.records import Finding, FindingKind, as_finding, is_bug
 
 # ---------------------------------------------------------------------------------------------
 # the parts of a cluster's key
@@ -297,30 +297,38 @@ def _rank(f: dict) -> tuple:
             str(f.get("variant")))
 
 
-def cluster_findings(findings: list[dict], model: str, ledger: list[LedgerEntry] | None = None,
+def cluster_findings(findings: list, model: str, ledger: list[LedgerEntry] | None = None,
                      pattern_of: dict[str, tuple[str, ...]] | None = None) -> list[Cluster]:
-    """The clusters of a run's compiler-bug findings (notes and unconfirmed candidates are left out).
+    """The clusters of a run's compiler-bug findings (notes and unconfirmed candidates are left out);
+    `clustered` gives the findings labelled with them too."""
+    return clustered(findings, model, ledger, pattern_of)[1]
 
-    Each member finding gets `cluster` (the key) and, where known, `known` ("ledger #N").
+
+def clustered(findings: list, model: str, ledger: list[LedgerEntry] | None = None,
+              pattern_of: dict[str, tuple[str, ...]] | None = None) -> tuple[list[Finding], list[Cluster]]:
+    """The findings, in their order, each member with `cluster` (its cluster's key) and, where known,
+    `known` ("ledger #N"); and the clusters (as cluster_findings).
+
     pattern_of: cluster key (a member's `cluster` from an earlier call) -> the minimized ops of that
     cluster's representative: the members take its pattern. Clusters come new first, then by sightings."""
-    bugs = [f for f in findings if is_bug(f.get("kind", "")) and f.get("confirmed") is not False]
-    groups: dict[tuple, list[dict]] = {}
-    for f in bugs:
+    findings = [as_finding(f) for f in findings]
+    bugs = [i for i, f in enumerate(findings) if is_bug(f.get("kind", "")) and f.confirmed is not False]
+    groups: dict[tuple, list[int]] = {}
+    for i in bugs:
+        f = findings[i]
         k = member_key(f, model)
-        if k[-2] == "scope" and pattern_of and f.get("cluster") in pattern_of:  # (a crash site stays its key)
-            k = k[:-2] + ("pattern", tuple(sorted({canonical_op(o) for o in pattern_of[f["cluster"]]})))
-        groups.setdefault(k, []).append(f)
-    made = {_digest(*k): _make(k, members, model, ledger or []) for k, members in groups.items()}
+        if k[-2] == "scope" and pattern_of and f.cluster in pattern_of:  # (a crash site stays its key)
+            k = k[:-2] + ("pattern", tuple(sorted({canonical_op(o) for o in pattern_of[f.cluster]})))
+        groups.setdefault(k, []).append(i)
+    made = {_digest(*k): _make(k, [findings[i] for i in members], model, ledger or [])
+            for k, members in groups.items()}
     out = merge_clusters(list(made.values()))
     final = {k: c for c in out for k in (c.key, *c.absorbed)}
     for k, members in groups.items():
         c = final[_digest(*k)]
-        for f in members:
-            f["cluster"] = c.key
-            if c.ledger:
-                f["known"] = c.known
-    return out
+        for i in members:
+            findings[i] = findings[i].with_(cluster=c.key, **({"known": c.known} if c.ledger else {}))
+    return findings, out
 
 
 def _cone_pattern(members: list[dict]) -> set[str]:

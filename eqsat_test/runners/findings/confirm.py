@@ -12,7 +12,7 @@ from pathlib import Path
 
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.protocol import past
-from eqsat_test.runners.records import FindingKind
+from eqsat_test.runners.records import Finding, FindingKind, as_finding
 
 # kinds a repro.py can re-check by itself (device-mismatch and config-mismatch need two runs)
 CONFIRMABLE = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
@@ -141,72 +141,83 @@ def outcome(f: dict, r: dict, timeout: float) -> tuple[str, str]:
     return FindingKind.FLAKY.value, f"alone, repro.py exited {r['rc']} with verdict {r['verdict'] or 'none'} (claimed {kind})"
 
 
-def not_alone(f: dict, why: str) -> None:
+def not_alone(f: Finding, why: str) -> Finding:
     """A timeout that was not re-run alone becomes a `resource` note: load is never a compiler bug."""
-    f["claimed_kind"], f["kind"], f["confirmed"] = f["kind"], FindingKind.RESOURCE.value, False
-    f["confirmation"] = {"outcome": FindingKind.RESOURCE.value, "why": why}
-    f["detail"] = f"{why}; claimed {f['claimed_kind']}: {f.get('detail', '')}"
+    return f.with_(claimed_kind=f.kind, kind=FindingKind.RESOURCE.value, confirmed=False,
+                   confirmation={"outcome": FindingKind.RESOURCE.value, "why": why},
+                   detail=f"{why}; claimed {f.kind}: {f.get('detail', '')}")
 
 
-def unconfirmed_timeouts(written: list[dict]) -> int:
-    """Timeouts claimed without a lone re-run (--no-confirm) become `resource` notes; returns how many."""
-    todo = [f for f in written if f["kind"] == FindingKind.TIMEOUT and not f.get("confirmed")]
-    for f in todo:
-        not_alone(f, "not re-run alone (confirmation off): a timeout is claimed only once it hangs alone")
-        if f.get("repro"):
-            _update_meta(Path(f["repro"]).parent, f)
-    return len(todo)
+def unconfirmed_timeouts(written: list) -> tuple[list[Finding], int]:
+    """Timeouts claimed without a lone re-run (--no-confirm) become `resource` notes; returns the findings
+    and how many."""
+    out, n = [], 0
+    for f in map(as_finding, written):
+        if f.kind == FindingKind.TIMEOUT and not f.confirmed:
+            f = not_alone(f, "not re-run alone (confirmation off): a timeout is claimed only once it hangs alone")
+            n += 1
+            if f.repro:
+                _update_meta(Path(f.repro).parent, f)
+        out.append(f)
+    return out, n
 
 
-def confirm_all(written: list[dict], out: Path, *, timeout: float, jobs: int = 1, deadline: float | None = None,
-                log=lambda s: None, tasks: list[dict] | None = None, env: dict | None = None) -> dict:
+def confirm_all(written: list, out: Path, *, timeout: float, jobs: int = 1, deadline: float | None = None,
+                log=lambda s: None, tasks: list[dict] | None = None,
+                env: dict | None = None) -> tuple[list[Finding], dict]:
     """Re-run each written finding's repro.py alone (`jobs` at a time; timeouts after the others, one at a
     time, a sweep's as its own task: `tasks`). Confirmed findings get `confirmed: true`; the rest become
     notes: kind `flaky` or `resource`, `claimed_kind` keeps what was claimed; a timeout not re-run (the
-    time budget spent) is a `resource` note too. meta.json is updated. Returns stats."""
-    todo = [f for f in written if f["kind"] in CONFIRMABLE]
+    time budget spent) is a `resource` note too. meta.json is updated. Returns the findings, in their
+    order, and stats."""
+    written = [as_finding(f) for f in written]
+    todo = [i for i, f in enumerate(written) if f.kind in CONFIRMABLE]
     threads = max(1, (os.cpu_count() or 1) // max(1, jobs))
     stats = {"checked": 0, "confirmed": 0, FindingKind.FLAKY.value: 0, FindingKind.RESOURCE.value: 0, "skipped": 0,
              "seconds": 0.0}
     t0 = time.perf_counter()
 
-    def one(f: dict, threads: int = threads) -> None:
-        folder = out / "findings" / f["id"]
+    def one(i: int, threads: int = threads) -> None:
+        f = written[i]
+        folder = out / "findings" / str(f.id)
         if past(deadline):
             stats["skipped"] += 1
-            f["confirmed"] = None
-            if f["kind"] == FindingKind.TIMEOUT:
-                not_alone(f, "not re-run alone (the time budget was spent): a timeout is claimed only once it hangs alone")
+            f = f.with_(confirmed=None)
+            if f.kind == FindingKind.TIMEOUT:
+                f = not_alone(f, "not re-run alone (the time budget was spent): a timeout is claimed only once it hangs alone")
                 stats[FindingKind.RESOURCE.value] += 1
                 _update_meta(folder, f)
+            written[i] = f
             return
         r = None
-        if f["kind"] == FindingKind.TIMEOUT and f.get("sweep"):
+        if f.kind == FindingKind.TIMEOUT and f.sweep:
             r = rerun_sweep_alone(f, tasks or [], timeout, env)
         if r is None:
             r = run_repro(folder, timeout, threads)
         verdict, why = outcome(f, r, timeout)
         stats["checked"] += 1
         stats[verdict] += 1
-        f["confirmation"] = {"outcome": verdict, "why": why, "seconds": r["seconds"], "output_tail": r["output"][-1500:]}
+        f = f.with_(confirmation={"outcome": verdict, "why": why, "seconds": r["seconds"],
+                                  "output_tail": r["output"][-1500:]})
         if verdict == "confirmed":
-            f["confirmed"] = True
+            f = f.with_(confirmed=True)
         else:
-            f["claimed_kind"], f["kind"], f["confirmed"] = f["kind"], FindingKind.parse(verdict).value, False
-            f["detail"] = f"{why}; claimed {f['claimed_kind']}: {f.get('detail', '')}"
-            log(f"{f['id']}: {verdict} ({why})")
+            f = f.with_(claimed_kind=f.kind, kind=FindingKind.parse(verdict).value, confirmed=False)
+            f = f.with_(detail=f"{why}; claimed {f.claimed_kind}: {f.get('detail', '')}")
+            log(f"{f.id}: {verdict} ({why})")
+        written[i] = f
         _update_meta(folder, f)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        list(ex.map(one, [f for f in todo if f["kind"] != FindingKind.TIMEOUT]))
-    for f in todo:  # one at a time, with every core, once nothing else of ours runs: a hang alone, or load
-        if f["kind"] == FindingKind.TIMEOUT:
-            one(f, os.cpu_count() or 1)
+        list(ex.map(one, [i for i in todo if written[i].kind != FindingKind.TIMEOUT]))
+    for i in todo:  # one at a time, with every core, once nothing else of ours runs: a hang alone, or load
+        if written[i].kind == FindingKind.TIMEOUT:
+            one(i, os.cpu_count() or 1)
     stats["seconds"] = round(time.perf_counter() - t0, 3)
-    return stats
+    return written, stats
 
 
-def _update_meta(folder: Path, f: dict) -> None:
+def _update_meta(folder: Path, f: Finding) -> None:
     meta = folder / "meta.json"
     if meta.is_file():
         m = json.loads(meta.read_text())

@@ -49,7 +49,7 @@ from eqsat_test.runners.findings.shrink import (
 )
 from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
 from eqsat_test.runners.protocol import past
-from eqsat_test.runners.records import CRASH_STATUSES, FindingKind, Result, ResultStatus
+from eqsat_test.runners.records import CRASH_STATUSES, Finding, FindingKind, Result, ResultStatus, as_finding, replaced
 
 # Finding kinds that minimization tries to preserve (a timeout would cost a timeout per check).
 MINIMIZABLE_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
@@ -324,27 +324,29 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
 # the pipeline's entry point
 
 
-def minimize_clusters(findings: list[dict], clusters: list, bundle: Path, manifest: dict, tasks: list[dict], opts,
-                      work: Path, log: Callable[[str], None] = lambda s: None,
-                      deadline: float | None = None) -> tuple[list[dict], dict[str, list[str]]]:
+def minimize_clusters(findings: list[Finding], clusters: list, bundle: Path, manifest: dict, tasks: list[dict], opts,
+                      work: Path, log: Callable[[str], None] = lambda s: None, deadline: float | None = None
+                      ) -> tuple[list[Finding], list[Finding], dict[str, list[str]]]:
     """Minimize once per cluster (runners/findings/clusters.py): its smallest member that can be
     minimized (the seed first; sweep findings keep their full program, as minimize re-runs candidates
-    on the model's own inputs). Returns the findings minimized and {cluster key: minimized ops}."""
+    on the model's own inputs). Returns the findings (in their order, the minimized ones new), the
+    findings minimized, and {cluster key: minimized ops}."""
     queues = []
     for c in clusters:
-        members = [f for f in findings if f.get("cluster") == c.key and f["kind"] in MINIMIZABLE_KINDS
-                   and not f.get("sweep")]
+        members = [f for f in findings if f.cluster == c.key and f.kind in MINIMIZABLE_KINDS and not f.sweep]
         if members:
             queues.append(sorted(members, key=_smallest))
-    reps = [q[0] for q in queues]
-    minimize_findings(reps, bundle, manifest, tasks, opts, work, log=log, deadline=deadline)
+    tried = [q[0] for q in queues]
+    reps = minimize_findings(tried, bundle, manifest, tasks, opts, work, log=log, deadline=deadline)
+    findings = replaced(findings, tried, reps)
     # a member that has no program to shrink (NotMinimizable): the cluster's next smallest, once
-    again = [q[1] for q in queues if len(q) > 1 and q[0].get("min_ops") is None and q[0].get("min_skipped")
-             and "budget" not in q[0]["min_skipped"] and "more than" not in q[0]["min_skipped"]]
+    again = [q[1] for q, r in zip(queues, reps) if len(q) > 1 and r.min_ops is None and r.min_skipped
+             and "budget" not in r.min_skipped and "more than" not in r.min_skipped]
     if again and not past(deadline):
-        minimize_findings(again, bundle, manifest, tasks, opts, work, log=log, deadline=deadline)
-        reps += again
-    return reps, {f["cluster"]: f["min_ops"] for f in reps if f.get("min_ops") is not None}
+        more = minimize_findings(again, bundle, manifest, tasks, opts, work, log=log, deadline=deadline)
+        findings = replaced(findings, again, more)
+        reps += more
+    return findings, reps, {str(f.cluster): f.min_ops for f in reps if f.min_ops is not None}
 
 
 def _smallest(f: dict) -> tuple:
@@ -353,49 +355,50 @@ def _smallest(f: dict) -> tuple:
             len(f.get("cone_ops") or f.get("ops") or []), str(f.get("variant")))
 
 
-def minimize_findings(findings: list[dict], bundle: Path, manifest: dict, tasks: list[dict], opts, work: Path,
-                      log: Callable[[str], None] = lambda s: None, deadline: float | None = None) -> None:
-    """Minimize each finding in place: adds `min_ops`, `min_checks`, `minimized_file` (when a
-    smaller program still fails), and points `failing_inputs` at the minimized failing input set.
+def minimize_findings(findings: list, bundle: Path, manifest: dict, tasks: list[dict], opts, work: Path,
+                      log: Callable[[str], None] = lambda s: None, deadline: float | None = None) -> list[Finding]:
+    """The findings, in their order, each minimized one new, with `min_ops`, `min_checks`, `minimized_file`
+    (when a smaller program still fails), and `failing_inputs` pointed at the minimized failing input set.
     deadline (time.monotonic()): no check starts after it (a finding not reached keeps its program).
 
     opts: ExecOptions (jobs, timeout, env, minimize_checks, minimize_max_findings)."""
     by_task = {(t["variant"], t["backend"], t["device"]): t for t in tasks}
     variants = {v["id"]: v for v in manifest["variants"]}
-    todo = [f for f in findings if f["kind"] in MINIMIZABLE_KINDS]
+    out = [as_finding(f) for f in findings]
+    todo = [i for i, f in enumerate(out) if f.kind in MINIMIZABLE_KINDS]
     # Seeds first: their minimized programs are the likeliest to be shared by the variants' ones.
-    todo.sort(key=lambda f: (not variants[f["variant"]]["seed"], f["variant"]))
+    todo.sort(key=lambda i: (not variants[out[i].variant]["seed"], out[i].variant))
     cap = getattr(opts, "minimize_max_findings", 16)
     pool = CheckPool(PoolOptions(jobs=max(1, min(opts.jobs, 4)), timeout=opts.timeout, env=opts.env), log)
     try:
-        for k, f in enumerate(todo):
-            v = variants[f["variant"]]
-            f["min_ops"] = None
+        for k, i in enumerate(todo):
+            f = out[i] = out[i].with_(min_ops=None)
+            v = variants[f.variant]
             if k >= cap:
-                f["min_skipped"] = f"more than {cap} findings"
+                out[i] = f.with_(min_skipped=f"more than {cap} findings")
                 continue
             if past(deadline):
-                f["min_skipped"] = "the minimization's time budget was spent"
+                out[i] = f.with_(min_skipped="the minimization's time budget was spent")
                 continue
-            t = by_task[(f["variant"], f["backend"], f["device"])]
+            t = by_task[(f.variant, f.backend, f.device)]
             base = {kk: t[kk] for kk in ("backend", "device", "seed", "input_kinds", "is_param", "grad") if kk in t}
-            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{f['variant']}__{f['backend']}__{f['device']}")
+            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{f.variant}__{f.backend}__{f.device}")
             try:
                 res = minimize(bundle / v["file"], f, base, pool, work / safe,
                                max_checks=getattr(opts, "minimize_checks", 12), log=log,
                                program_file=bundle / v["program"] if v.get("program") else None, deadline=deadline)
             except NotMinimizable as e:
-                f["min_skipped"] = str(e)
-                log(f"not minimized {f['variant']}: {e}")
+                out[i] = f.with_(min_skipped=str(e))
+                log(f"not minimized {f.variant}: {e}")
                 continue
-            f["min_ops"] = res.ops
-            f["min_checks"] = res.checks
+            f = f.with_(min_ops=res.ops, min_checks=res.checks)
             if res.file is not None:
-                f["minimized_file"] = str(res.file)
-                f["min_steps"] = res.steps
+                f = f.with_(minimized_file=str(res.file), min_steps=res.steps)
                 if res.detail:  # the minimized program's own verdict, which its repro shows
-                    f["min_detail"], f["min_input_set"] = res.detail, res.input_set
+                    f = f.with_(min_detail=res.detail, min_input_set=res.input_set)
                 if res.failing_inputs:
-                    f["failing_inputs"] = res.failing_inputs
+                    f = f.with_(failing_inputs=res.failing_inputs)
+            out[i] = f
     finally:
         pool.close()
+    return out

@@ -11,8 +11,9 @@ runtime, output), a subclass, suggested GitHub labels and a next step.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-from eqsat_test.runners.records import FindingKind
+from eqsat_test.runners.records import Finding, FindingKind, as_finding
 
 GRAPH_BREAK = "graph-break"
 DYNAMO_ERROR = "dynamo-internal-error"
@@ -130,7 +131,7 @@ def _stage(tb: str) -> str | None:
     return best
 
 
-def _crash(f: dict) -> dict:
+def _crash(f: Mapping) -> dict:
     err = f.get("error") or {}
     types = set(_types(err))
     module = err.get("module") or ""
@@ -199,7 +200,7 @@ _BACKWARD_COMPONENT = {"aot-autograd": "aot_autograd", "decompositions-partition
                        "inductor-forward-saved": "inductor", "inductor-backward": "inductor", "backend": "backend"}
 
 
-def _accuracy(f: dict) -> dict:
+def _accuracy(f: Mapping) -> dict:
     detail = f.get("detail") or ""
     if "structure differs" in detail or f.get("verdict_kind") == "structure-mismatch":
         sub = "output-structure"
@@ -225,7 +226,7 @@ def _accuracy(f: dict) -> dict:
     return out
 
 
-def triage(f: dict) -> dict:
+def triage(f: Mapping) -> dict:
     """The triage record of a finding or note: class, stage, subclass, component, evidence,
     labels (suggested GitHub labels) and next_step."""
     kind = f.get("kind", "")
@@ -270,20 +271,21 @@ def triage(f: dict) -> dict:
     return t
 
 
-def classify(f: dict) -> str:
+def classify(f: Mapping) -> str:
     """Just the class name (one of CLASSES)."""
     return triage(f)["class"]
 
 
-def annotate(findings: list[dict]) -> None:
-    """Set `triage` (the class) and `triage_info` (the record) on every finding and note, in place."""
-    for f in findings:
+def annotate(findings: list) -> list[Finding]:
+    """The findings and notes with `triage` (the class) and `triage_info` (the record) set."""
+    out = []
+    for f in map(as_finding, findings):
         t = triage(f)
-        f["triage"] = t["class"]
-        f["triage_info"] = t
+        out.append(f.with_(triage=t["class"], triage_info=t))
+    return out
 
 
-def counts(findings: list[dict]) -> dict[str, int]:
+def counts(findings: list) -> dict[str, int]:
     """How many findings per triage class (those without one are classified on the fly)."""
     out: dict[str, int] = {}
     for f in findings:

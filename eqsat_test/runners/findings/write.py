@@ -5,6 +5,7 @@ import hashlib
 import json
 import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from eqsat_test.codegen_templates import render
@@ -15,7 +16,7 @@ from eqsat_test.runners.protocol import versions
 from eqsat_test.runners.records import FindingKind
 
 
-def signature(f: dict) -> str:
+def signature(f: Mapping) -> str:
     """Findings with the same signature are one underlying bug: kind, backend, device, the op
     pattern of the (minimized, where known) program, the rules involved and the error type.
 
@@ -36,7 +37,7 @@ def signature(f: dict) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:12]
 
 
-def _repro_source(variant_src: str, f: dict, minimized: bool = False) -> str:
+def _repro_source(variant_src: str, f: Mapping, minimized: bool = False) -> str:
     head = variant_src.split('\nif __name__ == "__main__":')[0]
     head = re.sub(r'INPUTS_FILE = Path\(__file__\)\.with_name\(.*\)',
                   'INPUTS_FILE = Path(__file__).with_name("inputs.pt")', head)
@@ -79,7 +80,7 @@ def collect_env() -> str:
         return f"collect_env failed: {e}"
 
 
-def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *, env_text: str | None = None) -> Path:
+def write_finding(out: Path, fid: str, f: Mapping, bundle: Path, manifest: dict, *, env_text: str | None = None) -> Path:
     """Write OUT/findings/<fid>/ for finding `f`; returns the folder. meta.json comes first and each other
     file on its own: a file that cannot be made leaves `<file>.error.txt` beside the others, never a
     finding lost half-written."""
@@ -118,7 +119,7 @@ def write_finding(out: Path, fid: str, f: dict, bundle: Path, manifest: dict, *,
     return d
 
 
-def _copy_files(d: Path, f: dict, bundle: Path, manifest: dict, variant: dict) -> None:
+def _copy_files(d: Path, f: Mapping, bundle: Path, manifest: dict, variant: dict) -> None:
     """variant.py, seed.py, the inputs, minimized.py, warmup.pt and a custom backend's file, into d."""
     seed = next(v for v in manifest["variants"] if v["graph"] == variant["graph"] and v["seed"])
     graph = next(g for g in manifest["graphs"] if g["id"] == variant["graph"])
@@ -137,7 +138,7 @@ def _copy_files(d: Path, f: dict, bundle: Path, manifest: dict, variant: dict) -
     copy_backend_file(f.get("backend", "inductor"), d)  # repro.py imports it by path; the copy where that is gone
 
 
-def _write_artifacts(d: Path, f: dict) -> None:
+def _write_artifacts(d: Path, f: Mapping) -> None:
     artifacts = dict(f.get("artifacts") or {})
     if "kernel_source.py" not in artifacts and (f.get("kernel_files") or f.get("kernel_source_file")):
         from eqsat_test.runners.checks.devices import kernel_artifacts  # Inductor's generated code, where it left it

@@ -34,6 +34,7 @@ from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.exact import index_str
 from eqsat_test.runners.oracle.reftable import RANDOM, RefOp, inplace, lookup
 from eqsat_test.runners.oracle.refvalue import Ctx, RefRejected, RefUndefined, V, eps, from_tensor, is_float
+from eqsat_test.runners.records import Finding, FindingKind, as_finding
 
 COMPILED, EAGER, BOTH, UNDECIDED, NO_REFEREE = "compiled", "eager", "both", "undecided", "no-referee"
 WRONG_SIDES = (COMPILED, EAGER, BOTH, UNDECIDED, NO_REFEREE)
@@ -418,17 +419,15 @@ def safely(fn, *args) -> dict:
 _RULED = ("miscompile", "seed-miscompile", "compile-crash", "run-crash")
 
 
-def rule_on(f: dict) -> dict:
-    """Apply the referee's verdict (f["referee"], from the worker) to a finding, in place: kind `eager-bug`
+def rule_on(f: Finding | dict) -> Finding:
+    """Apply the referee's verdict (f.referee, from the worker) to a finding: a new one of kind `eager-bug`
     where eager is the wrong side (the judged kind kept as `judged_kind`), and one line in the detail
     saying which side the independent referee convicts or that there is none."""
-    from eqsat_test.runners.records import FindingKind  # (records is the bottom layer; here only for the kind)
-    r = f.get("referee")
-    if not r or f.get("kind") not in _RULED:
+    f = as_finding(f)
+    if not f.referee or f.kind not in _RULED:
         return f
-    v = RefereeVerdict.from_dict(r)
-    f["referee_line"] = v.line
+    v = RefereeVerdict.from_dict(f.referee)
+    f = f.with_(referee_line=v.line)
     if v.wrong == EAGER:
-        f["judged_kind"], f["kind"] = f["kind"], FindingKind.EAGER_BUG.value
-    f["detail"] = f"{f.get('detail') or ''} [referee: {v.line}]"
-    return f
+        f = f.with_(judged_kind=f.kind, kind=FindingKind.EAGER_BUG.value)
+    return f.with_(detail=f"{f.detail or ''} [referee: {v.line}]")

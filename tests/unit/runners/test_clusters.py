@@ -11,6 +11,7 @@ from eqsat_test.runners.findings.clusters import (
     Cluster,
     canonical_op,
     cluster_findings,
+    clustered,
     cone_ops,
     input_class,
     merge_clusters,
@@ -43,7 +44,7 @@ def _f(variant, *, kind="miscompile", rules=(), leaf="[0]", detail=NAN_KIND, inp
 def test_two_variants_of_one_bug_reached_by_different_rules_are_one_cluster():
     a = _f("g0_v001", rules=["floordiv_spelling"], cone=["operator.floordiv", "operator.mul"])
     b = _f("g0_v007", rules=["mul_commutes", "div_is_mul_reciprocal"], cone=["torch.floor_divide", "torch.mul"])
-    clusters = cluster_findings([a, b], MODEL)
+    (a, b), clusters = clustered([a, b], MODEL)
     assert len(clusters) == 1
     c = clusters[0]
     assert c.findings == 2 and c.variants == ("g0_v001", "g0_v007")
@@ -73,15 +74,15 @@ def test_the_representative_is_the_smallest_member_and_minimization_rekeys_the_c
     big = _f("g0_v003", rules=["r3"], cone=["torch.floor_divide", "operator.mul", "torch.relu"])
     small = _f("g0_v004", rules=["r4"], cone=["torch.floor_divide", "operator.mul"])
     seed = _f("g0_seed", kind="seed-miscompile", seed=True, leaf="[2]", cone=["torch.floor_divide", "torch.sin"])
-    first = cluster_findings([big, small, seed], MODEL)
+    (big, small, seed), first = clustered([big, small, seed], MODEL)
     assert len(first) == 2  # two outputs: two scopes before minimization
     by_variant = {c.variants[0]: c for c in first}
     assert by_variant["g0_v003"].representative == "g0_v004-miscompile"  # fewest ops in the failing cone
     # minimized once per cluster: both shrink to the one floor division; the members take the pattern
-    small["min_ops"] = ["operator.floordiv"]
-    seed["min_ops"] = ["torch.floor_divide"]
+    small = small.with_(min_ops=["operator.floordiv"])
+    seed = seed.with_(min_ops=["torch.floor_divide"])
     pattern_of = {small["cluster"]: small["min_ops"], seed["cluster"]: seed["min_ops"]}
-    final = cluster_findings([big, small, seed], MODEL, pattern_of=pattern_of)
+    (big, small, seed), final = clustered([big, small, seed], MODEL, pattern_of=pattern_of)
     assert len(final) == 1
     c = final[0]
     assert c.minimized and c.pattern == ("floor_divide",) and c.scope == ""
@@ -92,7 +93,7 @@ def test_the_representative_is_the_smallest_member_and_minimization_rekeys_the_c
 def test_ledger_matching_names_the_entry_everywhere():
     ledger = load_ledger()
     f = _f("g0_v001", rules=["r1"], cone=["operator.floordiv", "operator.mul"])
-    c = cluster_findings([f], MODEL, ledger)[0]
+    [f], [c] = clustered([f], MODEL, ledger)
     assert c.ledger == (7,) and c.known == "known: ledger #7"
     assert f["known"] == "known: ledger #7"
     assert c.to_dict()["known"] == "known: ledger #7" and "known: ledger #7" in c.line()
@@ -222,9 +223,9 @@ def test_a_float_sweep_shares_the_seeds_cluster_an_integer_sweep_joins_it_once_m
     int8 = _f("g0_seed", kind="seed-miscompile", seed=True, detail="[dtype=int8] " + BOUND, leaf="[1]",
               input_set="sweep-dtype=int8-x-random", sweep="dtype=int8", sweep_key="dtype=int8", sweep_dtype="int8",
               cone=["torch.expm1"])
-    first = cluster_findings([base, bf16, int8], MODEL)
+    (base, bf16, int8), first = clustered([base, bf16, int8], MODEL)
     assert sorted(c.findings for c in first) == [1, 2]
-    base["min_ops"] = ["torch.expm1"]  # the cluster's representative, minimized: the sweep finding takes its pattern
+    base = base.with_(min_ops=["torch.expm1"])  # the cluster's representative, minimized: the sweep finding takes its pattern
     final = cluster_findings([base, bf16, int8], MODEL, pattern_of={base["cluster"]: base["min_ops"]})
     [c] = final
     assert c.findings == 3 and c.minimized and c.also == ("exceeds bound; ordinary values, dtype=int8",)
@@ -268,7 +269,7 @@ def test_one_minimized_pattern_on_one_output_is_one_root_cause_whatever_the_inpu
     special = _f("g0_seed", kind="seed-miscompile", seed=True, cone=["torch.floor_divide"], min_ops=["torch.floor_divide"])
     ordinary = _f("g0_v003", rules=["r3"], detail=BOUND, input_set="random-0", cone=["operator.floordiv"],
                   min_ops=["operator.floordiv"])
-    [c] = cluster_findings([special, ordinary], MODEL)
+    (special, ordinary), [c] = clustered([special, ordinary], MODEL)
     assert c.findings == 2 and c.also == ("exceeds bound; ordinary values",) and c.seed_fails
     assert special["cluster"] == ordinary["cluster"] == c.key
     elsewhere = cluster_findings([dict(ordinary)], "models/other.py")

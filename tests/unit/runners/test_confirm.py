@@ -74,12 +74,13 @@ def test_timeouts_not_re_run_alone_are_resource_notes(tmp_path):
     from eqsat_test.runners.findings.confirm import confirm_all
     written = [{"id": "001-timeout-g0_v001", "kind": "timeout", "detail": "no result within 60 s (during compile)"},
                {"id": "002-miscompile-g0_v002", "kind": "miscompile"}]
-    assert unconfirmed_timeouts(written) == 1
+    written, n = unconfirmed_timeouts(written)
+    assert n == 1
     assert written[0]["kind"] == "resource" and written[0]["claimed_kind"] == "timeout"
     assert written[1]["kind"] == "miscompile"
     f = {"id": "003-timeout-g0_v003", "kind": "timeout"}
     (tmp_path / "findings" / f["id"]).mkdir(parents=True)
-    stats = confirm_all([f], tmp_path, timeout=60, deadline=time.monotonic() - 1)
+    [f], stats = confirm_all([f], tmp_path, timeout=60, deadline=time.monotonic() - 1)
     assert f["kind"] == "resource" and f["confirmed"] is False and stats["resource"] == 1
 
 
@@ -92,7 +93,7 @@ def test_no_confirmation_starts_after_the_deadline(tmp_path):
     folder.mkdir(parents=True)
     (folder / "repro.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\nraise SystemExit(1)\n")
     f = {"id": "001-miscompile-g0_v001", "kind": "miscompile"}
-    stats = confirm_all([f], tmp_path, timeout=60, deadline=time.monotonic() - 1)
+    [f], stats = confirm_all([f], tmp_path, timeout=60, deadline=time.monotonic() - 1)
     assert stats["skipped"] == 1 and stats["checked"] == 0 and f["confirmed"] is None
     assert not (tmp_path / "ran").exists()
 
@@ -139,6 +140,6 @@ def test_a_sweep_timeout_is_re_run_as_its_own_task_alone(tmp_path, monkeypatch):
          "backend": "inductor", "device": "cpu"}
     (tmp_path / "findings" / f["id"]).mkdir(parents=True)
     tasks = [{"id": "g0_seed@inductor@cpu#sweep", "variant": "g0_seed", "backend": "inductor", "device": "cpu"}]
-    stats = C.confirm_all([f], tmp_path, timeout=150, tasks=tasks)
+    [f], stats = C.confirm_all([f], tmp_path, timeout=150, tasks=tasks)
     assert seen["task"] == tasks[0]["id"]
     assert f["kind"] == "resource" and "finished" in f["confirmation"]["why"] and stats["resource"] == 1

@@ -4,6 +4,7 @@ of the dicts it makes (as results.json holds them) through `Finding`; worker res
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -14,10 +15,12 @@ from conftest import REPO, TEST_MODELS
 from eqsat_test.runners.pipeline import judge_results
 from eqsat_test.runners.records import (
     COMPILER_BUG_KINDS,
+    RESULTS_SCHEMA_VERSION,
     Finding,
     FindingKind,
     Result,
     ResultStatus,
+    RunResults,
     as_dict,
     new_finding,
 )
@@ -83,7 +86,7 @@ def test_judged_findings_and_notes_round_trip(tmp_path):
     assert [f["kind"] for f in findings] == ["seed-miscompile", "compile-crash", "run-crash"]
     assert [n["kind"] for n in notes] == ["unsound-rewrite", "internal-error", "nondeterministic"]
     for d in findings + notes:
-        _round_trips(json.loads(json.dumps(d)))
+        _round_trips(json.loads(json.dumps(d.to_dict())))
 
 
 # The findings of a real run (the command line, Inductor's injected relu bug) round-trip the same way:
@@ -281,3 +284,57 @@ def test_real_worker_results_round_trip(tmp_path):
                             "elapsed"]
     for d in (r, broken):
         _result_round_trips(d)
+
+
+# ----------------------------------------------------------------------------------------------
+# results.json
+
+
+def _results_round_trip(data: dict) -> RunResults:
+    rec = RunResults.from_dict(data)
+    back = rec.to_dict()
+    assert back == data and list(back) == list(data) and list(back["report"]) == list(data["report"])
+    assert all(list(a) == list(b) for a, b in zip(back["report"]["findings"], data["report"]["findings"]))
+    assert all(list(a) == list(b) for a, b in zip(back["raw"], data["raw"]))
+    return rec
+
+
+@pytest.mark.slow  # a real run of the command line, about a minute on two shared cores
+def test_a_real_runs_results_json_reads_into_records_and_writes_back_equal(eqsat, tmp_path):
+    """relu_mlp.py with Inductor's injected relu bug, on CPU: results.json (version 1) reads into RunResults,
+    its findings as Finding and its worker results as Result records, and writes back the same JSON, keys in
+    order; the same file without `schema_version` (as written before versions) reads and writes back too."""
+    out = tmp_path / "out"
+    res = eqsat(TEST_MODELS / "relu_mlp.py", "-n", "2", "--no-sweep", "--jobs", "1", "--timeout", "240",
+                "-r", str(TEST_MODELS / "e2e_rules"), "--no-artifacts", "--json", "-b",
+                'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"', "--out", out)
+    assert res.rc == 1, res.stderr[-3000:]
+    data = json.loads((out / "results.json").read_text())
+    assert list(data) == ["schema_version", "report", "raw"] and data["schema_version"] == RESULTS_SCHEMA_VERSION
+    rec = _results_round_trip(data)
+    assert rec.findings and all(isinstance(f, Finding) for f in rec.findings)
+    assert any(f.bug for f in rec.findings) and all(isinstance(r, Result) for r in rec.raw) and rec.raw
+    assert {r.status for r in rec.raw} <= set(ResultStatus)
+    old = {k: v for k, v in data.items() if k != "schema_version"}
+    assert _results_round_trip(old).schema_version is None
+
+
+def test_results_json_of_an_unknown_version_is_refused():
+    data = {"schema_version": RESULTS_SCHEMA_VERSION + 1, "report": {"findings": []}, "raw": []}
+    with pytest.raises(ValueError, match="schema version"):
+        RunResults.from_dict(data)
+
+
+def test_findings_are_frozen_and_later_stages_make_new_ones():
+    """A stage sets keys with `with_`: a new record, the old one unchanged; a new key comes last, as in a dict."""
+    f = new_finding(FindingKind.MISCOMPILE, BASE, input_set="random", detail="x")
+    g = f.with_(detail="y", cluster="c1", triage_note="t")
+    assert f["detail"] == "x" and "cluster" not in f and f.cluster is None
+    assert g.detail == "y" and g.cluster == "c1" and g["triage_note"] == "t"
+    assert list(g) == [*f, "cluster", "triage_note"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        f.detail = "z"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        f["detail"] = "z"  # type: ignore[index]
+    assert list(g.without("cluster", "input_set")) == [k for k in g if k not in ("cluster", "input_set")]
+    _round_trips(g.to_dict())

@@ -15,7 +15,7 @@ def test_variants_failing_like_the_seed_fold_into_it():
     other_set = _f("miscompile", "g0_v002", input_set="special", rules=["r2"])
     out = fold_into_seeds([seed, same, other_set])
     assert [f["variant"] for f in out] == ["g0_seed", "g0_v002"]
-    assert seed["variants_failing_alike"] == ["g0_v001"]
+    assert out[0]["variants_failing_alike"] == ["g0_v001"]
     d = dedupe(out)
     by = {f["variant"]: f for f in d}
     assert by["g0_seed"]["count"] == 2 and by["g0_seed"]["also_seen_in"] == ["g0_v001"]
