@@ -35,6 +35,7 @@ import torch
 from eqsat_test.lowering.bundle import StoredProgram, program_file_name, read_program
 from eqsat_test.lowering.program import Program
 from eqsat_test.runners.exec.pool import PoolOptions, Worker
+from eqsat_test.runners.findings.clusters import crash_site
 from eqsat_test.runners.findings.shrink import (
     bypass,
     bypass_choices,
@@ -329,9 +330,15 @@ def minimize_clusters(findings: list[dict], clusters: list, bundle: Path, manife
                       deadline: float | None = None) -> tuple[list[dict], dict[str, list[str]]]:
     """Minimize once per cluster (runners/findings/clusters.py): its smallest member that can be
     minimized (the seed first; sweep findings keep their full program, as minimize re-runs candidates
-    on the model's own inputs). Returns the findings minimized and {cluster key: minimized ops}."""
+    on the model's own inputs); a crash that matches a ledger entry is left whole unless opts.minimize_known
+    (the ledger's repro is its minimal program, and its crash site keys its cluster without a pattern). Returns the findings minimized and {cluster key: minimized ops}."""
     queues = []
     for c in clusters:
+        mine = [f for f in findings if f.get("cluster") == c.key]
+        if c.ledger and not opts.minimize_known and all(crash_site(f) is not None for f in mine):
+            for f in mine:  # a known crash site: the ledger's repro is its minimal program, and its site its key
+                f["min_skipped"] = f"{c.known}: its minimal repro is the ledger's (docs/bugs/); --minimize-known shrinks it"
+            continue
         members = [f for f in findings if f.get("cluster") == c.key and f["kind"] in MINIMIZABLE_KINDS
                    and not f.get("sweep")]
         if members:
