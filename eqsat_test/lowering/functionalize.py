@@ -312,7 +312,7 @@ class _Functionalizer:
                                 {k: self.read(v, n) for k, v in n.kwargs.items()}, like=n)
                 self.env[n], self.ident[n] = new, n
                 first = next((a for a in n.args if isinstance(a, torch.fx.Node)), None)
-                self.root[n] = self.root[first] if first is not None and _base(n) in VIEWS else n
+                self.root[n] = self.root[first] if first is not None and _base(n) in VIEWS and not _copies(n, first) else n
                 if first is not None and self.root[n] is first and not isinstance(_val(first), torch.Tensor):
                     self.root[n] = n  # an item of a tuple of fresh tensors (topk, sort) is a tensor of its own
                 continue
@@ -331,6 +331,22 @@ class _Functionalizer:
         self.g.output(res)
         self.g.lint()
         return Functional(torch.fx.GraphModule(self.gm, self.g), tuple(p.name for p in self.effects), self.rewritten)
+
+
+def _copies(n: torch.fx.Node, first: torch.fx.Node) -> bool:
+    """Whether an op of VIEWS surely returns a new tensor here: indexing by a tensor or a list (advanced
+    indexing gathers a copy), or a result of another dtype or device than its argument (a cast copies)."""
+    v, a = _val(n), _val(first)
+    if not isinstance(v, torch.Tensor) or not isinstance(a, torch.Tensor):
+        return False
+    if v.dtype != a.dtype or v.device != a.device:
+        return True
+    if _base(n) != "getitem" or len(n.args) < 2:
+        return False
+    idx = n.args[1]
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return any(isinstance(i, list) or (isinstance(i, torch.fx.Node) and isinstance(_val(i), torch.Tensor))
+               for i in items)
 
 
 def _bind(target, args, kwargs):

@@ -67,6 +67,7 @@ class ExecOptions:
     minimize_checks: int = 12  # subprocess checks per root cause
     minimize_seconds: float = MINIMIZE_SECONDS  # wall budget of all minimization in a run
     minimize_max_findings: int = 16  # root causes beyond this many keep their full programs only
+    minimize_known: bool = False  # also shrink crashes that match a ledger entry (its repro is minimal already)
     configs: dict = field(default_factory=dict)  # runners/checks/configs.py: {backend spec: config name}, siblings of backends[0]
     config_overrides: dict = field(default_factory=dict)  # {config name: Inductor overrides}
     perf: bool = False  # runners/checks/perf.py: time compiled variants; slow-variant notes

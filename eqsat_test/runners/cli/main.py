@@ -111,6 +111,9 @@ def exec_options(f):
         click.option("--inputs", "input_kinds", default="given,random,special", show_default=True, help="Input sets: given, random, special."),
         click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout; everything else on stderr."),
         click.option("--no-minimize", "no_minimize", is_flag=True, help="Report findings without shrinking them first."),
+        click.option("--minimize-known", "minimize_known", is_flag=True,
+                     help="Also shrink crashes that match a ledger entry (by default their minimal repro is "
+                          "the ledger's, in docs/bugs/)."),
         click.option("--minimize-checks", default=12, show_default=True, help="Subprocess checks per finding when minimizing."),
         click.option("--minimize-seconds", type=float, default=MINIMIZE_SECONDS, show_default=True,
                      help="Wall budget of the run's minimization; checks stop there and the smallest failing programs "
@@ -179,6 +182,7 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
     batch = diag.pop("batch", None) or _DEFAULT_BATCH
     time_budget, no_confirm, grad = diag.pop("time_budget", None), diag.pop("no_confirm", False), diag.pop("grad", False)
     minimize_seconds = diag.pop("minimize_seconds", MINIMIZE_SECONDS)
+    minimize_known = diag.pop("minimize_known", False)
     if str(batch) == "auto":
         batch = 0
     elif not str(batch).isdigit() or int(batch) < 1:
@@ -205,7 +209,8 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
                        confirm=not no_confirm,
                        jobs=jobs or _default_jobs(), seed=seed, input_kinds=kinds, progress=True,
                        minimize=not no_minimize and minimize_checks > 0, minimize_checks=minimize_checks,
-                       sweep=sweep, batch=int(batch), grad=grad, minimize_seconds=minimize_seconds)
+                       sweep=sweep, batch=int(batch), grad=grad, minimize_seconds=minimize_seconds,
+                       minimize_known=minimize_known)
     if diag.pop("coverage", False):  # a measurement mode: runners/cli/measure.py
         eo = measure.coverage_on(eo)
     return _diagnostics(eo, **diag)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -263,7 +264,7 @@ class Cluster:
 CRASH_SITE_WORDS = 4  # a crash message of at least this many words names its site (a bare "C++ compile error" does not)
 
 
-def crash_site(f: dict) -> str | None:
+def crash_site(f: Mapping) -> str | None:
     """A crash's normalized message where it is specific enough to name the place that raised it
     (one crash site is one bug whatever the model: Inductor's "A Boolean argument can only be used in
     Eq and Ne" in every Hugging Face model that reaches it), else None. Where the message itself says

@@ -35,6 +35,7 @@ import torch
 from eqsat_test.lowering.bundle import StoredProgram, program_file_name, read_program
 from eqsat_test.lowering.program import Program
 from eqsat_test.runners.exec.pool import PoolOptions, Worker
+from eqsat_test.runners.findings.clusters import crash_site
 from eqsat_test.runners.findings.shrink import (
     bypass,
     bypass_choices,
@@ -329,10 +330,19 @@ def minimize_clusters(findings: list[Finding], clusters: list, bundle: Path, man
                       ) -> tuple[list[Finding], list[Finding], dict[str, list[str]]]:
     """Minimize once per cluster (runners/findings/clusters.py): its smallest member that can be
     minimized (the seed first; sweep findings keep their full program, as minimize re-runs candidates
-    on the model's own inputs). Returns the findings (in their order, the minimized ones new), the
-    findings minimized, and {cluster key: minimized ops}."""
+    on the model's own inputs); a crash that matches a ledger entry is left whole unless opts.minimize_known
+    (the ledger's repro is its minimal program, and its crash site keys its cluster without a pattern).
+    Returns the findings (in their order, the minimized ones new), the findings minimized, and
+    {cluster key: minimized ops}."""
+    findings = list(findings)
     queues = []
     for c in clusters:
+        mine = [i for i, f in enumerate(findings) if f.cluster == c.key]
+        if c.ledger and not opts.minimize_known and all(crash_site(findings[i]) is not None for i in mine):
+            for i in mine:  # a known crash site: the ledger's repro is its minimal program, and its site its key
+                findings[i] = findings[i].with_(
+                    min_skipped=f"{c.known}: its minimal repro is the ledger's (docs/bugs/); --minimize-known shrinks it")
+            continue
         members = [f for f in findings if f.cluster == c.key and f.kind in MINIMIZABLE_KINDS and not f.sweep]
         if members:
             queues.append(sorted(members, key=_smallest))

@@ -49,6 +49,16 @@ class InputSlice(torch.nn.Module):
         return cache.sum(-1)
 
 
+class GatherThenWrite(torch.nn.Module):
+    def forward(self, x, idx):
+        h = x.reshape(-1, 4)
+        g = h[idx]  # indexing by a tensor gathers a copy: writing it leaves h alone
+        g.masked_fill_(g > 0.5, 0.0)
+        c = h[:, idx[:2]]
+        c.mul_(3)
+        return h.sum(-1), g * 2, c
+
+
 def _check(module, inputs):
     """The functionalized graph's outputs equal the graph's, its trailing outputs equal the inputs the graph
     wrote, and it writes nothing itself."""
@@ -80,10 +90,13 @@ def test_model_files_functionalize(name):
 
 
 @pytest.mark.parametrize("module,shapes", [(SetItems(), [(4, 5)]), (WriteThroughView(), [(3, 3)]),
-                                           (InputSlice(), [(2, 6), (2, 2)])])
+                                           (InputSlice(), [(2, 6), (2, 2)]), (GatherThenWrite(), [(3, 4)])])
 def test_writes_into_tensors_and_views(module, shapes):
     torch.manual_seed(0)
-    f, _ = _check(module, [torch.randn(*s) for s in shapes])
+    inputs = [torch.randn(*s) for s in shapes]
+    if isinstance(module, GatherThenWrite):
+        inputs.append(torch.tensor([2, 0, 2, 1]))
+    f, _ = _check(module, inputs)
     if isinstance(module, InputSlice):
         assert f.effects == ("l_cache_",)
 

@@ -376,3 +376,37 @@ def test_repro_of_a_minimized_program_states_its_own_verdict():
     text = _repro_source(src, f, minimized=True)
     assert "verdict: minimized: 3 differ" in text and "input set: given" in text and "9 differ" not in text
     assert "verdict: whole variant: 9 differ" in _repro_source(src, f)
+
+
+def test_a_known_crash_keeps_its_program_unless_asked(tmp_path, monkeypatch):
+    """A crash that matches a ledger entry is not shrunk (the ledger's repro is its minimal program, and its crash
+    site keys its cluster); --minimize-known shrinks it, and a known miscompile is shrunk as ever (its pattern
+    keys its cluster across models)."""
+    from eqsat_test.runners.findings.clusters import clustered
+    from eqsat_test.runners.findings.ledger import LedgerEntry
+    from eqsat_test.runners.pipeline import ExecOptions
+    entry = LedgerEntry(id=99, title="abs", repro="abs.py", devices=("cpu",), ops=(("abs",),))
+    msg = "TypeError: expecting bool or Boolean, not `-oo`."
+    base = {"variant": "g0_v001", "graph": "g0", "backend": "inductor", "device": "cpu", "rules": ["r"],
+            "ops": ["torch.abs"], "cone_ops": ["torch.abs"], "input_set": "given", "id": "f1", "confirmed": True}
+    seen = []
+    monkeypatch.setattr(M, "minimize_findings", lambda fs, *a, **k: seen.extend(f["id"] for f in fs) or fs)
+
+    def run(finding, **opts):
+        seen.clear()
+        [labelled], clusters = clustered([finding], "m.py", [entry])
+        assert clusters[0].ledger == (99,)
+        [f], reps, _ = M.minimize_clusters([labelled], clusters, tmp_path, {"variants": []}, [],
+                                           ExecOptions(**opts), tmp_path / "w")
+        return f, reps
+
+    crash = {**base, "kind": "compile-crash", "leaf": None, "detail": msg, "error": {"type": "InductorError",
+                                                                                   "message": msg}}
+    f, reps = run(crash)
+    assert reps == [] and seen == []
+    assert f["min_skipped"].startswith("known: ledger #99") and "--minimize-known" in f["min_skipped"]
+    f, reps = run(crash, minimize_known=True)
+    assert [r["id"] for r in reps] == ["f1"] and seen == ["f1"]
+    wrong = {**base, "kind": "miscompile", "leaf": "[0]", "detail": "[0] float32[4]: 1 exceed the fp64 bound"}
+    f, reps = run(wrong)
+    assert [r["id"] for r in reps] == ["f1"] and "min_skipped" not in f
