@@ -114,7 +114,7 @@ def test_a_runs_time_budget_reaches_its_confirmation(tmp_path, monkeypatch):
 
     def confirm_all(written, out, *, timeout, jobs=1, deadline=None, log=None, **_):
         seen["deadline"] = deadline
-        return {"checked": 0, "skipped": len(written)}
+        return written, {"checked": 0, "skipped": len(written)}
     monkeypatch.setattr(P, "confirm_all", confirm_all)
     opts = P.ExecOptions(backends=('inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"',), jobs=1, timeout=240,
                          minimize=False, collect_env=False, progress=False, time_budget=900, input_kinds=("given",))
