@@ -8,6 +8,7 @@ measured the same way), no sweeps (the extraction alone), a saturation bounded b
 confirmed alone), wall seconds; then totals and the ratios against uniform and the mixed default.
 
     python benchmarks/guided_extraction.py                        # a corpus sample + two int-softmax seeds
+    python benchmarks/guided_extraction.py --every 13 --modes uniform,mixed,guided   # every 13th corpus file
     python benchmarks/guided_extraction.py benchmarks/corpus/*.py --jobs 8   # the corpus (GPU host)
 """
 from __future__ import annotations
@@ -32,6 +33,8 @@ MODES = {"uniform": ["--mode", "uniform"], "near-original": ["--mode", "near-ori
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*", default=SAMPLE)
+    ap.add_argument("--every", type=int, default=0,
+                    help="instead of MODELS: every K-th file of benchmarks/corpus (sorted, from the first)")
     ap.add_argument("--variants", "-n", type=int, default=16)
     ap.add_argument("--jobs", "-j", type=int, default=2)
     ap.add_argument("--modes", default=",".join(MODES))
@@ -39,30 +42,36 @@ def main() -> None:
     ap.add_argument("--extra", default="", help="more eqsat-test options, space-separated")
     a = ap.parse_args()
     modes = [m for m in a.modes.split(",") if m]
+    if a.every > 0:
+        corpus = sorted((Path(__file__).resolve().parent / "corpus").glob("*.py"))
+        a.models = [str(p) for p in corpus[::a.every]]
     common = ["-n", str(a.variants), "-j", str(a.jobs), "--coverage", "--no-sweep", "--no-artifacts",
               "--iterations", "6", "--sat-seconds", "600", "--seed", "0", *a.extra.split()]
     print(f"machine: {machine()}; {time.strftime('%Y-%m-%d')}; eqsat-test run {' '.join(common)}")
-    rows, tot = [], {m: {"lines": 0, "gain": 0, "bugs": 0, "wall": 0.0, "models_with_bugs": 0} for m in modes}
+    rows, tot = [], {m: {"lines": 0, "gain": 0, "bugs": 0, "causes": 0, "wall": 0.0, "models_with_bugs": 0}
+                     for m in modes}
     for model in a.models:
         for mode in modes:
             out = a.out / Path(model).stem / mode
             r = run_model(model, out, common + MODES[mode])
             if not (out / "results.json").is_file():
-                rows.append([Path(model).stem, mode, "-", "-", f"exit {r['exit']}", f"{r['wall']:.0f}"])
+                rows.append([Path(model).stem, mode, "-", "-", f"exit {r['exit']}", "-", f"{r['wall']:.0f}"])
                 print(f"  {model} {mode}: no results (exit {r['exit']}): {r['stderr'][-300:]}", file=sys.stderr)
                 continue
             s = line_sets(out)
             lines, gain = len(s["seed"] | s["variants"]), len(s["variants"] - s["seed"])
-            bugs = (r["report"].get("stats") or {}).get("compiler_bugs", 0) or 0
+            st = r["report"].get("stats") or {}
+            bugs, causes = st.get("compiler_bugs", 0) or 0, st.get("root_causes", 0) or 0
             t = tot[mode]
             t["lines"] += lines
             t["gain"] += gain
             t["bugs"] += bugs
+            t["causes"] += causes
             t["models_with_bugs"] += bool(bugs)
             t["wall"] += r["wall"]
-            rows.append([Path(model).stem, mode, f"{lines:,}", f"{gain:,}", bugs, f"{r['wall']:.0f}"])
+            rows.append([Path(model).stem, mode, f"{lines:,}", f"{gain:,}", bugs, causes, f"{r['wall']:.0f}"])
             print("  " + " | ".join(str(c) for c in rows[-1]), file=sys.stderr, flush=True)
-    print(table(rows, ["model", "mode", "lines reached", "variants add", "candidates", "wall s"]))
+    print(table(rows, ["model", "mode", "lines reached", "variants add", "candidates", "root causes", "wall s"]))
     print()
     base = {k: tot.get(k) for k in ("uniform", "mixed")}
     out_rows = []
@@ -70,9 +79,9 @@ def main() -> None:
         t = tot[m]
         ratio = lambda b, t=t: f"{t['gain'] / max(1, b['gain']):.2f}x" if b else "-"  # noqa: E731
         out_rows.append([m, f"{t['lines']:,}", f"{t['gain']:,}", ratio(base["uniform"]), ratio(base["mixed"]),
-                         f"{t['bugs']} ({t['models_with_bugs']} models)", f"{t['wall']:.0f}"])
+                         f"{t['bugs']} ({t['models_with_bugs']} models)", t["causes"], f"{t['wall']:.0f}"])
     print(table(out_rows, ["mode", "lines reached (sum)", "variants add (sum)", "gain vs uniform",
-                           "gain vs mixed", "candidates", "wall s"]))
+                           "gain vs mixed", "candidates", "root causes", "wall s"]))
 
 
 if __name__ == "__main__":
