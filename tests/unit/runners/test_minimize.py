@@ -385,7 +385,8 @@ def test_a_known_crash_keeps_its_program_unless_asked(tmp_path, monkeypatch):
     from eqsat_test.runners.findings.clusters import clustered
     from eqsat_test.runners.findings.ledger import LedgerEntry
     from eqsat_test.runners.pipeline import ExecOptions
-    entry = LedgerEntry(id=99, title="abs", repro="abs.py", devices=("cpu",), ops=(("abs",),))
+    entries = [LedgerEntry(id=99, title="abs crashes", repro="abs.py", devices=("cpu",), ops=(("abs",),), symptom="crash"),
+               LedgerEntry(id=98, title="abs is wrong", repro="abs2.py", devices=("cpu",), ops=(("abs",),))]
     msg = "TypeError: expecting bool or Boolean, not `-oo`."
     base = {"variant": "g0_v001", "graph": "g0", "backend": "inductor", "device": "cpu", "rules": ["r"],
             "ops": ["torch.abs"], "cone_ops": ["torch.abs"], "input_set": "given", "id": "f1", "confirmed": True}
@@ -394,8 +395,8 @@ def test_a_known_crash_keeps_its_program_unless_asked(tmp_path, monkeypatch):
 
     def run(finding, **opts):
         seen.clear()
-        [labelled], clusters = clustered([finding], "m.py", [entry])
-        assert clusters[0].ledger == (99,)
+        [labelled], clusters = clustered([finding], "m.py", entries)
+        assert clusters[0].ledger == ((99,) if finding["kind"] == "compile-crash" else (98,))
         [f], reps, _ = M.minimize_clusters([labelled], clusters, tmp_path, {"variants": []}, [],
                                            ExecOptions(**opts), tmp_path / "w")
         return f, reps
