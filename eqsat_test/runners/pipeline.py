@@ -41,6 +41,7 @@ from eqsat_test.runners.records import (
     RESULTS_SCHEMA_VERSION,
     Finding,
     FindingKind,
+    Result,
     ResultStatus,
     Task,
     exit_code_of,
@@ -473,7 +474,7 @@ def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scr
     return more
 
 
-def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> tuple[list[dict], dict | None, float]:
+def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> tuple[list[Result], dict | None, float]:
     bar = Progress(len(tasks), opts.progress, sweeps=sum(1 for t in tasks if str(t["id"]).endswith("#sweep")))
     counts = {"suspicious": 0}
 
@@ -560,8 +561,8 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[Find
                   "oracle_rules": rule_totals(s for r in raw for s in r.get("input_sets") or [])},
     }
     tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps({"schema_version": RESULTS_SCHEMA_VERSION, "report": report, "raw": raw}, indent=1,
-                              default=str))
+    tmp.write_text(json.dumps({"schema_version": RESULTS_SCHEMA_VERSION, "report": report,
+                               "raw": [r.to_dict() for r in raw]}, indent=1, default=str))
     tmp.replace(out / "results.json")
     return report
 

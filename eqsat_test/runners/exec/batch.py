@@ -219,8 +219,8 @@ def make_batches(tasks: list[dict], k, group_of: Callable[[dict], object | None]
 
 
 def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | None],
-                on_result: Callable[[dict], None] | None = None, log: Callable[[str], None] = lambda s: None,
-                batch_timeout: float | None = None) -> tuple[list[dict], dict]:
+                on_result: Callable[[Result], None] | None = None, log: Callable[[str], None] = lambda s: None,
+                batch_timeout: float | None = None) -> tuple[list[Result], dict]:
     """Like runners.execute.run_tasks (same warm workers, results in task order), with batching;
     returns (results, stats). Confirmation tasks go to the same warm workers as soon as a batch
     reports a suspect."""
@@ -230,7 +230,7 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     for _, item in sorted([(min(b[1]), ("batch", b)) for b in batches] + [(i, ("single", i)) for i in singles],
                           key=lambda x: x[0]):
         todo.put(item)
-    results: list[dict | None] = [None] * len(tasks)
+    results: list[Result | None] = [None] * len(tasks)
     stats = {"k": k if not callable(k) else "auto", "batches": len(batches), "batched_tasks": sum(len(p) for _, p in batches),
              "cleared_in_batch": 0, "confirm_tasks": 0, "batch_failures": 0, "confirmed": 0, "unconfirmed": 0,
              "unbatched_tasks": 0}
@@ -243,7 +243,7 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     seen_in_group: dict[str, list[int]] = {}  # group -> [variants batched, suspects]
     stop_batching: set[str] = set()
 
-    def finish(i: int, r: dict) -> None:
+    def finish(i: int, r: Result) -> None:
         results[i] = r
         if i in suspects:
             bad = r["status"] != ResultStatus.OK or any(
@@ -276,7 +276,7 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
                                 for i in part:
                                     todo.put(("single", i))
                         if not unbatch:
-                            r = w.run({**bt, "timeout_s": batch_timeout} if batch_timeout else bt)
+                            r = w.message({**bt, "timeout_s": batch_timeout} if batch_timeout else bt)
                             got = r.get("batch_results") or [None] * len(part)
                             with lock:
                                 if "batch_results" not in r or (r.get("batch") or {}).get("error"):
@@ -289,7 +289,7 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
                                         todo.put(("single", i))
                                     else:
                                         stats["cleared_in_batch"] += 1
-                                        finish(i, sub)
+                                        finish(i, Result.from_dict(sub))
                                 tally = seen_in_group.setdefault(bt["group"], [0, 0])
                                 tally[0] += len(part)
                                 tally[1] += sum(1 for sub in got if sub is None)

@@ -92,12 +92,12 @@ class CheckPool:
     def __init__(self, opts: PoolOptions, log: Callable[[str], None] = lambda s: None) -> None:
         self.opts = opts
         self.workers = [Worker(k, opts, log) for k in range(max(1, opts.jobs))]
-        self.cache: dict[str, dict] = {}
+        self.cache: dict[str, Result] = {}
         self.checks = 0
 
-    def run(self, tasks: list[dict]) -> list[dict]:
+    def run(self, tasks: list[dict]) -> list[Result]:
         """Run up to len(workers) tasks at once; a worker that crashes or hangs is restarted."""
-        results: list[dict | None] = [None] * len(tasks)
+        results: list[Result | None] = [None] * len(tasks)
         for lo in range(0, len(tasks), len(self.workers)):
             chunk = tasks[lo:lo + len(self.workers)]
             threads = []
@@ -108,7 +108,7 @@ class CheckPool:
                     except Exception as e:  # a worker that cannot start
                         results[i] = Result(task=t.get("id"), variant=t.get("variant"), backend=t.get("backend"),
                                             device=t.get("device", "cpu"), status=ResultStatus.INTERNAL_ERROR,
-                                            error={"type": type(e).__name__, "message": str(e)}).to_dict()
+                                            error={"type": type(e).__name__, "message": str(e)})
                 th = threading.Thread(target=go, daemon=True)
                 th.start()
                 threads.append(th)

@@ -19,6 +19,7 @@ from eqsat_test.runners.records import (
     Finding,
     FindingKind,
     Result,
+    ResultDraft,
     ResultStatus,
     RunResults,
     as_dict,
@@ -114,8 +115,12 @@ def test_result_record_has_the_dict_literal_shape():
     assert list(r.to_dict()) == ["task", "variant", "backend", "device", "status", "input_sets", "timings",
                                  "kernel_files"]
     assert type(r.to_dict()["status"]) is str and r.to_dict()["status"] == "ok"
-    r.status, r.error, r.input_set = ResultStatus.RUN_CRASH, {"type": "E", "message": "m"}, "random-0"
-    d = r.to_dict()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.status = ResultStatus.RUN_CRASH  # type: ignore[misc]
+    draft = ResultDraft(task="t", variant="v", backend="inductor", device="cpu", status=ResultStatus.OK,
+                        extra={"kernel_files": []})
+    draft.status, draft.error, draft.input_set = ResultStatus.RUN_CRASH, {"type": "E", "message": "m"}, "random-0"
+    d = draft.freeze().to_dict()
     assert list(d)[7:] == ["error", "input_set", "kernel_files"] and d["status"] == "run-crash"
     _result_round_trips(d)
     assert str(ResultStatus.EAGER_ERROR) == f"{ResultStatus.EAGER_ERROR}" == "eager-error"
@@ -214,7 +219,7 @@ def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
     assert {r["status"] for r in made.values()} == {s.value for s in ResultStatus}  # every one is made
     for r in made.values():
         ResultStatus.parse(r["status"])
-        _result_round_trips(r)
+        _result_round_trips(as_dict(r))
 
 
 RESULT_MODULES = ("eqsat_test/runners/worker.py", "eqsat_test/runners/exec/pool.py", "eqsat_test/runners/exec/batch.py",

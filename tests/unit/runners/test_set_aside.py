@@ -143,7 +143,7 @@ def test_the_pool_replaces_a_worker_that_lost_its_cuda_context(monkeypatch):
     monkeypatch.setattr(P.subprocess, "Popen", lambda args, **kw: real([sys.executable, "-c", LOST_WORKER], **kw))
     w = P.Worker(0, P.PoolOptions(timeout=30), lambda s: None)
     try:
-        r = w.run({"id": "b", "kind": "batch"})
+        r = w.message({"id": "b", "kind": "batch"})
         assert r["cuda_context_lost"] and w.proc is None
     finally:
         w.kill()
