@@ -265,10 +265,10 @@ class Result(_Keyed):
     summary, the pool's "elapsed" and "phase", a batch's "batch" ... (`r.get("elapsed")`). Built
     directly: the fields in order, then `extra`'s keys. The worker builds a ResultDraft and freezes it."""
 
-    task: str | None = None
-    variant: str | None = None
-    backend: str | None = None
-    device: str | None = None
+    task: str = ""
+    variant: str = ""
+    backend: str = ""
+    device: str = ""
     status: ResultStatus
     input_sets: list = field(default_factory=list)  # per input set: the verdict's dict (oracle/verdict.py)
     timings: dict = field(default_factory=dict)
@@ -284,9 +284,9 @@ class Result(_Keyed):
             object.__setattr__(self, "keys_", _built_keys(self, _RESULT_OMIT_IF_NONE))
 
     @property
-    def ok(self) -> bool:
-        """Ran and compiled, and every input set matched (or was not judged)."""
-        return self.status == ResultStatus.OK and all(s.get("ok", True) for s in self.input_sets)
+    def error_message(self) -> str:
+        """The error's message ("" without one)."""
+        return str((self.error or {}).get("message", ""))
 
     @property
     def is_sweep(self) -> bool:

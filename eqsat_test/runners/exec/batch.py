@@ -246,8 +246,8 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     def finish(i: int, r: Result) -> None:
         results[i] = r
         if i in suspects:
-            bad = r["status"] != ResultStatus.OK or any(
-                not s.get("ok", True) or s.get("kind") not in (MATCH, None) for s in r.get("input_sets", []))
+            bad = r.status != ResultStatus.OK or any(
+                not s.get("ok", True) or s.get("kind") not in (MATCH, None) for s in r.input_sets)
             stats["confirmed" if bad else "unconfirmed"] += 1
         if on_result:
             on_result(r)

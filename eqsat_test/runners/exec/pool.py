@@ -162,7 +162,7 @@ class Worker:
     @staticmethod
     def _failed(task: dict, status: ResultStatus, phase: str | None, error: dict, elapsed: float) -> Result:
         """The result of a task whose worker hung or died: no result came from it."""
-        return Result(task=task.get("id"), variant=task.get("variant"), backend=task.get("backend"),
+        return Result(task=task.get("id", ""), variant=task.get("variant", ""), backend=task.get("backend", ""),
                       device=task.get("device", "cpu"), status=status, error=error).with_(phase=phase, elapsed=elapsed)
 
 

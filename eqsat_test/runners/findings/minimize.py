@@ -122,15 +122,15 @@ class CheckPool:
             w.kill()
 
 
-def outcome(result: dict) -> tuple:
+def outcome(result: Result) -> tuple:
     """How a worker result fails: ("miscompile",), (status, error type), or ("ok",)/("other", ...)."""
-    status = result.get("status")
+    status = result.status
     if status in CRASH_STATUSES:
         return (FindingKind.RUN_CRASH.value if status == ResultStatus.PROCESS_CRASH else status,
-                (result.get("error") or {}).get("type", ""))
+                (result.error or {}).get("type", ""))
     if status != ResultStatus.OK:
         return ("other", status)
-    sets = result.get("input_sets") or []
+    sets = result.input_sets
     if any(s.get("kind") == NONDETERMINISTIC for s in sets):
         return (NONDETERMINISTIC,)
     if any(not s.get("ok") and s.get("part") == "gradient" for s in sets):  # training mode: outputs agree
@@ -237,12 +237,12 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
             r = pool.cache.get(k)
             if r is not None and outcome(r) == target:
                 best_src = text
-                bad = [s for s in r.get("input_sets", []) if not s.get("ok")]
+                bad = [s for s in r.input_sets if not s.get("ok")]
                 if bad:
                     result.failing_inputs = bad[0].get("inputs_file")
                     result.detail, result.input_set = str(bad[0].get("detail", "")), bad[0].get("name")
-                elif r.get("error"):  # a crash: its error line
-                    err = r["error"]
+                elif r.error:  # a crash: its error line
+                    err = r.error
                     result.detail = f"{err.get('type', '')}: {err.get('message', '')}".strip(": ")
                 return c
         return None

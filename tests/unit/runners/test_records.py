@@ -83,7 +83,7 @@ def test_judged_findings_and_notes_round_trip(tmp_path):
         {**base, "variant": "g0_v5", "status": "ok", "input_sets": [
             {"name": "random", "kind": "nondeterministic", "ok": True, "detail": "two eager runs differ"}]},
     ]
-    findings, notes = judge_results(manifest, results, tmp_path, "inductor")
+    findings, notes = judge_results(manifest, [Result.from_dict(r) for r in results], tmp_path, "inductor")
     assert [f["kind"] for f in findings] == ["seed-miscompile", "compile-crash", "run-crash"]
     assert [n["kind"] for n in notes] == ["unsound-rewrite", "internal-error", "nondeterministic"]
     for d in findings + notes:
