@@ -44,6 +44,7 @@ from eqsat_test.runners.records import (
     Result,
     ResultStatus,
     Task,
+    TaskKind,
     exit_code_of,
     new_finding,
     replaced,
@@ -116,7 +117,7 @@ def read_manifest(bundle: Path) -> dict:
     return manifest
 
 
-def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -> list[dict]:
+def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -> list[Task]:
     graphs = {g["id"]: g for g in manifest["graphs"]}
     cross_device = len(set(opts.devices)) > 1  # keep every output: the device-mismatch judge compares them
     tasks = []
@@ -133,7 +134,7 @@ def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -
                     save_compiled=str(scratch / "compiled" / safe),
                     save_outputs=cross_device, save_fp64=bool(v["seed"]) and bi == 0,
                     perf={"budget": 0.15} if opts.perf else None, grad=opts.grad,
-                ).to_dict())
+                ))
     return tasks
 
 
@@ -331,11 +332,11 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                  first_backend=opts.backends[0]) + tasks
         # the seeds' own tasks first, though: one compile each, and the first verdict comes within seconds
-        tasks.sort(key=lambda t: not (t["variant"] in seeds and not t["id"].endswith("#sweep")))
+        tasks.sort(key=lambda t: not (t.variant in seeds and t.kind != TaskKind.SWEEP))
     if opts.coverage:  # each task writes the compiler lines it reaches (runners/checks/line_gain.py); the seeds'
         # plain tasks first, so that no other compile in their worker has run code that runs once per process
-        tasks.sort(key=lambda t: not (t["id"].split("@")[0] in seeds and t.get("kind", "run") == "run"))
-        coverage_paths(tasks, out)
+        tasks.sort(key=lambda t: not (str(t.id).split("@")[0] in seeds and t.kind == TaskKind.RUN))
+        tasks = coverage_paths(tasks, out)
     run["tasks"] = tasks
     stream = VerdictStream(out / "verdicts.jsonl")
     feed = _guided_feed(bundle, out, manifest, opts, scratch, tasks) if opts.guide is not None else None
@@ -444,13 +445,13 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
                          run_note_groups(notes, manifest, bundle))
 
 
-def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scratch: Path, tasks: list[dict]):
+def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scratch: Path, tasks: list[Task]):
     """`more(result)` for the pool (coverage-guided extraction, rewrite/guide.py): each measured result's
     lines go to the guide; each plain result of the first backend and device draws one variant, whose
     tasks (and sweep tasks) come back to run; they join `tasks` and `manifest` too."""
     guide, first = opts.guide, (opts.backends[0], opts.devices[0])
 
-    def more(r: Result) -> list[dict]:
+    def more(r: Result) -> list[Task]:
         sweep = r.is_sweep
         info = r.extra.get("compiler_lines") or {}  # (a task that failed early has none: its seed's variants still go on)
         guide.feedback(r.variant, as_set(read_lines(info["file"])) if info.get("file") else set(),
@@ -467,7 +468,7 @@ def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scr
             ts = make_sweep_tasks(bundle, sub, opts.sweep, backends=opts.backends, devices=opts.devices,
                                   seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                   first_backend=opts.backends[0]) + ts
-        coverage_paths(ts, out)
+        ts = coverage_paths(ts, out)
         tasks.extend(ts)
         return ts
 
@@ -475,7 +476,7 @@ def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scr
 
 
 def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> tuple[list[Result], dict | None, float]:
-    bar = Progress(len(tasks), opts.progress, sweeps=sum(1 for t in tasks if str(t["id"]).endswith("#sweep")))
+    bar = Progress(len(tasks), opts.progress, sweeps=sum(1 for t in tasks if t.kind == TaskKind.SWEEP))
     counts = {"suspicious": 0}
 
     def on_result(r: Result) -> None:
@@ -495,7 +496,7 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> 
             results, batch_stats = run_batched(tasks, pool, k, batch_group(manifest), on_result=on_result,
                                                log=log, batch_timeout=opts.timeout * 4)
         else:
-            def grow(r: Result) -> list[dict]:  # guided extraction: the tasks of variants drawn now
+            def grow(r: Result) -> list[Task]:  # guided extraction: the tasks of variants drawn now
                 ts = more(r)
                 bar.total += len(ts)
                 return ts

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 
 from eqsat_test.runners.exec.compiler_lines import read_lines
-from eqsat_test.runners.records import Result
+from eqsat_test.runners.records import Result, Task
 
 # pass-file groups, first match wins (paths relative to torch/)
 GROUPS = (
@@ -129,7 +129,7 @@ def summary_line(stats: dict | None) -> str:
     return "compiler lines reached: " + " | ".join(parts)
 
 
-def coverage_paths(tasks: list[dict], out) -> None:
-    """Where each task writes the compiler lines it reaches (under OUT/compiler_lines/)."""
-    for t in tasks:
-        t["coverage"] = str(out / "compiler_lines" / (re.sub(r"[^A-Za-z0-9_.-]", "_", t["id"]) + ".json"))
+def coverage_paths(tasks: list[Task], out) -> list[Task]:
+    """The tasks, each with where it writes the compiler lines it reaches (under OUT/compiler_lines/)."""
+    return [t.with_(coverage=str(out / "compiler_lines" / (re.sub(r"[^A-Za-z0-9_.-]", "_", str(t.id)) + ".json")))
+            for t in tasks]

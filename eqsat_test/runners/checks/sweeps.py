@@ -61,6 +61,7 @@ from eqsat_test.runners.records import (
     FindingKind,
     Result,
     ResultStatus,
+    Task,
     TaskKind,
     as_finding,
     new_finding,
@@ -69,7 +70,7 @@ from eqsat_test.runners.records import (
 _CRASH_KINDS = (FindingKind.COMPILE_CRASH.value, FindingKind.RUN_CRASH.value)
 
 
-def sweep_findings(base: dict, variant: dict, r: Result, task: dict | None = None,
+def sweep_findings(base: dict, variant: dict, r: Result, task: Task | None = None,
                    base_failed: set[str] | frozenset = frozenset()) -> tuple[list[Finding], list[Finding]]:
     """Findings and notes from one sweep task's result. base: the finding fields of the variant.
 
@@ -84,7 +85,7 @@ def sweep_findings(base: dict, variant: dict, r: Result, task: dict | None = Non
     status = r.status
     if status == ResultStatus.TIMEOUT or status in CRASH_STATUSES:
         where = ""
-        pf = Path(task["save_compiled"]) / "sweep-progress.txt" if task and task.get("save_compiled") else None
+        pf = Path(task.save_compiled) / "sweep-progress.txt" if task is not None and task.save_compiled else None
         if pf is not None and pf.is_file():
             where = Path(pf).read_text().strip().replace("\n", "; ")
         kind = FindingKind.RUN_CRASH if status == ResultStatus.PROCESS_CRASH else FindingKind.parse(status)
@@ -145,7 +146,7 @@ def sweep_findings(base: dict, variant: dict, r: Result, task: dict | None = Non
 
 
 def make_sweep_tasks(bundle: Path, manifest: dict, sweep: SweepConfig | dict, *, backends, devices, seed: int,
-                     input_kinds, scratch: Path, first_backend: str) -> list[dict]:
+                     input_kinds, scratch: Path, first_backend: str) -> list[Task]:
     """Worker tasks (kind ``sweep``) for every variant x backend x device: the seeds' first."""
     graphs = {g["id"]: g for g in manifest["graphs"]}
     base_cfg = dataclasses.replace(SweepConfig.from_dict(sweep) if isinstance(sweep, dict) else sweep, seed=seed)
@@ -162,14 +163,13 @@ def make_sweep_tasks(bundle: Path, manifest: dict, sweep: SweepConfig | dict, *,
                     cfg = dataclasses.replace(cfg, dtypes=tuple(d for d in cfg.dtypes if d in v["dtypes"]))
                 if v.get("fixed_sizes"):  # built by a rule that wrote its sizes in: equivalent at them only
                     cfg = dataclasses.replace(cfg, sizes=(), dynamic="none")
-                tasks.append({
-                    "id": tid, "variant": v["id"], "file": str((bundle / v["file"]).resolve()),
-                    "backend": backend, "device": device, "seed": seed, "input_kinds": list(input_kinds),
-                    "is_param": graphs[v["graph"]]["is_param"], "kind": TaskKind.SWEEP.value, "sweep": cfg.to_dict(),
-                    "save_eager": str(scratch / "eager" / f"{v['id']}__{device}") if backend == first_backend
-                    else None,
-                    "save_compiled": str(scratch / "sweeps" / safe),
-                })
+                tasks.append(Task(
+                    id=tid, variant=v["id"], file=str((bundle / v["file"]).resolve()),
+                    backend=backend, device=device, seed=seed, input_kinds=list(input_kinds),
+                    is_param=graphs[v["graph"]]["is_param"], kind=TaskKind.SWEEP.value, extra={"sweep": cfg.to_dict()},
+                    save_eager=str(scratch / "eager" / f"{v['id']}__{device}") if backend == first_backend else None,
+                    save_compiled=str(scratch / "sweeps" / safe),
+                ))
     return tasks
 
 
@@ -177,7 +177,7 @@ def is_sweep_result(r: Result) -> bool:
     return bool(r.extra.get("sweep_task")) or r.is_sweep
 
 
-def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[dict], scratch: Path,
+def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[Task], scratch: Path,
                         first_backend: str | None, base_findings: list | None = None
                         ) -> tuple[list[Finding], list[Finding], dict]:
     """Findings, notes and stats from the sweep tasks' results (the counterpart of
@@ -189,7 +189,7 @@ def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[dict]
     variants = {v["id"]: v for v in manifest["variants"]}
     seeds = {v["graph"]: v["id"] for v in manifest["variants"] if v["seed"]}
     graphs = {g["id"]: g for g in manifest["graphs"]}
-    by_id = {t["id"]: t for t in tasks}
+    by_id = {t.id: t for t in tasks}
     failed: dict[tuple, set[str]] = {}  # (variant, backend, device) -> input set kinds failed by the ordinary task
     for f in base_findings or []:
         if f.get("kind") in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE) and f.get("input_set"):

@@ -12,11 +12,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.protocol import PARENT_ENV, RESULT_TAG, cpu_cores, past
-from eqsat_test.runners.records import Result, ResultStatus, TaskKind
+from eqsat_test.runners.records import Result, ResultStatus, Task, TaskKind, as_dict
 
 STARTUP_TIMEOUT = 180.0
 _MESSAGE_KINDS = (TaskKind.BATCH.value, TaskKind.WARMUP.value)  # tasks whose answer is a message, not one Result
@@ -111,19 +111,19 @@ class Worker:
             self.proc.wait()
         self.proc = None
 
-    def run(self, task: dict) -> Result:
+    def run(self, task: Task | Mapping) -> Result:
         """A task of kind run or sweep: its result, read from the worker's message (or the pool's, for a
         worker that hung or died), with the seconds it took ("elapsed")."""
         msg = self.message(task)
         return msg if isinstance(msg, Result) else Result.from_dict(msg)
 
-    def message(self, task: dict) -> dict | Result:
+    def message(self, task: Task | Mapping) -> dict | Result:
         """The worker's message for `task` as it came (a batch's, a warm-up's: a dict) with "elapsed" added,
         or, for a worker that hung or died, the pool's Result saying so."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         t0 = time.perf_counter()
-        self.proc.stdin.write(json.dumps(task) + "\n")  # type: ignore[union-attr]
+        self.proc.stdin.write(json.dumps(as_dict(task)) + "\n")  # type: ignore[union-attr]  # the wire: a dict  # type: ignore[union-attr]
         self.proc.stdin.flush()  # type: ignore[union-attr]
         deadline = time.perf_counter() + float(task.get("timeout_s") or self.opts.timeout)  # batches: longer
         phase = None
@@ -160,7 +160,7 @@ class Worker:
         return Result.from_dict(msg).with_(elapsed=elapsed)  # a task's result: a record from here on
 
     @staticmethod
-    def _failed(task: dict, status: ResultStatus, phase: str | None, error: dict, elapsed: float) -> Result:
+    def _failed(task: Task | Mapping, status: ResultStatus, phase: str | None, error: dict, elapsed: float) -> Result:
         """The result of a task whose worker hung or died: no result came from it."""
         return Result(task=task.get("id", ""), variant=task.get("variant", ""), backend=task.get("backend", ""),
                       device=task.get("device", "cpu"), status=status, error=error).with_(phase=phase, elapsed=elapsed)
@@ -230,9 +230,9 @@ def _kill_spares() -> None:
 atexit.register(_kill_spares)
 
 
-def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[Result], None] | None = None,
+def run_tasks(tasks: list[Task], opts: PoolOptions, on_result: Callable[[Result], None] | None = None,
               log: Callable[[str], None] = lambda s: None,
-              more: Callable[[Result], list[dict]] | None = None) -> list[Result]:
+              more: Callable[[Result], list[Task]] | None = None) -> list[Result]:
     """Run every task on `opts.jobs` warm workers; results come back in task order. `more(result)`, called
     with each result, may return further tasks (run after those queued; a worker with nothing queued waits
     while others run, since their results may bring more)."""
@@ -256,7 +256,7 @@ def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[Result]
                         return None
             time.sleep(0.05)  # another worker's result may queue more
 
-    def extra(r: Result) -> list[dict]:
+    def extra(r: Result) -> list[Task]:
         try:
             return list(more(r)) if more is not None else []
         except Exception as e:  # noqa: BLE001 - a failing source of tasks ends the feed, not the run

@@ -22,6 +22,7 @@ from eqsat_test.runners.records import (
     ResultDraft,
     ResultStatus,
     RunResults,
+    Task,
     as_dict,
     new_finding,
 )
@@ -214,7 +215,7 @@ def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
         raise RuntimeError("worker 0 failed to start")
     monkeypatch.setattr(P.Worker, "run", cannot_start)
     cp = CheckPool(P.PoolOptions(jobs=1))
-    made["check pool"] = cp.run([task])[0]
+    made["check pool"] = cp.run([Task.from_dict(task)])[0]
     assert made["check pool"]["status"] == "internal-error" and made["check pool"]["variant"] == "v"
     assert {r["status"] for r in made.values()} == {s.value for s in ResultStatus}  # every one is made
     for r in made.values():
@@ -343,3 +344,15 @@ def test_findings_are_frozen_and_later_stages_make_new_ones():
         f["detail"] = "z"  # type: ignore[index]
     assert list(g.without("cluster", "input_set")) == [k for k in g if k not in ("cluster", "input_set")]
     _round_trips(g.to_dict())
+
+
+def test_task_is_frozen_and_its_wire_dict_round_trips():
+    """A task is a frozen record; the worker protocol carries its dict, read back as the same task."""
+    t = Task(id="g0_v1@inductor@cpu", variant="g0_v1", file="v.py", backend="inductor", extra={"sweep": {"points": 1}})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.device = "cuda"  # type: ignore[misc]
+    d = json.loads(json.dumps(t.to_dict()))
+    assert list(d)[:2] == ["sweep", "id"] and Task.from_dict(d).to_dict() == d == t
+    u = t.with_(coverage="c.json", timeout_s=5.0)
+    assert u.coverage == "c.json" and u["timeout_s"] == 5.0 and t.coverage is None and list(u)[-1] == "timeout_s"
+    assert Task.from_dict(u.to_dict()).to_dict() == u.to_dict()
