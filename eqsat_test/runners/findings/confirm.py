@@ -1,4 +1,8 @@
-"""Confirm before claiming: each candidate's standalone repro.py is re-run alone in a fresh process; one that does not reproduce becomes a `flaky` note, a timeout that is not a compile hang a `resource` note."""
+"""Confirm before claiming: each candidate's standalone repro.py is re-run alone in a fresh process; one that does not reproduce becomes a `flaky` note, a timeout that is not a compile hang a `resource` note.
+
+A timeout is a hang, and a compiler bug, only if alone, with HANG_FACTOR times the limit it first ran past,
+compile still does not finish while eager ran fast: a big graph that compiles slowly (a model with hundreds
+of ops on one core, a sweep compiling one program per dtype) finishes within that and is a `resource` note."""
 from __future__ import annotations
 
 import json
@@ -19,6 +23,7 @@ CONFIRMABLE = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, 
                FindingKind.RUN_CRASH.value, FindingKind.TIMEOUT.value, FindingKind.GRAD_MISCOMPILE.value,
                FindingKind.EAGER_BUG.value)
 EAGER_SHARE = 0.1  # a timeout is a compile hang only if eager ran within this share of the limit
+HANG_FACTOR = 4.0  # a timeout is re-run alone with this many times its limit: one that finishes was slow, not hung
 LOADED_SHARE = 0.5  # "alone": while a timeout is re-run, other work may keep at most this share of the cores busy
 
 
@@ -189,12 +194,23 @@ def confirm_all(written: list, out: Path, *, timeout: float, jobs: int = 1, dead
                 _update_meta(folder, f)
             written[i] = f
             return
-        r = None
-        if f.kind == FindingKind.TIMEOUT and f.sweep:
-            r = rerun_sweep_alone(f, tasks or [], timeout, env)
+        r, limit = None, timeout
+        if f.kind == FindingKind.TIMEOUT:
+            limit = HANG_FACTOR * timeout
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left < limit:
+                stats["skipped"] += 1
+                stats[FindingKind.RESOURCE.value] += 1
+                written[i] = f = not_alone(f.with_(confirmed=None), (
+                    f"not re-run alone (the time budget left, {left:.0f} s, is less than {HANG_FACTOR:g} times the "
+                    f"limit): a timeout is claimed only once it hangs alone"))
+                _update_meta(folder, f)
+                return
+            if f.sweep:
+                r = rerun_sweep_alone(f, tasks or [], limit, env)
         if r is None:
-            r = run_repro(folder, timeout, threads)
-        verdict, why = outcome(f, r, timeout)
+            r = run_repro(folder, limit, threads)
+        verdict, why = outcome(f, r, limit)
         stats["checked"] += 1
         stats[verdict] += 1
         f = f.with_(confirmation={"outcome": verdict, "why": why, "seconds": r["seconds"],

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from eqsat_test.runners.records import BUG_KINDS
+from eqsat_test.runners.records import BUG_KINDS, FindingKind
 
 REPO = Path(__file__).resolve().parents[3]
 LEDGER_FILE = Path("docs") / "bugs" / "ledger.toml"
-_KEYS = {"id", "title", "repro", "devices", "ops", "dtypes", "input_sets", "wrong_side", "status"}
+_KEYS = {"id", "title", "repro", "devices", "ops", "dtypes", "input_sets", "wrong_side", "status", "symptom"}
+SYMPTOMS = ("wrong values", "crash", "hang")  # what the bug does; a finding matches entries of its own symptom
 WRONG_SIDES = ("compiled", "eager")  # which side of the disagreement is the bug (runners/oracle/referee.py)
 STATUSES = ("reproduces", "fixed", "needs a GPU")  # a repro's exit code 1, 0, 77 on one torch and host
 
@@ -32,6 +33,7 @@ class LedgerEntry:
     wrong_side: str = "compiled"  # the side a reference independent of eager convicts
     # (torch version and host kind, "2.13.0 cpu" / "2.11.0 gpu") -> what the repro gives there, as run
     status: tuple[tuple[str, str], ...] = ()
+    symptom: str = "wrong values"  # one of SYMPTOMS
 
     @property
     def repro_path(self) -> Path | None:
@@ -78,14 +80,15 @@ def load_ledger(repo_root_or_path: str | Path | None = None) -> list[LedgerEntry
         if not ops or not all(ops):
             raise ValueError(f"{path}: ledger #{b['id']}: ops must name at least one op per item")
         side, status = str(b.get("wrong_side", "compiled")), dict(b.get("status") or {})
-        if side not in WRONG_SIDES or not set(status.values()) <= set(STATUSES):
+        symptom = str(b.get("symptom", SYMPTOMS[0]))
+        if side not in WRONG_SIDES or not set(status.values()) <= set(STATUSES) or symptom not in SYMPTOMS:
             raise ValueError(f"{path}: ledger #{b['id']}: wrong_side must be one of {WRONG_SIDES}, each status one of "
-                             f"{STATUSES}")
+                             f"{STATUSES}, symptom one of {SYMPTOMS}")
         entries.append(LedgerEntry(
             id=int(b["id"]), title=str(b["title"]), repro=str(b["repro"]),
             devices=tuple(str(d).lower() for d in b["devices"]), ops=ops,
             dtypes=tuple(b.get("dtypes") or ()), input_sets=tuple(b.get("input_sets") or ()), path=path,
-            wrong_side=side, status=tuple(status.items())))
+            wrong_side=side, status=tuple(status.items()), symptom=symptom))
     return entries
 
 
@@ -94,6 +97,10 @@ def status_key() -> str:
     (the repros run on it there)."""
     import torch  # only where a status is asked for: the rest of the module is stdlib
     return f"{torch.__version__.split('+')[0]} {'gpu' if torch.cuda.is_available() else 'cpu'}"
+
+
+_SYMPTOM_OF = {FindingKind.COMPILE_CRASH.value: "crash", FindingKind.RUN_CRASH.value: "crash",
+               FindingKind.TIMEOUT.value: "hang"}
 
 
 def _base(op: str) -> str:
@@ -111,10 +118,12 @@ def _dtypes(f: dict) -> set[str]:
 def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntry]:
     """The entries `finding` (a finding dict, as report.json holds it) may be an instance of.
 
-    Only compiler-bug kinds match. The program's ops: `min_ops` where the finding was minimized,
+    Only bug kinds match, and only entries of the finding's symptom (a crash matches crashes, a timeout
+    hangs, any other kind wrong values). The program's ops: `min_ops` where the finding was minimized,
     else `ops` (the whole graph's). The device: any of a device-mismatch's "cpu/cuda"."""
     if finding.get("kind") not in BUG_KINDS or not entries:
         return []
+    symptom = _SYMPTOM_OF.get(str(finding.get("kind")), SYMPTOMS[0])
     ops_src = finding.get("min_ops")
     ops = {_base(o) for o in (ops_src if ops_src is not None else finding.get("ops") or [])}
     devices = {d.lower() for d in str(finding.get("device") or "").split("/") if d}
@@ -122,7 +131,7 @@ def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntr
     sets = [str(s) for s in (finding.get("min_input_set"), finding.get("input_set")) if s]
     out = []
     for e in entries:
-        if not devices & set(e.devices):
+        if e.symptom != symptom or not devices & set(e.devices):
             continue
         if not all(any(a in ops for a in alts) for alts in e.ops):
             continue

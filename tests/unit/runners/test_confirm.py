@@ -143,3 +143,37 @@ def test_a_sweep_timeout_is_re_run_as_its_own_task_alone(tmp_path, monkeypatch):
     [f], stats = C.confirm_all([f], tmp_path, timeout=150, tasks=tasks)
     assert seen["task"] == tasks[0]["id"]
     assert f["kind"] == "resource" and "finished" in f["confirmation"]["why"] and stats["resource"] == 1
+
+
+def test_a_timeout_is_re_run_alone_with_several_times_its_limit(tmp_path, monkeypatch):
+    """A big graph compiling slowly is no hang: the lone re-run gets HANG_FACTOR times the limit, and a compile that
+    finishes within it is a resource note; one that runs past it while eager was fast is claimed. Where the time
+    budget left is shorter than that, nothing is claimed."""
+    import time
+
+    import eqsat_test.runners.findings.confirm as C
+    limits = []
+
+    def repro(folder, timeout, threads=1, finish_in=None):
+        limits.append(timeout)
+        if finish_in is not None and finish_in < timeout:
+            return {"rc": 0, "seconds": finish_in, "timed_out": False, "eager_seconds": 0.1, "verdict": "OK",
+                    "output": "", "load": 0.0}
+        return {"rc": None, "seconds": timeout, "timed_out": True, "eager_seconds": 0.1, "verdict": None,
+                "output": "", "load": 0.0}
+
+    def finding():
+        f = {"id": "001-timeout-g0_v001", "kind": "timeout", "variant": "g0_v001", "backend": "inductor",
+             "device": "cpu", "detail": "no result within 150 s (during compile)"}
+        (tmp_path / "findings" / f["id"]).mkdir(parents=True, exist_ok=True)
+        return f
+
+    monkeypatch.setattr(C, "run_repro", lambda folder, timeout, threads=1: repro(folder, timeout, threads, 400.0))
+    [f], stats = C.confirm_all([finding()], tmp_path, timeout=150)
+    assert limits == [C.HANG_FACTOR * 150] and f["kind"] == "resource" and "finished in 400" in f["confirmation"]["why"]
+    monkeypatch.setattr(C, "run_repro", lambda folder, timeout, threads=1: repro(folder, timeout, threads))
+    [f], stats = C.confirm_all([finding()], tmp_path, timeout=150)
+    assert f["kind"] == "timeout" and f["confirmed"] and str(int(C.HANG_FACTOR * 150)) in f["confirmation"]["why"]
+    limits.clear()
+    [f], stats = C.confirm_all([finding()], tmp_path, timeout=150, deadline=time.monotonic() + 300)
+    assert limits == [] and f["kind"] == "resource" and "time budget left" in f["detail"] and stats["resource"] == 1

@@ -96,3 +96,18 @@ def test_a_models_own_input_dtypes_stand_for_a_sweeps():
     assert _ids(f, entries) == [5]
     assert _ids({**f, "input_dtypes": ["float32"]}, entries) == []
     assert _ids({**f, "sweep_key": "dtype=float16", "sweep": "dtype=float16"}, entries) == []
+
+
+def test_a_crash_matches_crash_entries_only():
+    """A compile crash in a program that holds softmax, mul and int64 inputs is no instance of the integer softmax
+    miscompile (ledger #21), and a miscompile with a causal mask's ops is no instance of the bounds-analysis crash
+    (#15): the entry's symptom must be the finding's."""
+    entries = load_ledger()
+    crash = {"kind": "compile-crash", "device": "cpu", "ops": ["torch.softmax", "operator.mul", "torch.arange"],
+             "input_dtypes": ["float32", "int64"]}
+    assert 21 not in _ids(crash, entries)
+    assert 21 in _ids({**crash, "kind": "miscompile"}, entries)
+    mask = {"kind": "compile-crash", "device": "cpu", "min_ops": ["torch.arange", "operator.le", "operator.ne"]}
+    assert _ids(mask, entries) == [15] and 15 not in _ids({**mask, "kind": "miscompile"}, entries)
+    assert 23 in _ids({**mask, "min_ops": ["torch.arange", "operator.le", "torch.logical_xor", "Tensor.where"]},
+                      entries)
