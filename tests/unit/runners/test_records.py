@@ -289,7 +289,7 @@ def test_real_worker_results_round_trip(tmp_path):
     assert list(broken) == ["task", "variant", "backend", "device", "status", "input_sets", "timings", "error",
                             "elapsed"]
     for d in (r, broken):
-        _result_round_trips(d)
+        _result_round_trips(as_dict(d))
 
 
 # ----------------------------------------------------------------------------------------------
