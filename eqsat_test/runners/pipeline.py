@@ -41,8 +41,10 @@ from eqsat_test.runners.records import (
     RESULTS_SCHEMA_VERSION,
     Finding,
     FindingKind,
+    Result,
     ResultStatus,
     Task,
+    TaskKind,
     exit_code_of,
     new_finding,
     replaced,
@@ -115,7 +117,7 @@ def read_manifest(bundle: Path) -> dict:
     return manifest
 
 
-def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -> list[dict]:
+def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -> list[Task]:
     graphs = {g["id"]: g for g in manifest["graphs"]}
     cross_device = len(set(opts.devices)) > 1  # keep every output: the device-mismatch judge compares them
     tasks = []
@@ -132,11 +134,11 @@ def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -
                     save_compiled=str(scratch / "compiled" / safe),
                     save_outputs=cross_device, save_fp64=bool(v["seed"]) and bi == 0,
                     perf={"budget": 0.15} if opts.perf else None, grad=opts.grad,
-                ).to_dict())
+                ))
     return tasks
 
 
-def judge_results(manifest: dict, results: list[dict], scratch: Path,
+def judge_results(manifest: dict, results: list[Result], scratch: Path,
                   first_backend: str | None = None) -> tuple[list[Finding], list[Finding]]:
     """Turn worker results into findings (compiler bugs and informational notes). The
     unsound-rewrite check reads the eager outputs that the tasks of `first_backend` saved."""
@@ -144,45 +146,45 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
     notes: list[Finding] = []
     variants = {v["id"]: v for v in manifest["variants"]}
     seeds = {v["graph"]: v["id"] for v in manifest["variants"] if v["seed"]}
-    by_task = {(r["variant"], r["backend"], r["device"]): r for r in results}
+    by_task = {(r.variant, r.backend, r.device): r for r in results}
     for r in results:
-        v = variants[r["variant"]]
-        base = {"variant": v["id"], "graph": v["graph"], "backend": r["backend"], "device": r["device"],
+        v = variants[r.variant]
+        base = {"variant": v["id"], "graph": v["graph"], "backend": r.backend, "device": r.device,
                 "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(_ops_of(v, manifest))), "seed": v["seed"]}
-        if r.get("training") is not None:  # training mode: its repro runs forward and backward (findings/write.py)
-            base.update(grad=True, not_differentiated=r["training"].get("not_differentiated", []))
-        status = r["status"]
+        if r.extra.get("training") is not None:  # training mode: its repro runs forward and backward (findings/write.py)
+            base.update(grad=True, not_differentiated=r.extra["training"].get("not_differentiated", []))
+        status = r.status
         if status == ResultStatus.TIMEOUT or status in CRASH_STATUSES:
             kind = FindingKind.RUN_CRASH if status == ResultStatus.PROCESS_CRASH else FindingKind.parse(status)
-            findings.append(new_finding(kind, base, error=r.get("error"), input_set=r.get("input_set"),
-                                        detail=(r.get("error") or {}).get("message", ""), referee=r.get("referee")))
+            findings.append(new_finding(kind, base, error=r.error, input_set=r.input_set,
+                                        detail=r.error_message, referee=r.extra.get("referee")))
             continue
         if status == ResultStatus.EAGER_ERROR:
-            seed_r = None if v["seed"] else by_task.get((seeds[v["graph"]], r["backend"], r["device"]))
-            if seed_r is not None and seed_r["status"] == ResultStatus.EAGER_ERROR and (
-                    (seed_r.get("error") or {}).get("message") == r["error"]["message"]):
+            seed_r = None if v["seed"] else by_task.get((seeds[v["graph"]], r.backend, r.device))
+            if seed_r is not None and seed_r.status == ResultStatus.EAGER_ERROR and (
+                    seed_r.error_message == r.error_message):
                 continue  # it fails as its seed does: the seed's note says it, no rule is to blame
-            kind = eager_failure_kind(r["error"]["message"], v["seed"])  # the emitter's fault, or the rules'
+            kind = eager_failure_kind(r.error_message, v["seed"])  # the emitter's fault, or the rules'
             if kind == FindingKind.SEED_ERROR:
-                notes.append(new_finding(kind, base, detail=r["error"]["message"]))
+                notes.append(new_finding(kind, base, detail=r.error_message))
             else:
                 notes.append(new_finding(kind, base, detail=
                              f"variant raises in eager mode: {r['error']['type']}: {r['error']['message']}"))
             continue
         if status == ResultStatus.INTERNAL_ERROR:
-            notes.append(new_finding(FindingKind.INTERNAL_ERROR, base, detail=r["error"]["message"],
-                                     error=r["error"]))
+            notes.append(new_finding(FindingKind.INTERNAL_ERROR, base, detail=r.error_message,
+                                     error=r.error))
             continue
         # An input set the program refuses is set aside (the worker); a variant that refuses one its seed runs on
         # does not compute what its seed computes.
-        seed_r = None if v["seed"] else by_task.get((seeds[v["graph"]], r["backend"], r["device"]))
-        if r.get("set_aside") and seed_r is not None and seed_r["status"] == ResultStatus.OK:
-            extra = {k: m for k, m in r["set_aside"].items() if k not in (seed_r.get("set_aside") or {})}
+        seed_r = None if v["seed"] else by_task.get((seeds[v["graph"]], r.backend, r.device))
+        if r.set_aside and seed_r is not None and seed_r.status == ResultStatus.OK:
+            extra = {k: m for k, m in r.set_aside.items() if k not in (seed_r.set_aside or {})}
             if extra:
                 name, message = next(iter(extra.items()))
                 notes.append(new_finding(eager_failure_kind(message, False), base, input_set=name, detail=
                              f"variant raises in eager mode on an input set its seed runs on: {message}"))
-        for s in r["input_sets"]:
+        for s in r.input_sets:
             if s["kind"] == "nondeterministic":
                 notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s["name"], detail=s["detail"]))
                 break
@@ -195,23 +197,23 @@ def judge_results(manifest: dict, results: list[dict], scratch: Path,
                                             **{k: s[k] for k in ("grad_input", "grad_stage") if k in s}))
                 break
         # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
-        if not v["seed"] and r["backend"] == (first_backend or r["backend"]):
+        if not v["seed"] and r.backend == (first_backend or r.backend):
             sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
             vd = scratch / "eager" / f"{v['id']}__{r['device']}"
-            for s in r["input_sets"]:  # the first input set where the variant's eager output is not its seed's
+            for s in r.input_sets:  # the first input set where the variant's eager output is not its seed's
                 verdict = unsound_verdict(sd / f"{s['name']}.pt", vd / f"{s['name']}.pt", v, manifest,
-                                          sd / f"{s['name']}.fp64.pt" if r.get("training") is not None else None)
+                                          sd / f"{s['name']}.fp64.pt" if r.extra.get("training") is not None else None)
                 if verdict is not None:
                     notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s["name"],
                                              max_abs_err=verdict.max_abs_err, detail=verdict.detail))
                     break
     # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/checks/devices.py).
-    if len({r["device"] for r in results}) > 1:
+    if len({r.device for r in results}) > 1:
         findings, across = cross_device_findings(manifest, results, scratch, findings, notes)
         findings += across
     def with_code(f: Finding) -> Finding:  # where Inductor left its code; read only when the finding is written
-        r = by_task.get((f.variant, f.backend, f.device), {})
-        code = {k: r[k] for k in ("kernel_files", "kernel_source_file") if r.get(k) and not f.get(k)}
+        extra = r.extra if (r := by_task.get((f.variant, f.backend, f.device))) is not None else {}
+        code = {k: extra[k] for k in ("kernel_files", "kernel_source_file") if extra.get(k) and not f.get(k)}
         return f.with_(**code) if code else f
 
     return [with_code(f) for f in findings], notes
@@ -240,13 +242,13 @@ class VerdictStream:
         self.file = path.open("a", buffering=1)
         self.t0 = time.monotonic()
 
-    def result(self, r: dict) -> None:
+    def result(self, r: Result) -> None:
         sets = [{k: s.get(k) for k in ("name", "ok", "kind", "max_abs_err", "max_rel_err", "leaf", "detail")}
-                for s in r.get("input_sets") or []]
-        self._write({"type": "result", "task": r.get("task"), "variant": r.get("variant"),
-                     "backend": r.get("backend"), "device": r.get("device"), "status": r.get("status"),
-                     "error": (r.get("error") or {}).get("message"), "input_sets": sets,
-                     "timings": r.get("timings")})
+                for s in r.input_sets]
+        self._write({"type": "result", "task": r.task, "variant": r.variant,
+                     "backend": r.backend, "device": r.device, "status": r.status.value,
+                     "error": (r.error or {}).get("message"), "input_sets": sets,
+                     "timings": r.timings})
 
     def finding(self, f: Finding) -> None:
         self._write({"type": "finding", **_public(f)})
@@ -297,7 +299,7 @@ def save_partial(out: Path, manifest: dict, opts: ExecOptions, run: dict) -> str
         return (f"interrupted while {stage}: every verdict is in {path} (marked partial: confirmation, minimizing "
                 f"and artifacts not finished), as they came in {out / 'verdicts.jsonl'}")
     results = list(run["results"])  # (a copy: worker threads may still add to it)
-    plain = [r for r in results if not str(r.get("task", "")).endswith("#sweep")]
+    plain = [r for r in results if not r.is_sweep]
     try:
         findings, notes = judge_results(manifest, plain, out / "scratch", first_backend=opts.backends[0])
         why = None
@@ -330,11 +332,11 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                  first_backend=opts.backends[0]) + tasks
         # the seeds' own tasks first, though: one compile each, and the first verdict comes within seconds
-        tasks.sort(key=lambda t: not (t["variant"] in seeds and not t["id"].endswith("#sweep")))
+        tasks.sort(key=lambda t: not (t.variant in seeds and t.kind != TaskKind.SWEEP))
     if opts.coverage:  # each task writes the compiler lines it reaches (runners/checks/line_gain.py); the seeds'
         # plain tasks first, so that no other compile in their worker has run code that runs once per process
-        tasks.sort(key=lambda t: not (t["id"].split("@")[0] in seeds and t.get("kind", "run") == "run"))
-        coverage_paths(tasks, out)
+        tasks.sort(key=lambda t: not (str(t.id).split("@")[0] in seeds and t.kind == TaskKind.RUN))
+        tasks = coverage_paths(tasks, out)
     run["tasks"] = tasks
     stream = VerdictStream(out / "verdicts.jsonl")
     feed = _guided_feed(bundle, out, manifest, opts, scratch, tasks) if opts.guide is not None else None
@@ -344,8 +346,8 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
     if skipped:
         log(f"time budget of {opts.time_budget:g} s spent: {skipped} of {len(tasks)} tasks not started")
 
-    sweep_results = [r for r in results if str(r.get("task", "")).endswith("#sweep")]
-    results = [r for r in results if not str(r.get("task", "")).endswith("#sweep")]
+    sweep_results = [r for r in results if r.is_sweep]
+    results = [r for r in results if not r.is_sweep]
     findings, notes = judge_results(manifest, results, scratch, first_backend=opts.backends[0])
     sweep_stats = None
     if sweep_results:
@@ -361,7 +363,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
     # which side is wrong: eager-bug where the independent referee convicts eager (oracle/referee.py)
     findings = [rule_on(f) for f in findings]
     findings = [_with_cone(f, bundle, manifest) for f in findings]
-    dyn = {(r["variant"], r["backend"], r["device"]): r.get("dynamo") for r in results}
+    dyn = {(r.variant, r.backend, r.device): r.extra.get("dynamo") for r in results}
 
     def with_dynamo(f: Finding) -> Finding:  # graph breaks / recompiles of the task, for triage
         d = dyn.get((f.variant, f.backend, f.device))
@@ -443,18 +445,18 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
                          run_note_groups(notes, manifest, bundle))
 
 
-def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scratch: Path, tasks: list[dict]):
+def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scratch: Path, tasks: list[Task]):
     """`more(result)` for the pool (coverage-guided extraction, rewrite/guide.py): each measured result's
     lines go to the guide; each plain result of the first backend and device draws one variant, whose
     tasks (and sweep tasks) come back to run; they join `tasks` and `manifest` too."""
     guide, first = opts.guide, (opts.backends[0], opts.devices[0])
 
-    def more(r: dict) -> list[dict]:
-        sweep = str(r.get("task", "")).endswith("#sweep")
-        info = r.get("compiler_lines") or {}  # (a task that failed early has none: its seed's variants still go on)
-        guide.feedback(r.get("variant"), as_set(read_lines(info["file"])) if info.get("file") else set(),
+    def more(r: Result) -> list[Task]:
+        sweep = r.is_sweep
+        info = r.extra.get("compiler_lines") or {}  # (a task that failed early has none: its seed's variants still go on)
+        guide.feedback(r.variant, as_set(read_lines(info["file"])) if info.get("file") else set(),
                        credit=not sweep)
-        if sweep or (r.get("backend"), r.get("device")) != first:
+        if sweep or (r.backend, r.device) != first:
             return []
         new = guide.more(1)
         if not new:
@@ -466,21 +468,21 @@ def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scr
             ts = make_sweep_tasks(bundle, sub, opts.sweep, backends=opts.backends, devices=opts.devices,
                                   seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
                                   first_backend=opts.backends[0]) + ts
-        coverage_paths(ts, out)
+        ts = coverage_paths(ts, out)
         tasks.extend(ts)
         return ts
 
     return more
 
 
-def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> tuple[list[dict], dict | None, float]:
-    bar = Progress(len(tasks), opts.progress, sweeps=sum(1 for t in tasks if str(t["id"]).endswith("#sweep")))
+def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> tuple[list[Result], dict | None, float]:
+    bar = Progress(len(tasks), opts.progress, sweeps=sum(1 for t in tasks if t.kind == TaskKind.SWEEP))
     counts = {"suspicious": 0}
 
-    def on_result(r: dict) -> None:
+    def on_result(r: Result) -> None:
         stream.result(r)
         run["results"].append(r)
-        if r["status"] not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s["ok"] for s in r["input_sets"]):
+        if r.status not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s["ok"] for s in r.input_sets):
             counts["suspicious"] += 1
         bar.update(r, counts["suspicious"])
 
@@ -494,7 +496,7 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> 
             results, batch_stats = run_batched(tasks, pool, k, batch_group(manifest), on_result=on_result,
                                                log=log, batch_timeout=opts.timeout * 4)
         else:
-            def grow(r: dict) -> list[dict]:  # guided extraction: the tasks of variants drawn now
+            def grow(r: Result) -> list[Task]:  # guided extraction: the tasks of variants drawn now
                 ts = more(r)
                 bar.total += len(ts)
                 return ts
@@ -505,10 +507,10 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> 
     return results, batch_stats, time.perf_counter() - t0
 
 
-def _timings(results: list[dict]) -> dict:
+def _timings(results: list[Result]) -> dict:
     timings: dict[str, float] = {}
     for r in results:
-        for k, v in (r.get("timings") or {}).items():
+        for k, v in r.timings.items():
             timings[k] = timings.get(k, 0.0) + v
     return {k: round(v, 3) for k, v in timings.items()}
 
@@ -524,18 +526,17 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
         n = n.with_(id=f"slow-{k:03d}-{n.variant}")
         notes.append(n.with_(folder=str(write_slow_variant(out, n.id, n, bundle, manifest))))
     return {"spread": spread(manifest, results), "screened": screened, "threshold": opts.perf_threshold,
-            "seconds_timing": round(sum((r.get("perf") or {}).get("seconds", 0.0) for r in results), 3),
+            "seconds_timing": round(sum((r.extra.get("perf") or {}).get("seconds", 0.0) for r in results), 3),
             "seconds_confirm": round(time.perf_counter() - t1, 3)}
 
 
-def write_results(out: Path, manifest: dict, raw: list[dict], written: list[Finding], notes: list[Finding],
+def write_results(out: Path, manifest: dict, raw: list[Result], written: list[Finding], notes: list[Finding],
                   stats: dict, clusters: list | None = None, note_groups: list | None = None,
                   partial: bool = False) -> dict:
     """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object). The report
     opens with the root causes (`clusters`) and the notes' groups; `findings` has every one of them.
     `partial`: an interrupted run's, from the tasks that had finished."""
-    executed = sum(1 for r in raw if r["status"] != ResultStatus.INTERNAL_ERROR
-                   and not str(r.get("task", "")).endswith("#sweep"))
+    executed = sum(1 for r in raw if r.status != ResultStatus.INTERNAL_ERROR and not r.is_sweep)
     seeds = _seed_ids(manifest)
     clusters, note_groups = list(clusters or []), list(note_groups or [])
     report = {
@@ -552,16 +553,16 @@ def write_results(out: Path, manifest: dict, raw: list[dict], written: list[Find
                   "internal_errors": sum(1 for n in notes if n.kind in (FindingKind.INTERNAL_ERROR,
                                                                           FindingKind.EMIT_ERROR)),
                   # input sets the seed program itself raises on (not judged): name -> the error's first line
-                  "set_aside": {k: m for r in raw if r.get("variant") in seeds
-                                for k, m in (r.get("set_aside") or {}).items()},
+                  "set_aside": {k: m for r in raw if r.variant in seeds
+                                for k, m in (r.set_aside or {}).items()},
                   "triage": {c: sum(1 for f in written if f.triage == c) for c in
                              sorted({f.triage for f in written if f.triage})},
                   # the oracle's rules over every verdict: elements each convicted, cleared or noted
-                  "oracle_rules": rule_totals(s for r in raw for s in r.get("input_sets") or [])},
+                  "oracle_rules": rule_totals(s for r in raw for s in r.input_sets)},
     }
     tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps({"schema_version": RESULTS_SCHEMA_VERSION, "report": report, "raw": raw}, indent=1,
-                              default=str))
+    tmp.write_text(json.dumps({"schema_version": RESULTS_SCHEMA_VERSION, "report": report,
+                               "raw": [r.to_dict() for r in raw]}, indent=1, default=str))
     tmp.replace(out / "results.json")
     return report
 

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import Any
+from typing import Any, ClassVar
 
 
 class ExitCode(IntEnum):
@@ -94,34 +94,76 @@ def is_bug(kind: str) -> bool:
     return str(kind) in BUG_KINDS
 
 
-class _Record:
-    """JSON round trip for the dataclasses below: unknown keys are kept in `extra`, not lost.
+class _Keyed(Mapping):
+    """A frozen record that is also the read-only mapping of its JSON keys (Finding, Result, Task).
 
-    A record read by from_dict gives back the dict it was read from (`from_dict(d).to_dict() == d`,
-    keys in d's order): a field that d lacked and that still holds its default is left out, and keys
-    that are new come last. A record built directly gives `extra`'s keys, then every field."""
+    Its common keys are fields, the rest are in `extra`; `keys_` is the keys' order, the order its dict
+    has (a field the dict lacks is no key and reads as its default). `r["key"]`, `"key" in r`, `{**r}`
+    read that dict; `to_dict()` is it, `from_dict(d)` reads one back (`from_dict(d).to_dict() == d`,
+    keys in d's order); `with_`/`without` make new records (as `d[k] = v` and `del d[k]`: a new key
+    comes last)."""
+
+    _FIELDS: ClassVar[frozenset[str]] = frozenset()
+    extra: Mapping[str, Any]
+    keys_: tuple[str, ...]
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.keys_:
+            raise KeyError(key)
+        return getattr(self, key) if key in self._FIELDS else self.extra[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys_)
+
+    def __len__(self) -> int:
+        return len(self.keys_)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys_
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_dict()!r})"
 
     def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
-        d = {k: (v.value if isinstance(v, Enum) else v) for k, v in d.items()}
-        out = {**getattr(self, "extra", {}), **d}
-        keys = getattr(self, "_keys", None)  # set by from_dict
-        if keys is None:
-            return out
-        defaults = _defaults(type(self))
-        ordered = {k: out[k] for k in keys if k in out}
-        return {**ordered, **{k: v for k, v in out.items() if k not in ordered
-                              and not (k in defaults and v == defaults[k])}}
+        """The record's JSON form: its keys in order, enum values as their strings."""
+        return {k: (v.value if isinstance(v, Enum) else v) for k, v in ((k, self[k]) for k in self.keys_)}
 
     @classmethod
-    def from_dict(cls, d: dict):
-        names = {f.name for f in dataclasses.fields(cls)}
-        known = {k: v for k, v in d.items() if k in names and k != "extra"}
-        rec = cls(**known)
-        if "extra" in names:
-            rec.extra = {k: v for k, v in d.items() if k not in names}
-        rec._keys = tuple(d)
-        return rec
+    def from_dict(cls, d: Mapping[str, Any]):
+        if isinstance(d, cls):
+            return d
+        known = {k: v for k, v in d.items() if k in cls._FIELDS}
+        make: Any = cls  # (a subclass: a dataclass with `extra` and `keys_`)
+        return make(**known, extra={k: v for k, v in d.items() if k not in cls._FIELDS}, keys_=tuple(d))
+
+    def with_(self, **changes: Any):
+        """A new record with these keys set (as `d[k] = v`: a new key comes last)."""
+        known = {k: v for k, v in changes.items() if k in self._FIELDS}
+        other = {k: v for k, v in changes.items() if k not in self._FIELDS}
+        keys = self.keys_ + tuple(k for k in changes if k not in self.keys_)
+        return dataclasses.replace(self, **known, extra={**self.extra, **other} if other else self.extra,  # type: ignore[type-var]
+                                   keys_=keys)
+
+    def without(self, *keys: str):
+        """A new record without these keys (a field goes back to its default)."""
+        gone = set(keys)
+        defaults = _defaults(type(self))
+        return dataclasses.replace(self, **{k: defaults.get(k) for k in gone if k in self._FIELDS},  # type: ignore[type-var]
+                                   extra={k: v for k, v in self.extra.items() if k not in gone},
+                                   keys_=tuple(k for k in self.keys_ if k not in gone))
+
+
+def _fields_of(cls) -> frozenset[str]:
+    """A record's fields that are JSON keys (all but `extra` and `keys_`)."""
+    return frozenset(f.name for f in dataclasses.fields(cls)) - {"extra", "keys_"}
+
+
+def _built_keys(rec: _Keyed, omit_if_none: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The keys of a record built directly (not read by from_dict): its fields in order (those of
+    `omit_if_none` only once set), then `extra`'s keys."""
+    names = [f.name for f in dataclasses.fields(rec)  # type: ignore[arg-type]
+             if f.name in rec._FIELDS and not (f.name in omit_if_none and getattr(rec, f.name) is None)]
+    return tuple(names) + tuple(k for k in rec.extra if k not in names)
 
 
 def _defaults(cls) -> dict:
@@ -144,14 +186,17 @@ class TaskKind(_ValueEnum):
     WARMUP = "warmup"  # a spare worker's import + tiny compile, ahead of its tasks: runners/exec/pool.py
 
 
-@dataclass
-class Task(_Record):
-    """One variant x backend x device to run in a worker (runners/worker.py)."""
+@dataclass(frozen=True, eq=False, repr=False)
+class Task(_Keyed):
+    """One variant x backend x device to run in a worker (runners/worker.py), frozen: a stage that runs it
+    otherwise makes a new one (`with_`). The worker protocol carries its dict (`to_dict`); the keys of
+    other kinds of task (a sweep's "sweep", a batch's "batch", "timeout_s") are in `extra`. Built
+    directly, its dict has `extra`'s keys, then every field."""
 
-    id: str
-    variant: str
-    file: str
-    backend: str
+    id: str | None = None
+    variant: str | None = None
+    file: str | None = None
+    backend: str | None = None
     kind: str = TaskKind.RUN.value
     device: str = "cpu"
     seed: int = 0
@@ -164,7 +209,23 @@ class Task(_Record):
     perf: dict | None = None
     grad: bool = False  # training mode: forward and backward, gradients judged (runners/exec/training.py)
     coverage: str | None = None  # --coverage: the file for the compiler lines it reaches (runners/exec/compiler_lines.py)
-    extra: dict = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    keys_: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.kind, Enum):
+            object.__setattr__(self, "kind", self.kind.value)
+        if not self.keys_:  # built directly
+            fields = tuple(f.name for f in dataclasses.fields(self) if f.name in self._FIELDS)
+            object.__setattr__(self, "keys_", tuple(k for k in self.extra if k not in fields) + fields)
+
+
+Task._FIELDS = _fields_of(Task)
+
+
+def as_task(t: Mapping[str, Any]) -> Task:
+    """A task as a record: a Task as is, a dict (the wire's, a test's) read by from_dict."""
+    return Task.from_dict(t)
 
 
 class ResultStatus(_ValueEnum):
@@ -190,14 +251,56 @@ CRASH_STATUSES = (ResultStatus.COMPILE_CRASH, ResultStatus.RUN_CRASH, ResultStat
 MINIMIZE_SECONDS = 120.0
 
 
-@dataclass
-class Result(_Record):
-    """A worker task's result, as sent on the worker protocol and kept in results.json's "raw".
+_RESULT_OMIT_IF_NONE = ("error", "input_set", "set_aside")
+
+
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class Result(_Keyed):
+    """A worker task's result, frozen: read from the worker protocol's dict (`from_dict`) on receipt, kept
+    in results.json's "raw" (`to_dict`); the pool adds "elapsed" (and a lost task's "phase") with `with_`.
 
     `error`, `input_set` (the input set a failure happened on) and `set_aside` (input sets the program
-    itself raises on in eager mode, not judged: name -> the error's first line) are left out of the dict
-    while None; `extra` holds the rest, after the fields: kernel files, dynamo stats, perf, compute
-    dtype, the sweep summary, the pool's "elapsed" and "phase", a batch's "batch" ..."""
+    itself raises on in eager mode, not judged: name -> the error's first line) are no keys while None;
+    `extra` holds the rest, after the fields: kernel files, dynamo stats, perf, compute dtype, the sweep
+    summary, the pool's "elapsed" and "phase", a batch's "batch" ... (`r.get("elapsed")`). Built
+    directly: the fields in order, then `extra`'s keys. The worker builds a ResultDraft and freezes it."""
+
+    task: str = ""
+    variant: str = ""
+    backend: str = ""
+    device: str = ""
+    status: ResultStatus
+    input_sets: list = field(default_factory=list)  # per input set: the verdict's dict (oracle/verdict.py)
+    timings: dict = field(default_factory=dict)
+    error: dict | None = None
+    input_set: str | None = None
+    set_aside: dict | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    keys_: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", ResultStatus.parse(self.status))
+        if not self.keys_:  # built directly
+            object.__setattr__(self, "keys_", _built_keys(self, _RESULT_OMIT_IF_NONE))
+
+    @property
+    def error_message(self) -> str:
+        """The error's message ("" without one)."""
+        return str((self.error or {}).get("message", ""))
+
+    @property
+    def is_sweep(self) -> bool:
+        """A sweep task's result (its task id ends in "#sweep")."""
+        return str(self.task or "").endswith("#sweep")
+
+
+Result._FIELDS = _fields_of(Result)
+
+
+@dataclass
+class ResultDraft:
+    """A worker's result while it is made (runners/worker.py, a sweep's, a batch's): mutable, with
+    Result's fields; `freeze()` is the Result."""
 
     task: str | None
     variant: str | None
@@ -211,24 +314,12 @@ class Result(_Record):
     set_aside: dict | None = None
     extra: dict = field(default_factory=dict)
 
-    _OMIT_IF_NONE = ("error", "input_set", "set_aside")
-
-    def __post_init__(self) -> None:
-        self.status = ResultStatus.parse(self.status)
-
-    def to_dict(self) -> dict:
-        """A record read by from_dict: its dict back (see _Record). One built directly: the fields
-        in order (error and input_set only when set), then `extra`'s keys."""
-        if getattr(self, "_keys", None) is not None:
-            return super().to_dict()
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
-        d = {k: (v.value if isinstance(v, Enum) else v) for k, v in d.items()
-             if not (k in self._OMIT_IF_NONE and v is None)}
-        return {**d, **{k: v for k, v in self.extra.items() if k not in d}}
+    def freeze(self) -> Result:
+        return Result(**{f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
 
-@dataclass(frozen=True, eq=False)
-class Finding(Mapping):
+@dataclass(frozen=True, eq=False, repr=False)
+class Finding(_Keyed):
     """A compiler-bug candidate or a note, frozen from new_finding to results.json, findings.jsonl and meta.json.
 
     Its common keys are fields (a key the finding lacks reads None); the rest are in `extra`. `keys_`
@@ -279,48 +370,15 @@ class Finding(Mapping):
         if isinstance(self.kind, Enum):  # written as its string, as results.json has it
             object.__setattr__(self, "kind", self.kind.value)
 
-    # -- the mapping of its JSON keys
-    def __getitem__(self, key: str) -> Any:
-        if key not in self.keys_:
-            raise KeyError(key)
-        return getattr(self, key) if key in _FINDING_FIELDS else self.extra[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.keys_)
-
-    def __len__(self) -> int:
-        return len(self.keys_)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.keys_
-
-    def __repr__(self) -> str:
-        return f"Finding({self.to_dict()!r})"
-
-    # -- the one JSON form
-    def to_dict(self) -> dict:
-        return {k: self[k] for k in self.keys_}
-
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Finding:
-        if isinstance(d, Finding):
-            return d
-        known = {k: v for k, v in d.items() if k in _FINDING_FIELDS}
-        return cls(**known, extra={k: v for k, v in d.items() if k not in _FINDING_FIELDS}, keys_=tuple(d))
+        return super().from_dict(d)
 
     def with_(self, **changes: Any) -> Finding:
-        """A new finding with these keys set (as `d[k] = v`: a new key comes last)."""
-        known = {k: v for k, v in changes.items() if k in _FINDING_FIELDS}
-        other = {k: v for k, v in changes.items() if k not in _FINDING_FIELDS}
-        keys = self.keys_ + tuple(k for k in changes if k not in self.keys_)
-        return dataclasses.replace(self, **known, extra={**self.extra, **other} if other else self.extra, keys_=keys)
+        return super().with_(**changes)
 
     def without(self, *keys: str) -> Finding:
-        """A new finding without these keys."""
-        gone = set(keys)
-        return dataclasses.replace(self, **{k: None for k in gone if k in _FINDING_FIELDS},
-                                   extra={k: v for k, v in self.extra.items() if k not in gone},
-                                   keys_=tuple(k for k in self.keys_ if k not in gone))
+        return super().without(*keys)
 
     @property
     def compiler_bug(self) -> bool:
@@ -331,7 +389,7 @@ class Finding(Mapping):
         return is_bug(self.kind)
 
 
-_FINDING_FIELDS = frozenset(f.name for f in dataclasses.fields(Finding)) - {"extra", "keys_"}
+Finding._FIELDS = _fields_of(Finding)
 
 
 def as_finding(f: Mapping[str, Any]) -> Finding:
@@ -374,7 +432,8 @@ def exit_code_of(kinds, internal_errors: int = 0) -> ExitCode:
 
 
 def as_dict(rec: Any) -> dict:
-    return rec.to_dict() if isinstance(rec, _Record) else dict(rec)
+    """A record's dict (`to_dict`), or a dict as is."""
+    return rec.to_dict() if isinstance(rec, _Keyed) else dict(rec)
 
 
 # ----------------------------------------------------------------------------------------------

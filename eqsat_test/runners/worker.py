@@ -41,7 +41,7 @@ from eqsat_test.runners.protocol import (
     to_cpu,
     to_device,
 )
-from eqsat_test.runners.records import Result, ResultStatus, TaskKind, as_dict
+from eqsat_test.runners.records import Result, ResultDraft, ResultStatus, TaskKind, as_dict
 
 
 def full_fp32_on_cuda() -> None:
@@ -81,8 +81,8 @@ def run_task(task: dict) -> Result | dict:
 
     device = torch.device(task.get("device", "cpu"))
     save_outputs = bool(task.get("save_outputs"))  # cross-device runs: keep every output for the judge
-    res = Result(task=task.get("id"), variant=task["variant"], backend=task["backend"], device=device.type,
-                 status=ResultStatus.OK)
+    res = ResultDraft(task=task.get("id"), variant=task["variant"], backend=task["backend"], device=device.type,
+                      status=ResultStatus.OK)
     if save_outputs:
         res.extra.update(file=task["file"], seed=task.get("seed", 0), save_compiled=task.get("save_compiled"))
     t0 = time.perf_counter()
@@ -118,7 +118,7 @@ def run_task(task: dict) -> Result | dict:
         except Exception as e:
             if s.name == "given":
                 res.status, res.error, res.input_set = ResultStatus.EAGER_ERROR, error_info(e), s.name
-                return res
+                return res.freeze()
             refused = first_line(e)
         if refused is not None:
             res.set_aside = {**(res.set_aside or {}), s.name: refused}
@@ -141,7 +141,7 @@ def run_task(task: dict) -> Result | dict:
     if not refs:  # (no given set among the kinds asked for, and the program refuses every other)
         res.status, res.input_set = ResultStatus.EAGER_ERROR, sets[0].name
         res.error = error_info(RuntimeError(f"the program raises on every input set: {res.set_aside}"))
-        return res
+        return res.freeze()
     res.timings["eager"] = time.perf_counter() - t0
 
     backend, opts = compile_options(task["backend"])
@@ -187,7 +187,7 @@ def run_task(task: dict) -> Result | dict:
             res.extra["perf"] = time_task(task, compiled, mod.forward, refs[0][0].inputs, device)
         except Exception as e:
             res.extra["perf_error"] = error_info(e)
-    return res
+    return res.freeze()
 
 
 def _dynamo_stats(fn) -> dict:
@@ -207,7 +207,7 @@ def _dynamo_stats(fn) -> dict:
         return {}
 
 
-def _run_compiled(task, res: Result, compiled, opts, refs, device, digests, save_outputs, train=None,
+def _run_compiled(task, res: ResultDraft, compiled, opts, refs, device, digests, save_outputs, train=None,
                   forward=None) -> None:
     """Each input set compiled and judged; where eager and compiled disagree (or compiled raises), the
     independent referee (runners/oracle/referee.py) says which side is wrong (forward programs only)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from eqsat_test.runners.exec.batch import make_batches
+from eqsat_test.runners.records import Task
 
 MODEL = '''
 import torch
@@ -56,7 +57,7 @@ FAULT = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"'
 
 
 def test_make_batches_groups_by_key_and_keeps_singles():
-    tasks = [{"id": f"t{i}", "variant": f"v{i}", "backend": "inductor"} for i in range(11)]
+    tasks = [Task(id=f"t{i}", variant=f"v{i}", backend="inductor") for i in range(11)]
     key = lambda t: None if t["id"] in ("t0", "t10") else int(t["id"][1:]) % 2  # noqa: E731
     batches, singles = make_batches(tasks, 4, key)
     covered = sorted(i for _, part in batches for i in part) + singles

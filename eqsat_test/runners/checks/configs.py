@@ -17,7 +17,15 @@ from __future__ import annotations
 
 import json
 
-from eqsat_test.runners.records import CRASH_STATUSES, Finding, FindingKind, ResultStatus, as_finding, new_finding
+from eqsat_test.runners.records import (
+    CRASH_STATUSES,
+    Finding,
+    FindingKind,
+    Result,
+    ResultStatus,
+    as_finding,
+    new_finding,
+)
 
 # name -> Inductor config overrides. Names must exist in torch._inductor.config (checked at use).
 CONFIGS: dict[str, dict] = {
@@ -124,18 +132,18 @@ def _describe(name: str, configs: dict[str, dict]) -> str:
     return kv if name == kv or "=" in name else f"{name} ({kv})"
 
 
-def _verdict(r: dict | None) -> tuple[str, dict | None]:
+def _verdict(r: Result | None) -> tuple[str, dict | None]:
     """("right" | "wrong" | "crash" | "timeout" | "none", failing input-set entry)."""
     if r is None:
         return "none", None
-    st = r.get("status")
+    st = r.status
     if st == ResultStatus.TIMEOUT:
         return "timeout", None
     if st in CRASH_STATUSES:
         return "crash", None
     if st != ResultStatus.OK:
         return "none", None
-    for s in r.get("input_sets") or []:
+    for s in r.input_sets:
         if s.get("kind") == "nondeterministic":
             return "none", None
         if not s.get("ok", True):
@@ -143,14 +151,14 @@ def _verdict(r: dict | None) -> tuple[str, dict | None]:
     return "right", None
 
 
-def config_judge(manifest: dict, results: list[dict], findings: list, base: str,
+def config_judge(manifest: dict, results: list[Result], findings: list, base: str,
                  backends: dict[str, str], configs: dict[str, dict]) -> list[Finding]:
     """Findings after the cross-configuration judge: config-mismatch findings added, the
     per-backend miscompile findings they summarize removed. `backends`: {spec: config name}."""
     variants = {v["id"]: v for v in manifest["variants"]}
     family = {base, *backends}
-    by = {(r["variant"], r["device"], r["backend"]): r for r in results}
-    keys = sorted({(r["variant"], r["device"]) for r in results if r["backend"] in family})
+    by = {(r.variant, r.device, r.backend): r for r in results}
+    keys = sorted({(r.variant, r.device) for r in results if r.backend in family})
     new: list[Finding] = []
     drop: set[tuple] = set()  # (variant, device, backend) miscompile findings summarized
     annotate: dict[tuple, dict] = {}

@@ -32,7 +32,7 @@ from eqsat_test.runners.exec.backend_code import backend_code, script_options
 from eqsat_test.runners.oracle.inputs import input_sets
 from eqsat_test.runners.oracle.judge import judge
 from eqsat_test.runners.protocol import load_tensors, to_cpu, to_device
-from eqsat_test.runners.records import Finding, FindingKind, ResultStatus, as_finding, new_finding
+from eqsat_test.runners.records import Finding, FindingKind, Result, ResultStatus, as_finding, new_finding
 
 DEVICE_MISMATCH = FindingKind.DEVICE_MISMATCH
 SAME_DEVICE_BUG_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.GRAD_MISCOMPILE.value)
@@ -107,7 +107,7 @@ def judge_across_devices(outs: dict, fp64: Any = None, *, index_info: dict | Non
     return res
 
 
-def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, findings: list,
+def cross_device_findings(manifest: dict, results: list[Result], scratch: Path, findings: list,
                           notes: list | None = None) -> tuple[list[Finding], list[Finding]]:
     """Compare compiled outputs of the same variant, backend and input set across two devices.
 
@@ -117,10 +117,10 @@ def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, fi
     save_compiled/<set>.out.pt; eager: scratch/eager/<variant>__<device>/<set>.pt, .fp64.pt, .idx.pt)."""
     variants = {v["id"]: v for v in manifest["variants"]}
     graphs = {g["id"]: g for g in manifest["graphs"]}
-    by_key: dict[tuple, dict] = {}
+    by_key: dict[tuple, dict[str, Result]] = {}
     for r in results:
-        if r.get("status") == ResultStatus.OK and r.get("save_compiled"):
-            by_key.setdefault((r["variant"], r["backend"]), {})[r["device"]] = r
+        if r.status == ResultStatus.OK and r.extra.get("save_compiled"):
+            by_key.setdefault((r.variant, r.backend), {})[r.device] = r
     findings = [as_finding(f) for f in findings]
     new: list[Finding] = []
     for (vid, backend), per_dev in sorted(by_key.items()):
@@ -190,13 +190,13 @@ def cross_device_findings(manifest: dict, results: list[dict], scratch: Path, fi
     return findings, new
 
 
-def _inputs_file(v: dict, g: dict, r: dict, name: str, scratch: Path) -> str | None:
+def _inputs_file(v: dict, g: dict, r: Result, name: str, scratch: Path) -> str | None:
     """The input set `name` of variant v, rebuilt on the CPU (deterministic) and saved for a finding."""
     import torch
 
-    if not r.get("file"):
+    if not r.extra.get("file"):
         return None
-    bundle = Path(r["file"])
+    bundle = Path(r.extra["file"])
     for _ in Path(v["file"]).parts:  # the variant's file is bundle/<v["file"]>
         bundle = bundle.parent
     src = bundle / g["inputs_file"]
@@ -205,7 +205,7 @@ def _inputs_file(v: dict, g: dict, r: dict, name: str, scratch: Path) -> str | N
     try:
         base = to_device(torch.load(src, weights_only=True), "cpu")
         kind = name.split("-", 1)[0]
-        for s in input_sets(base, is_param=g.get("is_param"), seed=int(r.get("seed", 0)), kinds=(kind,)):
+        for s in input_sets(base, is_param=g.get("is_param"), seed=int(r.extra.get("seed", 0)), kinds=(kind,)):
             if s.name == name:
                 out = scratch / "device-inputs" / f"{v['id']}__{name}.inputs.pt"
                 out.parent.mkdir(parents=True, exist_ok=True)
@@ -296,14 +296,14 @@ def kernel_source(paths: list[str], *, header: str = "") -> str | None:
     return out
 
 
-def kernel_artifacts(f: Mapping, result: dict | None = None) -> dict:
+def kernel_artifacts(f: Mapping, result: Result | None = None) -> dict:
     """{"kernel_source.py": text} for a finding, from the worker's saved copy or the recorded
     paths (still in Inductor's cache); {} when the backend generated no code we could find."""
-    r = result or {}
-    saved = r.get("kernel_source_file") or f.get("kernel_source_file")
+    extra = result.extra if result is not None else {}
+    saved = extra.get("kernel_source_file") or f.get("kernel_source_file")
     if saved and Path(saved).is_file():
         return {KERNEL_SOURCE_FILE: Path(saved).read_text()}
-    paths = f.get("kernel_files") or r.get("kernel_files") or []
+    paths = f.get("kernel_files") or extra.get("kernel_files") or []
     text = kernel_source(paths, header=kernel_header(f))
     return {KERNEL_SOURCE_FILE: text} if text else {}
 

@@ -13,6 +13,7 @@ import re
 from collections import Counter
 
 from eqsat_test.runners.exec.compiler_lines import read_lines
+from eqsat_test.runners.records import Result, Task
 
 # pass-file groups, first match wins (paths relative to torch/)
 GROUPS = (
@@ -54,25 +55,25 @@ def by_file(lines: Lines, top: int | None = None) -> dict[str, int]:
     return dict(c.most_common(top))
 
 
-def _is_sweep(r: dict) -> bool:
-    return bool(r.get("sweep_task")) or str(r.get("task", "")).endswith("#sweep")
+def _is_sweep(r: Result) -> bool:
+    return bool(r.extra.get("sweep_task")) or r.is_sweep
 
 
 _BUCKETS = {(True, False): "seed", (False, False): "variants", (True, True): "seed_sweeps",
             (False, True): "variant_sweeps"}  # (is the seed, is a sweep task) -> the run's total it adds to
 
 
-def task_lines(results: list[dict]) -> dict[str, Lines]:
+def task_lines(results: list[Result]) -> dict[str, Lines]:
     """Task id -> its lines, for every result that has a lines file."""
     out = {}
     for r in results:
-        info = r.get("compiler_lines")
+        info = r.extra.get("compiler_lines")
         if info and info.get("file"):
-            out[r["task"]] = as_set(read_lines(info["file"]))
+            out[r.task] = as_set(read_lines(info["file"]))
     return out
 
 
-def line_gain(manifest: dict, results: list[dict], lines: dict[str, Lines] | None = None) -> dict | None:
+def line_gain(manifest: dict, results: list[Result], lines: dict[str, Lines] | None = None) -> dict | None:
     """results.json's `stats.compiler_lines` (None when no task was measured)."""
     lines = task_lines(results) if lines is None else lines
     if not lines:
@@ -81,19 +82,19 @@ def line_gain(manifest: dict, results: list[dict], lines: dict[str, Lines] | Non
     seed_of = {v["graph"]: v["id"] for v in manifest["variants"] if v["seed"]}
     plain: dict[tuple, Lines] = {}  # (variant, backend, device) -> lines of its plain task
     for r in results:
-        if r["task"] in lines and not _is_sweep(r):
-            plain[(r["variant"], r["backend"], r["device"])] = lines[r["task"]]
+        if r.task in lines and not _is_sweep(r):
+            plain[(r.variant, r.backend, r.device)] = lines[r.task]
     per_task: dict[str, dict] = {}
     totals: dict[str, dict] = {}
     for r in results:
-        got = lines.get(r["task"])
-        if got is None or r["variant"] not in variants:
+        got = lines.get(r.task)
+        if got is None or r.variant not in variants:
             continue
-        v = variants[r["variant"]]
+        v = variants[r.variant]
         where = f"{r['backend']}/{r['device']}"
-        seed = plain.get((seed_of.get(v["graph"]), r["backend"], r["device"]), set())
+        seed = plain.get((seed_of.get(v["graph"]), r.backend, r.device), set())
         new = got - seed
-        per_task[r["task"]] = {"lines": len(got), "new_vs_seed": len(new), "new_by_group": by_group(new)}
+        per_task[r.task] = {"lines": len(got), "new_vs_seed": len(new), "new_by_group": by_group(new)}
         t = totals.setdefault(where, {"seed": set(), "variants": set(), "seed_sweeps": set(), "variant_sweeps": set()})
         t[_BUCKETS[(bool(v["seed"]), _is_sweep(r))]].update(got)
     summary = {}
@@ -128,7 +129,7 @@ def summary_line(stats: dict | None) -> str:
     return "compiler lines reached: " + " | ".join(parts)
 
 
-def coverage_paths(tasks: list[dict], out) -> None:
-    """Where each task writes the compiler lines it reaches (under OUT/compiler_lines/)."""
-    for t in tasks:
-        t["coverage"] = str(out / "compiler_lines" / (re.sub(r"[^A-Za-z0-9_.-]", "_", t["id"]) + ".json"))
+def coverage_paths(tasks: list[Task], out) -> list[Task]:
+    """The tasks, each with where it writes the compiler lines it reaches (under OUT/compiler_lines/)."""
+    return [t.with_(coverage=str(out / "compiler_lines" / (re.sub(r"[^A-Za-z0-9_.-]", "_", str(t.id)) + ".json")))
+            for t in tasks]

@@ -31,7 +31,7 @@ from eqsat_test.codegen_templates import render
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.protocol import versions
-from eqsat_test.runners.records import Finding, FindingKind, ResultStatus, new_finding
+from eqsat_test.runners.records import Finding, FindingKind, Result, ResultStatus, new_finding
 
 WARMUP = 3
 MIN_REPS = 7
@@ -87,18 +87,18 @@ def time_task(task: dict, compiled, eager, inputs, device) -> dict:
 # screening across siblings
 
 
-def _group_key(r: dict, variants: dict) -> tuple:
-    return (variants[r["variant"]]["graph"], r["backend"], r["device"])
+def _group_key(r: Result, variants: dict) -> tuple:
+    return (variants[r.variant]["graph"], r.backend, r.device)
 
 
-def spread(manifest: dict, results: list[dict]) -> list[dict]:
+def spread(manifest: dict, results: list[Result]) -> list[dict]:
     """Per graph x backend x device: compiled medians across programs (min, median, max, max/min)."""
     variants = {v["id"]: v for v in manifest["variants"]}
     groups: dict[tuple, list[tuple[str, float]]] = {}
     for r in results:
-        p = r.get("perf")
-        if p and r["variant"] in variants:
-            groups.setdefault(_group_key(r, variants), []).append((r["variant"], p["compiled"]["median_s"]))
+        p = r.extra.get("perf")
+        if p and r.variant in variants:
+            groups.setdefault(_group_key(r, variants), []).append((r.variant, p["compiled"]["median_s"]))
     rows = []
     for (g, b, d), items in sorted(groups.items()):
         ts = sorted(t for _, t in items)
@@ -109,19 +109,19 @@ def spread(manifest: dict, results: list[dict]) -> list[dict]:
     return rows
 
 
-def screen(manifest: dict, results: list[dict], *, threshold: float = THRESHOLD,
+def screen(manifest: dict, results: list[Result], *, threshold: float = THRESHOLD,
            min_abs_s: float = MIN_ABS_S) -> list[dict]:
     """Candidates: {"variant", "baseline", "graph", "backend", "device", "ratio", "slow_s", "ref_s"}."""
     variants = {v["id"]: v for v in manifest["variants"]}
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple, list[Result]] = {}
     for r in results:
-        if r.get("perf") and r.get("status") == ResultStatus.OK and r["variant"] in variants:
+        if r.extra.get("perf") and r.status == ResultStatus.OK and r.variant in variants:
             groups.setdefault(_group_key(r, variants), []).append(r)
     out = []
     for (g, b, d), rs in groups.items():
         if len(rs) < MIN_GROUP:
             continue
-        t = {r["variant"]: r["perf"]["compiled"]["median_s"] for r in rs}
+        t = {r.variant: r.extra["perf"]["compiled"]["median_s"] for r in rs}
         ref = statistics.median(t.values())
         slow = {v for v, x in t.items() if x >= threshold * ref and x - ref >= min_abs_s}
         if not slow:

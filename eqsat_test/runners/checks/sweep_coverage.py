@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from eqsat_test.runners.records import ResultStatus
+from eqsat_test.runners.records import Result, ResultStatus
 
 MAX_REASONS = 4  # fixed sizes whose reason the summary spells out
 
@@ -55,7 +55,7 @@ class SweepCoverage:
                              variants=dict(d.get("variants") or {}))
 
 
-def sweep_coverage(sweep_results: list[dict], manifest: dict, sweep_cfg: dict | None) -> SweepCoverage:
+def sweep_coverage(sweep_results: list[Result], manifest: dict, sweep_cfg: dict | None) -> SweepCoverage:
     """The coverage record of a run's sweep tasks' results (`sweep_cfg`: the SweepConfig fields run with)."""
     if sweep_cfg is None:
         return SweepCoverage(off="--no-sweep (or --dtypes none --sweep-sizes none)")
@@ -63,10 +63,10 @@ def sweep_coverage(sweep_results: list[dict], manifest: dict, sweep_cfg: dict | 
     requested = list(sweep_cfg.get("dtypes") or ())
     seeds, failed, swept, dtype_limited, sizes_fixed = [], [], set(), set(), set()
     for r in sweep_results:
-        v = variants.get(r.get("variant")) or {}
-        if r.get("status") != ResultStatus.OK:
-            failed.append({"program": r.get("variant"), "status": r.get("status"),
-                           "error": ((r.get("error") or {}).get("message") or "")[:300]})
+        v = variants.get(r.variant) or {}
+        if r.status != ResultStatus.OK:
+            failed.append({"program": r.variant, "status": r.status.value,
+                           "error": r.error_message[:300]})
             continue
         if not v.get("seed"):
             swept.add(v.get("id"))
@@ -85,8 +85,8 @@ def sweep_coverage(sweep_results: list[dict], manifest: dict, sweep_cfg: dict | 
         "dtype_limited": len(dtype_limited), "sizes_fixed": len(sizes_fixed)})
 
 
-def _seed_sweep(r: dict, requested: list[str], cfg: dict) -> SeedSweep:
-    s = r.get("sweep") or {}
+def _seed_sweep(r: Result, requested: list[str], cfg: dict) -> SeedSweep:
+    s = r.extra.get("sweep") or {}
     skipped = s.get("skipped") or {}
     points = list(s.get("points") or [])
     not_swept = {d: ("the model's own dtype (run as given)" if d == s.get("own_dtype") else
@@ -105,7 +105,7 @@ def _seed_sweep(r: dict, requested: list[str], cfg: dict) -> SeedSweep:
                      f"over all inputs together (the inputs are larger already)")
     else:
         sizes_not = None
-    return SeedSweep(program=r.get("variant"), backend=r.get("backend"), device=r.get("device"),
+    return SeedSweep(program=r.variant, backend=r.backend, device=r.device,
                      own_dtype=s.get("own_dtype"), dtypes=tuple(sorted(s.get("dtypes") or {})), dtypes_not=not_swept,
                      size_groups=groups, sizes_fixed=fixed, size_points=size_points,
                      dynamic_sizes=len(s.get("dynamic_sizes") or []), sizes_not=sizes_not,

@@ -37,7 +37,7 @@ from eqsat_test.runners.protocol import (
     phase,
     to_cpu,
 )
-from eqsat_test.runners.records import FindingKind, Result, ResultStatus
+from eqsat_test.runners.records import FindingKind, Result, ResultDraft, ResultStatus
 
 
 def _batched(fn):
@@ -460,8 +460,8 @@ def run_sweep_task(task: dict) -> Result:
     """The worker's handler of a task of kind "sweep": the variant's sweep, as a worker result."""
 
     device = torch.device(task.get("device", "cpu"))
-    res = Result(task=task.get("id"), variant=task["variant"], backend=task["backend"], device=device.type,
-                 status=ResultStatus.OK, extra={"sweep_task": True})
+    res = ResultDraft(task=task.get("id"), variant=task["variant"], backend=task["backend"], device=device.type,
+                      status=ResultStatus.OK, extra={"sweep_task": True})
     t0 = time.perf_counter()
     phase("eager")  # the analysis runs the program eagerly first
     mod = load_module(task["file"])
@@ -481,4 +481,4 @@ def run_sweep_task(task: dict) -> Result:
     res.input_sets = out["entries"]
     res.extra["sweep"] = out["summary"]
     res.timings["sweep"] = time.perf_counter() - t0
-    return res
+    return res.freeze()

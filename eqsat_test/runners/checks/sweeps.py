@@ -59,7 +59,9 @@ from eqsat_test.runners.records import (
     CRASH_STATUSES,
     Finding,
     FindingKind,
+    Result,
     ResultStatus,
+    Task,
     TaskKind,
     as_finding,
     new_finding,
@@ -68,7 +70,7 @@ from eqsat_test.runners.records import (
 _CRASH_KINDS = (FindingKind.COMPILE_CRASH.value, FindingKind.RUN_CRASH.value)
 
 
-def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
+def sweep_findings(base: dict, variant: dict, r: Result, task: Task | None = None,
                    base_failed: set[str] | frozenset = frozenset()) -> tuple[list[Finding], list[Finding]]:
     """Findings and notes from one sweep task's result. base: the finding fields of the variant.
 
@@ -80,30 +82,30 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
     one finding per dtype would be the same bug over and over."""
     findings: list[Finding] = []
     notes: list[Finding] = []
-    status = r.get("status")
+    status = r.status
     if status == ResultStatus.TIMEOUT or status in CRASH_STATUSES:
         where = ""
-        pf = Path(task["save_compiled"]) / "sweep-progress.txt" if task and task.get("save_compiled") else None
+        pf = Path(task.save_compiled) / "sweep-progress.txt" if task is not None and task.save_compiled else None
         if pf is not None and pf.is_file():
             where = Path(pf).read_text().strip().replace("\n", "; ")
         kind = FindingKind.RUN_CRASH if status == ResultStatus.PROCESS_CRASH else FindingKind.parse(status)
-        findings.append(new_finding(kind, base, error=r.get("error"), sweep=f"sweeps({where or '?'})",
+        findings.append(new_finding(kind, base, error=r.error, sweep=f"sweeps({where or '?'})",
                                     sweep_key="sweeps", input_set=None,
-                                    detail=f"sweep task: {(r.get('error') or {}).get('message', '')}"
+                                    detail=f"sweep task: {r.error_message}"
                                     + (f" while running {where}" if where else "")))
         return findings, notes
     if status == ResultStatus.EAGER_ERROR:  # the program itself died in eager mode at some sweep point
         notes.append(new_finding(FindingKind.SWEEP_EAGER_ERROR, base, sweep="sweeps",
-                                 detail=f"sweep task: {(r.get('error') or {}).get('message', '')}"))
+                                 detail=f"sweep task: {r.error_message}"))
         return findings, notes
     if status != ResultStatus.OK:
-        notes.append(new_finding(FindingKind.INTERNAL_ERROR, base, detail=(r.get("error") or {}).get("message", ""),
-                                 error=r.get("error"), sweep="sweeps"))
+        notes.append(new_finding(FindingKind.INTERNAL_ERROR, base, detail=r.error_message,
+                                 error=r.error, sweep="sweeps"))
         return findings, notes
     done: set[str] = set()
     unconfirmed: dict[str, dict] = {}
     nondet = False
-    for s in r.get("input_sets", []):
+    for s in r.input_sets:
         if s.get("kind") == NONDETERMINISTIC and not nondet:
             nondet = True
             notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s["name"], sweep=s["sweep"],
@@ -144,7 +146,7 @@ def sweep_findings(base: dict, variant: dict, r: dict, task: dict | None = None,
 
 
 def make_sweep_tasks(bundle: Path, manifest: dict, sweep: SweepConfig | dict, *, backends, devices, seed: int,
-                     input_kinds, scratch: Path, first_backend: str) -> list[dict]:
+                     input_kinds, scratch: Path, first_backend: str) -> list[Task]:
     """Worker tasks (kind ``sweep``) for every variant x backend x device: the seeds' first."""
     graphs = {g["id"]: g for g in manifest["graphs"]}
     base_cfg = dataclasses.replace(SweepConfig.from_dict(sweep) if isinstance(sweep, dict) else sweep, seed=seed)
@@ -161,22 +163,21 @@ def make_sweep_tasks(bundle: Path, manifest: dict, sweep: SweepConfig | dict, *,
                     cfg = dataclasses.replace(cfg, dtypes=tuple(d for d in cfg.dtypes if d in v["dtypes"]))
                 if v.get("fixed_sizes"):  # built by a rule that wrote its sizes in: equivalent at them only
                     cfg = dataclasses.replace(cfg, sizes=(), dynamic="none")
-                tasks.append({
-                    "id": tid, "variant": v["id"], "file": str((bundle / v["file"]).resolve()),
-                    "backend": backend, "device": device, "seed": seed, "input_kinds": list(input_kinds),
-                    "is_param": graphs[v["graph"]]["is_param"], "kind": TaskKind.SWEEP.value, "sweep": cfg.to_dict(),
-                    "save_eager": str(scratch / "eager" / f"{v['id']}__{device}") if backend == first_backend
-                    else None,
-                    "save_compiled": str(scratch / "sweeps" / safe),
-                })
+                tasks.append(Task(
+                    id=tid, variant=v["id"], file=str((bundle / v["file"]).resolve()),
+                    backend=backend, device=device, seed=seed, input_kinds=list(input_kinds),
+                    is_param=graphs[v["graph"]]["is_param"], kind=TaskKind.SWEEP.value, extra={"sweep": cfg.to_dict()},
+                    save_eager=str(scratch / "eager" / f"{v['id']}__{device}") if backend == first_backend else None,
+                    save_compiled=str(scratch / "sweeps" / safe),
+                ))
     return tasks
 
 
-def is_sweep_result(r: dict) -> bool:
-    return bool(r.get("sweep_task")) or str(r.get("task", "")).endswith("#sweep")
+def is_sweep_result(r: Result) -> bool:
+    return bool(r.extra.get("sweep_task")) or r.is_sweep
 
 
-def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], scratch: Path,
+def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[Task], scratch: Path,
                         first_backend: str | None, base_findings: list | None = None
                         ) -> tuple[list[Finding], list[Finding], dict]:
     """Findings, notes and stats from the sweep tasks' results (the counterpart of
@@ -188,30 +189,30 @@ def judge_sweep_results(manifest: dict, results: list[dict], tasks: list[dict], 
     variants = {v["id"]: v for v in manifest["variants"]}
     seeds = {v["graph"]: v["id"] for v in manifest["variants"] if v["seed"]}
     graphs = {g["id"]: g for g in manifest["graphs"]}
-    by_id = {t["id"]: t for t in tasks}
+    by_id = {t.id: t for t in tasks}
     failed: dict[tuple, set[str]] = {}  # (variant, backend, device) -> input set kinds failed by the ordinary task
     for f in base_findings or []:
         if f.get("kind") in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE) and f.get("input_set"):
             failed.setdefault((f["variant"], f["backend"], f["device"]), set()).add(str(f["input_set"]).split("-")[0])
     stats = {"tasks": 0, "judged": 0, "failing": 0, "compiles": 0, "seconds": 0.0, "truncated": 0}
     for r in results:
-        v = variants[r["variant"]]
-        base = {"variant": v["id"], "graph": v["graph"], "backend": r["backend"], "device": r["device"],
+        v = variants[r.variant]
+        base = {"variant": v["id"], "graph": v["graph"], "backend": r.backend, "device": r.device,
                 "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(graphs[v["graph"]].get("op_names", [])))}
-        f, n = sweep_findings(base, v, r, by_id.get(r.get("task")),
-                              failed.get((v["id"], r["backend"], r["device"]), set()))
+        f, n = sweep_findings(base, v, r, by_id.get(r.task),
+                              failed.get((v["id"], r.backend, r.device), set()))
         findings += f
         notes += n
-        s = r.get("sweep") or {}
+        s = r.extra.get("sweep") or {}
         stats["tasks"] += 1
         for k in ("judged", "failing", "compiles"):
             stats[k] += int(s.get(k) or 0)
         stats["seconds"] += float(s.get("seconds") or 0.0)
         stats["truncated"] += int(bool(s.get("truncated")))
-        if not v["seed"] and r["backend"] == first_backend and r.get("status") == ResultStatus.OK:
+        if not v["seed"] and r.backend == first_backend and r.status == ResultStatus.OK:
             sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
             vd = scratch / "eager" / f"{v['id']}__{r['device']}"
-            for e in r.get("input_sets", []):
+            for e in r.input_sets:
                 verdict = unsound_verdict(sd / f"{e['name']}.pt", vd / f"{e['name']}.pt", v, manifest)
                 if verdict is not None:
                     notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=e["name"],

@@ -42,7 +42,7 @@ from eqsat_test.runners.protocol import (
     to_cpu,
     to_device,
 )
-from eqsat_test.runners.records import Result, ResultStatus, TaskKind
+from eqsat_test.runners.records import Result, ResultStatus, Task, TaskKind
 
 BATCH_KEY = "batch"
 
@@ -160,20 +160,20 @@ def run_batch_task(task: dict) -> dict:
 # pool side
 
 
-def batch_group(manifest: dict) -> Callable[[dict], object | None]:
+def batch_group(manifest: dict) -> Callable[[Task], object | None]:
     """The batching key of a task of `manifest`'s bundle: (graph, backend, device), or None for
     tasks that always run alone (seeds, graphs with in-place ops, sweeps, timing and cross-device
     tasks, which need per-variant outputs or compiles)."""
     variants = {v["id"]: v for v in manifest["variants"]}
     graphs = {g["id"]: g for g in manifest["graphs"]}
 
-    def key(t: dict):
-        v = variants.get(t.get("variant"))
+    def key(t: Task):
+        v = variants.get(t.variant)
         if v is None or v.get("seed") or graphs.get(v["graph"], {}).get("mutating"):
             return None
-        if t.get("kind", "run") != "run" or t.get("perf") or t.get("save_outputs"):
+        if t.kind != TaskKind.RUN or t.perf or t.save_outputs:
             return None
-        return (v["graph"], t["backend"], t.get("device", "cpu"))
+        return (v["graph"], t.backend, t.device)
 
     return key
 
@@ -187,7 +187,7 @@ def auto_batch_size(ops: int) -> int:
     return max(1, min(8, 96 // max(1, ops)))
 
 
-def make_batches(tasks: list[dict], k, group_of: Callable[[dict], object | None]) -> tuple[list, list[int]]:
+def make_batches(tasks: list[Task], k, group_of: Callable[[Task], object | None]) -> tuple[list, list[int]]:
     """Group batchable tasks (group_of(task) not None) into batches of up to k (an int, or a
     function of the group) with the same group (graph, backend, device); returns
     ([(batch task, [task indices])], [single indices])."""
@@ -210,17 +210,17 @@ def make_batches(tasks: list[dict], k, group_of: Callable[[dict], object | None]
                 singles.append(part[0])
                 continue
             first = tasks[part[0]]
-            batches.append(({"id": f"batch{len(batches)}:{first['variant']}+{len(part) - 1}",
-                             "variant": f"batch of {len(part)}", "backend": first["backend"],
-                             "device": first.get("device", "cpu"), "kind": TaskKind.BATCH.value, BATCH_KEY: [tasks[i] for i in part],
-                             "group": repr(g)},
+            batches.append((Task(id=f"batch{len(batches)}:{first.variant}+{len(part) - 1}",
+                                 variant=f"batch of {len(part)}", backend=first.backend, device=first.device,
+                                 kind=TaskKind.BATCH.value,
+                                 extra={BATCH_KEY: [tasks[i].to_dict() for i in part], "group": repr(g)}),
                             part))
     return batches, sorted(singles)
 
 
-def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | None],
-                on_result: Callable[[dict], None] | None = None, log: Callable[[str], None] = lambda s: None,
-                batch_timeout: float | None = None) -> tuple[list[dict], dict]:
+def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | None],
+                on_result: Callable[[Result], None] | None = None, log: Callable[[str], None] = lambda s: None,
+                batch_timeout: float | None = None) -> tuple[list[Result], dict]:
     """Like runners.execute.run_tasks (same warm workers, results in task order), with batching;
     returns (results, stats). Confirmation tasks go to the same warm workers as soon as a batch
     reports a suspect."""
@@ -230,7 +230,7 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     for _, item in sorted([(min(b[1]), ("batch", b)) for b in batches] + [(i, ("single", i)) for i in singles],
                           key=lambda x: x[0]):
         todo.put(item)
-    results: list[dict | None] = [None] * len(tasks)
+    results: list[Result | None] = [None] * len(tasks)
     stats = {"k": k if not callable(k) else "auto", "batches": len(batches), "batched_tasks": sum(len(p) for _, p in batches),
              "cleared_in_batch": 0, "confirm_tasks": 0, "batch_failures": 0, "confirmed": 0, "unconfirmed": 0,
              "unbatched_tasks": 0}
@@ -243,11 +243,11 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
     seen_in_group: dict[str, list[int]] = {}  # group -> [variants batched, suspects]
     stop_batching: set[str] = set()
 
-    def finish(i: int, r: dict) -> None:
+    def finish(i: int, r: Result) -> None:
         results[i] = r
         if i in suspects:
-            bad = r["status"] != ResultStatus.OK or any(
-                not s.get("ok", True) or s.get("kind") not in (MATCH, None) for s in r.get("input_sets", []))
+            bad = r.status != ResultStatus.OK or any(
+                not s.get("ok", True) or s.get("kind") not in (MATCH, None) for s in r.input_sets)
             stats["confirmed" if bad else "unconfirmed"] += 1
         if on_result:
             on_result(r)
@@ -269,14 +269,14 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
                     if kind == "batch":
                         bt, part = item
                         with lock:
-                            unbatch = bt["group"] in stop_batching
+                            unbatch = bt.extra["group"] in stop_batching
                             if unbatch:  # run its variants alone instead
                                 stats["unbatched_tasks"] += len(part)
                                 pending[0] += len(part)
                                 for i in part:
                                     todo.put(("single", i))
                         if not unbatch:
-                            r = w.run({**bt, "timeout_s": batch_timeout} if batch_timeout else bt)
+                            r = w.message(bt.with_(timeout_s=batch_timeout) if batch_timeout else bt)
                             got = r.get("batch_results") or [None] * len(part)
                             with lock:
                                 if "batch_results" not in r or (r.get("batch") or {}).get("error"):
@@ -289,12 +289,12 @@ def run_batched(tasks: list[dict], opts, k, group_of: Callable[[dict], object | 
                                         todo.put(("single", i))
                                     else:
                                         stats["cleared_in_batch"] += 1
-                                        finish(i, sub)
-                                tally = seen_in_group.setdefault(bt["group"], [0, 0])
+                                        finish(i, Result.from_dict(sub))
+                                tally = seen_in_group.setdefault(bt.extra["group"], [0, 0])
                                 tally[0] += len(part)
                                 tally[1] += sum(1 for sub in got if sub is None)
                                 if tally[1] * 2 > tally[0]:
-                                    stop_batching.add(bt["group"])
+                                    stop_batching.add(bt.extra["group"])
                     else:
                         r = w.run(tasks[item])
                         with lock:

@@ -136,11 +136,7 @@ def measured(task: dict, fn):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"task": task.get("id"), "backend": rec.backend, "lines": lines}))
     info = {"file": str(path), "lines": sum(len(v) for v in lines.values()), "backend": rec.backend}
-    if isinstance(res, dict):
-        res["compiler_lines"] = info
-    else:
-        res.extra["compiler_lines"] = info
-    return res
+    return res.with_(compiler_lines=info)
 
 
 def read_lines(path: str | Path) -> dict[str, list[int]]:

@@ -12,13 +12,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.protocol import PARENT_ENV, RESULT_TAG, cpu_cores, past
-from eqsat_test.runners.records import Result, ResultStatus, TaskKind
+from eqsat_test.runners.records import Result, ResultStatus, Task, TaskKind, as_dict
 
 STARTUP_TIMEOUT = 180.0
+_MESSAGE_KINDS = (TaskKind.BATCH.value, TaskKind.WARMUP.value)  # tasks whose answer is a message, not one Result
 
 
 @dataclass
@@ -40,7 +41,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.lines: queue.Queue = queue.Queue()
         self.stderr_tail: list[str] = []
-        self.warm: dict | None = None  # the warm-up's result, for a prestarted worker
+        self.warm: dict | Result | None = None  # the warm-up's message, for a prestarted worker
         self.readers: list[threading.Thread] = []
 
     def _env(self) -> dict:
@@ -110,11 +111,19 @@ class Worker:
             self.proc.wait()
         self.proc = None
 
-    def run(self, task: dict) -> dict:
+    def run(self, task: Task | Mapping) -> Result:
+        """A task of kind run or sweep: its result, read from the worker's message (or the pool's, for a
+        worker that hung or died), with the seconds it took ("elapsed")."""
+        msg = self.message(task)
+        return msg if isinstance(msg, Result) else Result.from_dict(msg)
+
+    def message(self, task: Task | Mapping) -> dict | Result:
+        """The worker's message for `task` as it came (a batch's, a warm-up's: a dict) with "elapsed" added,
+        or, for a worker that hung or died, the pool's Result saying so."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         t0 = time.perf_counter()
-        self.proc.stdin.write(json.dumps(task) + "\n")  # type: ignore[union-attr]
+        self.proc.stdin.write(json.dumps(as_dict(task)) + "\n")  # type: ignore[union-attr]  # the wire: a dict  # type: ignore[union-attr]
         self.proc.stdin.flush()  # type: ignore[union-attr]
         deadline = time.perf_counter() + float(task.get("timeout_s") or self.opts.timeout)  # batches: longer
         phase = None
@@ -142,18 +151,19 @@ class Worker:
             return self._failed(task, status, phase, {"type": "ProcessCrash", "message":
                                 f"{why} during {phase or 'startup'}", "traceback": tail[-6000:]},
                                 time.perf_counter() - t0)
-        msg["elapsed"] = time.perf_counter() - t0
+        elapsed = time.perf_counter() - t0
         if msg.get("cuda_context_lost") or (msg.get("device") == "cuda" and msg.get("status") not in (
                 ResultStatus.OK, ResultStatus.EAGER_ERROR)):
             self.kill()  # a device-side assert poisons the CUDA context: next task, fresh process (a batch's too)
-        return msg
+        if task.get("kind", TaskKind.RUN.value) in _MESSAGE_KINDS:
+            return {**msg, "elapsed": elapsed}
+        return Result.from_dict(msg).with_(elapsed=elapsed)  # a task's result: a record from here on
 
     @staticmethod
-    def _failed(task: dict, status: ResultStatus, phase: str | None, error: dict, elapsed: float) -> dict:
+    def _failed(task: Task | Mapping, status: ResultStatus, phase: str | None, error: dict, elapsed: float) -> Result:
         """The result of a task whose worker hung or died: no result came from it."""
-        return Result(task=task.get("id"), variant=task.get("variant"), backend=task.get("backend"),
-                      device=task.get("device", "cpu"), status=status, error=error,
-                      extra={"phase": phase, "elapsed": elapsed}).to_dict()
+        return Result(task=task.get("id", ""), variant=task.get("variant", ""), backend=task.get("backend", ""),
+                      device=task.get("device", "cpu"), status=status, error=error).with_(phase=phase, elapsed=elapsed)
 
 
 _spares: list[tuple[Worker, threading.Thread]] = []
@@ -177,7 +187,7 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
                 return
             try:
                 w.start()
-                w.warm = w.run({"kind": TaskKind.WARMUP.value, "device": device, "backend": backend, "id": "warmup"})
+                w.warm = w.message({"kind": TaskKind.WARMUP.value, "device": device, "backend": backend, "id": "warmup"})
             except Exception as e:  # noqa: BLE001 - the taker starts a fresh one
                 if not _closing.is_set():
                     log(f"spare worker {w.slot}: {e}")
@@ -220,16 +230,16 @@ def _kill_spares() -> None:
 atexit.register(_kill_spares)
 
 
-def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[dict], None] | None = None,
+def run_tasks(tasks: list[Task], opts: PoolOptions, on_result: Callable[[Result], None] | None = None,
               log: Callable[[str], None] = lambda s: None,
-              more: Callable[[dict], list[dict]] | None = None) -> list[dict]:
+              more: Callable[[Result], list[Task]] | None = None) -> list[Result]:
     """Run every task on `opts.jobs` warm workers; results come back in task order. `more(result)`, called
     with each result, may return further tasks (run after those queued; a worker with nothing queued waits
     while others run, since their results may bring more)."""
     todo: queue.Queue = queue.Queue()
     for i, t in enumerate(tasks):
         todo.put((i, t))
-    results: list[dict | None] = [None] * len(tasks)
+    results: list[Result | None] = [None] * len(tasks)
     lock = threading.Lock()
     errors: list[BaseException] = []
     busy = [0]  # tasks being run
@@ -246,7 +256,7 @@ def run_tasks(tasks: list[dict], opts: PoolOptions, on_result: Callable[[dict], 
                         return None
             time.sleep(0.05)  # another worker's result may queue more
 
-    def extra(r: dict) -> list[dict]:
+    def extra(r: Result) -> list[Task]:
         try:
             return list(more(r)) if more is not None else []
         except Exception as e:  # noqa: BLE001 - a failing source of tasks ends the feed, not the run

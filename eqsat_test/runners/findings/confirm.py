@@ -16,7 +16,7 @@ from pathlib import Path
 
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.protocol import past
-from eqsat_test.runners.records import Finding, FindingKind, as_finding
+from eqsat_test.runners.records import Finding, FindingKind, ResultStatus, Task, as_finding
 
 # kinds a repro.py can re-check by itself (device-mismatch and config-mismatch need two runs)
 CONFIRMABLE = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
@@ -95,24 +95,24 @@ def run_repro(folder: Path, timeout: float, threads: int = 1) -> dict:
             "output": out[-4000:], "load": round(meter.cores(), 2)}
 
 
-def rerun_sweep_alone(f: dict, tasks: list[dict], timeout: float, env: dict | None = None) -> dict | None:
+def rerun_sweep_alone(f: dict, tasks: list[Task], timeout: float, env: dict | None = None) -> dict | None:
     """A sweep task's timeout re-run alone: the same task on one fresh worker, as run_repro reports it (its
     repro.py holds the model's own inputs, not the swept ones that hung); None where the task is unknown."""
     from eqsat_test.runners.exec.pool import PoolOptions, run_tasks  # (exec is below findings; here: only for sweeps)
-    task = next((t for t in tasks if str(t.get("id", "")).endswith("#sweep") and t.get("variant") == f.get("variant")
-                 and t.get("backend") == f.get("backend") and t.get("device") == f.get("device")), None)
+    task = next((t for t in tasks if str(t.id).endswith("#sweep") and t.variant == f.get("variant")
+                 and t.backend == f.get("backend") and t.device == f.get("device")), None)
     if task is None:
         return None
     meter = OtherLoad()
     t0 = time.perf_counter()
     results = run_tasks([task], PoolOptions(jobs=1, timeout=timeout, env=dict(env or {})))
-    r = results[0] if results else {}
-    timed_out = r.get("status") == "timeout"
-    hung_in = r.get("phase") if timed_out else None
+    r = results[0] if results else None
+    timed_out = r is not None and r.status == ResultStatus.TIMEOUT
+    hung_in = r.extra.get("phase") if r is not None and timed_out else None
     return {"rc": None if timed_out else 0, "seconds": round(time.perf_counter() - t0, 3), "timed_out": timed_out,
             # the sweep's eager runs come before each compile: a hang in compile is past them
             "eager_seconds": 0.0 if hung_in == "compile" else None, "verdict": None,
-            "output": str((r.get("error") or {}).get("message", ""))[-4000:],
+            "output": (r.error_message if r is not None else "")[-4000:],
             "load": round(meter.cores(), 2)}
 
 
@@ -168,7 +168,7 @@ def unconfirmed_timeouts(written: list) -> tuple[list[Finding], int]:
 
 
 def confirm_all(written: list, out: Path, *, timeout: float, jobs: int = 1, deadline: float | None = None,
-                log=lambda s: None, tasks: list[dict] | None = None,
+                log=lambda s: None, tasks: list[Task] | None = None,
                 env: dict | None = None) -> tuple[list[Finding], dict]:
     """Re-run each written finding's repro.py alone (`jobs` at a time; timeouts after the others, one at a
     time, a sweep's as its own task: `tasks`). Confirmed findings get `confirmed: true`; the rest become

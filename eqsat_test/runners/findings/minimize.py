@@ -50,7 +50,16 @@ from eqsat_test.runners.findings.shrink import (
 )
 from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
 from eqsat_test.runners.protocol import past
-from eqsat_test.runners.records import CRASH_STATUSES, Finding, FindingKind, Result, ResultStatus, as_finding, replaced
+from eqsat_test.runners.records import (
+    CRASH_STATUSES,
+    Finding,
+    FindingKind,
+    Result,
+    ResultStatus,
+    Task,
+    as_finding,
+    replaced,
+)
 
 # Finding kinds that minimization tries to preserve (a timeout would cost a timeout per check).
 MINIMIZABLE_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
@@ -92,12 +101,12 @@ class CheckPool:
     def __init__(self, opts: PoolOptions, log: Callable[[str], None] = lambda s: None) -> None:
         self.opts = opts
         self.workers = [Worker(k, opts, log) for k in range(max(1, opts.jobs))]
-        self.cache: dict[str, dict] = {}
+        self.cache: dict[str, Result] = {}
         self.checks = 0
 
-    def run(self, tasks: list[dict]) -> list[dict]:
+    def run(self, tasks: list[Task]) -> list[Result]:
         """Run up to len(workers) tasks at once; a worker that crashes or hangs is restarted."""
-        results: list[dict | None] = [None] * len(tasks)
+        results: list[Result | None] = [None] * len(tasks)
         for lo in range(0, len(tasks), len(self.workers)):
             chunk = tasks[lo:lo + len(self.workers)]
             threads = []
@@ -106,9 +115,9 @@ class CheckPool:
                     try:
                         results[i] = w.run(t)
                     except Exception as e:  # a worker that cannot start
-                        results[i] = Result(task=t.get("id"), variant=t.get("variant"), backend=t.get("backend"),
-                                            device=t.get("device", "cpu"), status=ResultStatus.INTERNAL_ERROR,
-                                            error={"type": type(e).__name__, "message": str(e)}).to_dict()
+                        results[i] = Result(task=t.id or "", variant=t.variant or "", backend=t.backend or "",
+                                            device=t.device, status=ResultStatus.INTERNAL_ERROR,
+                                            error={"type": type(e).__name__, "message": str(e)})
                 th = threading.Thread(target=go, daemon=True)
                 th.start()
                 threads.append(th)
@@ -122,15 +131,15 @@ class CheckPool:
             w.kill()
 
 
-def outcome(result: dict) -> tuple:
+def outcome(result: Result) -> tuple:
     """How a worker result fails: ("miscompile",), (status, error type), or ("ok",)/("other", ...)."""
-    status = result.get("status")
+    status = result.status
     if status in CRASH_STATUSES:
         return (FindingKind.RUN_CRASH.value if status == ResultStatus.PROCESS_CRASH else status,
-                (result.get("error") or {}).get("type", ""))
+                (result.error or {}).get("type", ""))
     if status != ResultStatus.OK:
         return ("other", status)
-    sets = result.get("input_sets") or []
+    sets = result.input_sets
     if any(s.get("kind") == NONDETERMINISTIC for s in sets):
         return (NONDETERMINISTIC,)
     if any(not s.get("ok") and s.get("part") == "gradient" for s in sets):  # training mode: outputs agree
@@ -212,7 +221,7 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
     def check(cands: list[Program]) -> Program | None:
         """The first candidate (in list order) that still fails like the finding, or None."""
         nonlocal best_src
-        todo: list[dict] = []
+        todo: list[tuple[str, Task]] = []  # (its program's key, the task that checks it)
         rendered = []
         for c in cands:
             text = render(c)
@@ -220,29 +229,29 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
                 continue
             k = hashlib.sha256((key_base + "\n" + c.key()).encode()).hexdigest()[:16]
             rendered.append((c, text, k))
-            if k in pool.cache or any(t["_key"] == k for t in todo) or result.checks + len(todo) >= max_checks \
+            if k in pool.cache or any(kt == k for kt, _ in todo) or result.checks + len(todo) >= max_checks \
                     or past(deadline):
                 continue
             f = work / f"cand_{k}.py"
             f.write_text(text)
-            todo.append({**task_base, "id": f"minimize:{k}", "variant": finding["variant"], "file": str(f),
-                         "input_kinds": kinds, "save_eager": None, "save_compiled": str(work / f"out_{k}"),
-                         "_key": k})
+            todo.append((k, Task.from_dict({**task_base, "id": f"minimize:{k}", "variant": finding["variant"],
+                                            "file": str(f), "input_kinds": kinds, "save_eager": None,
+                                            "save_compiled": str(work / f"out_{k}")})))
         if todo:
-            runs = pool.run([{kk: vv for kk, vv in t.items() if kk != "_key"} for t in todo])
-            for t, r in zip(todo, runs):
-                pool.cache[t["_key"]] = r
+            runs = pool.run([t for _, t in todo])
+            for (kt, _), r in zip(todo, runs):
+                pool.cache[kt] = r
             result.checks += len(todo)
         for c, text, k in rendered:
             r = pool.cache.get(k)
             if r is not None and outcome(r) == target:
                 best_src = text
-                bad = [s for s in r.get("input_sets", []) if not s.get("ok")]
+                bad = [s for s in r.input_sets if not s.get("ok")]
                 if bad:
                     result.failing_inputs = bad[0].get("inputs_file")
                     result.detail, result.input_set = str(bad[0].get("detail", "")), bad[0].get("name")
-                elif r.get("error"):  # a crash: its error line
-                    err = r["error"]
+                elif r.error:  # a crash: its error line
+                    err = r.error
                     result.detail = f"{err.get('type', '')}: {err.get('message', '')}".strip(": ")
                 return c
         return None
@@ -325,7 +334,7 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
 # the pipeline's entry point
 
 
-def minimize_clusters(findings: list[Finding], clusters: list, bundle: Path, manifest: dict, tasks: list[dict], opts,
+def minimize_clusters(findings: list[Finding], clusters: list, bundle: Path, manifest: dict, tasks: list[Task], opts,
                       work: Path, log: Callable[[str], None] = lambda s: None, deadline: float | None = None
                       ) -> tuple[list[Finding], list[Finding], dict[str, list[str]]]:
     """Minimize once per cluster (runners/findings/clusters.py): its smallest member that can be
@@ -365,14 +374,14 @@ def _smallest(f: dict) -> tuple:
             len(f.get("cone_ops") or f.get("ops") or []), str(f.get("variant")))
 
 
-def minimize_findings(findings: list, bundle: Path, manifest: dict, tasks: list[dict], opts, work: Path,
+def minimize_findings(findings: list, bundle: Path, manifest: dict, tasks: list[Task], opts, work: Path,
                       log: Callable[[str], None] = lambda s: None, deadline: float | None = None) -> list[Finding]:
     """The findings, in their order, each minimized one new, with `min_ops`, `min_checks`, `minimized_file`
     (when a smaller program still fails), and `failing_inputs` pointed at the minimized failing input set.
     deadline (time.monotonic()): no check starts after it (a finding not reached keeps its program).
 
     opts: ExecOptions (jobs, timeout, env, minimize_checks, minimize_max_findings)."""
-    by_task = {(t["variant"], t["backend"], t["device"]): t for t in tasks}
+    by_task: dict[tuple, Task] = {(t.variant, t.backend, t.device): t for t in tasks}
     variants = {v["id"]: v for v in manifest["variants"]}
     out = [as_finding(f) for f in findings]
     todo = [i for i, f in enumerate(out) if f.kind in MINIMIZABLE_KINDS]

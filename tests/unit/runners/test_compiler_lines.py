@@ -8,6 +8,7 @@ import pytest
 
 from eqsat_test.runners.checks.line_gain import group_of, line_gain, summary_line
 from eqsat_test.runners.exec.compiler_lines import LineRecorder, measured, read_lines
+from eqsat_test.runners.records import Result, ResultStatus
 
 
 def test_pass_files_fall_into_their_groups():
@@ -33,18 +34,19 @@ def test_line_gain_compares_each_task_with_its_seed(tmp_path):
                              {"id": "g0_v002", "graph": "g0", "seed": False}]}
     seed = {"_inductor/lowering.py": [1, 2, 3], "_inductor/ir.py": [10]}
     results = [
-        {"task": "g0_seed@inductor@cpu", "variant": "g0_seed", "backend": "inductor", "device": "cpu",
+        {"task": "g0_seed@inductor@cpu", "variant": "g0_seed", "backend": "inductor", "device": "cpu", "status": "ok",
          "compiler_lines": _lines_file(tmp_path, "s", seed)},
-        {"task": "g0_v001@inductor@cpu", "variant": "g0_v001", "backend": "inductor", "device": "cpu",
+        {"task": "g0_v001@inductor@cpu", "variant": "g0_v001", "backend": "inductor", "device": "cpu", "status": "ok",
          "compiler_lines": _lines_file(tmp_path, "v1", {**seed, "_inductor/fx_passes/joint_graph.py": [5, 6]})},
-        {"task": "g0_v002@inductor@cpu", "variant": "g0_v002", "backend": "inductor", "device": "cpu",
+        {"task": "g0_v002@inductor@cpu", "variant": "g0_v002", "backend": "inductor", "device": "cpu", "status": "ok",
          "compiler_lines": _lines_file(tmp_path, "v2", {"_inductor/lowering.py": [1, 4],
                                                          "_inductor/fx_passes/joint_graph.py": [6]})},
-        {"task": "g0_seed@inductor@cpu#sweep", "variant": "g0_seed", "backend": "inductor", "device": "cpu",
+        {"task": "g0_seed@inductor@cpu#sweep", "variant": "g0_seed", "backend": "inductor", "device": "cpu", "status": "ok",
          "sweep_task": True, "compiler_lines": _lines_file(tmp_path, "sw", {"_inductor/codegen/cpp.py": [7]})},
-        {"task": "g0_v001@inductor@cpu#no-lines", "variant": "g0_v001", "backend": "inductor", "device": "cpu"},
+        {"task": "g0_v001@inductor@cpu#no-lines", "variant": "g0_v001", "backend": "inductor", "device": "cpu",
+         "status": "ok"},
     ]
-    got = line_gain(manifest, results)
+    got = line_gain(manifest, [Result.from_dict(r) for r in results])
     assert got["tasks"]["g0_v001@inductor@cpu"] == {"lines": 6, "new_vs_seed": 2, "new_by_group": {"fx_passes": 2}}
     assert got["tasks"]["g0_v002@inductor@cpu"]["new_vs_seed"] == 2  # lowering 4, joint_graph 6
     s = got["summary"]["inductor/cpu"]
@@ -53,7 +55,7 @@ def test_line_gain_compares_each_task_with_its_seed(tmp_path):
     assert s["sweep_gain"] == 1 and s["sweep_gain_by_group"] == {"codegen": 1}
     assert s["variants_measured"] == 2 and s["all_lines"] == 8
     assert "seed 4 lines; 2 variants add 3 (+75%); seed sweeps add 1 (+25%)" in summary_line(got)
-    assert line_gain(manifest, [{"task": "t", "variant": "g0_seed", "backend": "b", "device": "d"}]) is None
+    assert line_gain(manifest, [Result(task="t", variant="g0_seed", backend="b", device="d", status=ResultStatus.OK)]) is None
 
 
 @pytest.mark.slow  # a real torch.compile traced line by line
@@ -63,7 +65,7 @@ def test_a_compile_reaches_inductor_lines_and_the_file_records_them(tmp_path):
     def task(t):
         torch._dynamo.reset()
         torch.compile(lambda x: (x.relu() * 2).sum(-1))(torch.randn(4, 4))
-        return {"task": t["id"]}
+        return Result(task=t["id"], status=ResultStatus.OK)
 
     res = measured({"id": "t", "coverage": str(tmp_path / "t.json")}, task)
     lines = read_lines(res["compiler_lines"]["file"])

@@ -29,6 +29,7 @@ from eqsat_test.runners.exec.pool import PoolOptions
 from eqsat_test.runners.findings.rootcause import dedupe
 from eqsat_test.runners.findings.write import signature
 from eqsat_test.runners.protocol import load_module
+from eqsat_test.runners.records import Result, ResultStatus
 
 
 def _stored(fn, inputs, *, dynamo=False) -> StoredProgram:
@@ -208,8 +209,8 @@ class FakePool:
             fwd = src.split("def forward", 1)[1].split("def index_sources", 1)[0]
             self.seen.append(fwd)
             bad = self.pred(fwd)
-            out.append({"status": "ok", "input_sets": [{"name": "given", "kind": "mismatch" if bad else "match",
-                                                         "ok": not bad, "detail": f"{len(fwd)} chars fail"}]})
+            out.append(Result(status=ResultStatus.OK, input_sets=[{
+                "name": "given", "kind": "mismatch" if bad else "match", "ok": not bad, "detail": f"{len(fwd)} chars fail"}]))
         self.checks += len(tasks)
         return out
 
@@ -274,7 +275,7 @@ def test_minimize_keeps_the_failure_kind(tmp_path):
     class CrashPool(FakePool):
         def run(self, tasks):
             self.checks += len(tasks)
-            return [{"status": "compile-crash", "input_sets": [], "error": {"type": "CppCompileError"}} for _ in tasks]
+            return [Result(status=ResultStatus.COMPILE_CRASH, error={"type": "CppCompileError"}) for _ in tasks]
 
     finding = {"kind": "miscompile", "variant": "g0_v001", "leaf": "[0]", "input_set": "given"}
     res = M.minimize(f, finding, BASE, CrashPool(None), tmp_path / "w", max_checks=6)
@@ -285,11 +286,13 @@ def test_minimize_keeps_the_failure_kind(tmp_path):
 
 
 def test_outcome_classification():
-    assert M.outcome({"status": "ok", "input_sets": [{"ok": True, "kind": "match"}]}) == ("ok",)
-    assert M.outcome({"status": "ok", "input_sets": [{"ok": False, "kind": "mismatch"}]}) == ("miscompile",)
-    assert M.outcome({"status": "ok", "input_sets": [{"ok": True, "kind": "nondeterministic"},
-                                                     {"ok": False, "kind": "mismatch"}]}) == ("nondeterministic",)
-    assert M.outcome({"status": "process-crash", "error": {"type": "ProcessCrash"}}) == ("run-crash", "ProcessCrash")
+    def outcome(d: dict) -> tuple:
+        return M.outcome(Result.from_dict(d))
+    assert outcome({"status": "ok", "input_sets": [{"ok": True, "kind": "match"}]}) == ("ok",)
+    assert outcome({"status": "ok", "input_sets": [{"ok": False, "kind": "mismatch"}]}) == ("miscompile",)
+    assert outcome({"status": "ok", "input_sets": [{"ok": True, "kind": "nondeterministic"},
+                                                   {"ok": False, "kind": "mismatch"}]}) == ("nondeterministic",)
+    assert outcome({"status": "process-crash", "error": {"type": "ProcessCrash"}}) == ("run-crash", "ProcessCrash")
     assert M.target_outcome({"kind": "seed-miscompile"}) == ("miscompile",)
 
 

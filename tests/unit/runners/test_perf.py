@@ -18,6 +18,7 @@ from conftest import REPO, TEST_MODELS, warm_server
 
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.checks.perf import MIN_ABS_S, THRESHOLD, screen, spread, time_call
+from eqsat_test.runners.records import Result
 
 
 def _manifest(n: int) -> dict:
@@ -25,9 +26,10 @@ def _manifest(n: int) -> dict:
                           "file": f"{i}.py"} for i in range(n)], "graphs": [{"id": "g0", "op_names": []}]}
 
 
-def _results(times_us: list[float]) -> list[dict]:
-    return [{"variant": f"g0_v{i:03d}" if i else "g0_seed", "backend": "inductor", "device": "cpu", "status": "ok",
-             "perf": {"compiled": {"median_s": t * 1e-6}, "eager": {"median_s": 1e-5}}} for i, t in enumerate(times_us)]
+def _results(times_us: list[float]) -> list[Result]:
+    return [Result.from_dict({"variant": f"g0_v{i:03d}" if i else "g0_seed", "backend": "inductor", "device": "cpu",
+                              "status": "ok", "perf": {"compiled": {"median_s": t * 1e-6}, "eager": {"median_s": 1e-5}}})
+            for i, t in enumerate(times_us)]
 
 
 def test_time_call_is_a_warm_median():

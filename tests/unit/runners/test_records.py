@@ -19,8 +19,10 @@ from eqsat_test.runners.records import (
     Finding,
     FindingKind,
     Result,
+    ResultDraft,
     ResultStatus,
     RunResults,
+    Task,
     as_dict,
     new_finding,
 )
@@ -82,7 +84,7 @@ def test_judged_findings_and_notes_round_trip(tmp_path):
         {**base, "variant": "g0_v5", "status": "ok", "input_sets": [
             {"name": "random", "kind": "nondeterministic", "ok": True, "detail": "two eager runs differ"}]},
     ]
-    findings, notes = judge_results(manifest, results, tmp_path, "inductor")
+    findings, notes = judge_results(manifest, [Result.from_dict(r) for r in results], tmp_path, "inductor")
     assert [f["kind"] for f in findings] == ["seed-miscompile", "compile-crash", "run-crash"]
     assert [n["kind"] for n in notes] == ["unsound-rewrite", "internal-error", "nondeterministic"]
     for d in findings + notes:
@@ -114,8 +116,12 @@ def test_result_record_has_the_dict_literal_shape():
     assert list(r.to_dict()) == ["task", "variant", "backend", "device", "status", "input_sets", "timings",
                                  "kernel_files"]
     assert type(r.to_dict()["status"]) is str and r.to_dict()["status"] == "ok"
-    r.status, r.error, r.input_set = ResultStatus.RUN_CRASH, {"type": "E", "message": "m"}, "random-0"
-    d = r.to_dict()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.status = ResultStatus.RUN_CRASH  # type: ignore[misc]
+    draft = ResultDraft(task="t", variant="v", backend="inductor", device="cpu", status=ResultStatus.OK,
+                        extra={"kernel_files": []})
+    draft.status, draft.error, draft.input_set = ResultStatus.RUN_CRASH, {"type": "E", "message": "m"}, "random-0"
+    d = draft.freeze().to_dict()
     assert list(d)[7:] == ["error", "input_set", "kernel_files"] and d["status"] == "run-crash"
     _result_round_trips(d)
     assert str(ResultStatus.EAGER_ERROR) == f"{ResultStatus.EAGER_ERROR}" == "eager-error"
@@ -209,12 +215,12 @@ def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
         raise RuntimeError("worker 0 failed to start")
     monkeypatch.setattr(P.Worker, "run", cannot_start)
     cp = CheckPool(P.PoolOptions(jobs=1))
-    made["check pool"] = cp.run([task])[0]
+    made["check pool"] = cp.run([Task.from_dict(task)])[0]
     assert made["check pool"]["status"] == "internal-error" and made["check pool"]["variant"] == "v"
     assert {r["status"] for r in made.values()} == {s.value for s in ResultStatus}  # every one is made
     for r in made.values():
         ResultStatus.parse(r["status"])
-        _result_round_trips(r)
+        _result_round_trips(as_dict(r))
 
 
 RESULT_MODULES = ("eqsat_test/runners/worker.py", "eqsat_test/runners/exec/pool.py", "eqsat_test/runners/exec/batch.py",
@@ -283,7 +289,7 @@ def test_real_worker_results_round_trip(tmp_path):
     assert list(broken) == ["task", "variant", "backend", "device", "status", "input_sets", "timings", "error",
                             "elapsed"]
     for d in (r, broken):
-        _result_round_trips(d)
+        _result_round_trips(as_dict(d))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -338,3 +344,15 @@ def test_findings_are_frozen_and_later_stages_make_new_ones():
         f["detail"] = "z"  # type: ignore[index]
     assert list(g.without("cluster", "input_set")) == [k for k in g if k not in ("cluster", "input_set")]
     _round_trips(g.to_dict())
+
+
+def test_task_is_frozen_and_its_wire_dict_round_trips():
+    """A task is a frozen record; the worker protocol carries its dict, read back as the same task."""
+    t = Task(id="g0_v1@inductor@cpu", variant="g0_v1", file="v.py", backend="inductor", extra={"sweep": {"points": 1}})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.device = "cuda"  # type: ignore[misc]
+    d = json.loads(json.dumps(t.to_dict()))
+    assert list(d)[:2] == ["sweep", "id"] and Task.from_dict(d).to_dict() == d == t
+    u = t.with_(coverage="c.json", timeout_s=5.0)
+    assert u.coverage == "c.json" and u["timeout_s"] == 5.0 and t.coverage is None and list(u)[-1] == "timeout_s"
+    assert Task.from_dict(u.to_dict()).to_dict() == u.to_dict()

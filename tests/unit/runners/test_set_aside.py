@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from eqsat_test.runners.pipeline import judge_results
-from eqsat_test.runners.records import FindingKind, ResultStatus, as_dict
+from eqsat_test.runners.records import FindingKind, Result, ResultStatus, as_dict
 from eqsat_test.runners.worker import run_task
 
 # the given targets are classes 0..4 and the ignored 255: "random" draws targets in [0, 255], past the classes
@@ -56,9 +56,9 @@ def _manifest() -> dict:
                          {"id": "g0_v001", "graph": "g0", "seed": False, "rules": ["r1"], "mode": "uniform"}]}
 
 
-def _result(variant: str, aside: dict) -> dict:
-    return {"task": variant, "variant": variant, "backend": "inductor", "device": "cpu", "status": "ok",
-            "input_sets": [{"name": "given", "ok": True, "kind": "ok"}], "set_aside": aside}
+def _result(variant: str, aside: dict) -> Result:
+    return Result.from_dict({"task": variant, "variant": variant, "backend": "inductor", "device": "cpu", "status": "ok",
+                             "input_sets": [{"name": "given", "ok": True, "kind": "ok"}], "set_aside": aside})
 
 
 def test_a_variant_that_refuses_a_set_its_seed_runs_on_is_an_unsound_rewrite(tmp_path):
@@ -143,7 +143,7 @@ def test_the_pool_replaces_a_worker_that_lost_its_cuda_context(monkeypatch):
     monkeypatch.setattr(P.subprocess, "Popen", lambda args, **kw: real([sys.executable, "-c", LOST_WORKER], **kw))
     w = P.Worker(0, P.PoolOptions(timeout=30), lambda s: None)
     try:
-        r = w.run({"id": "b", "kind": "batch"})
+        r = w.message({"id": "b", "kind": "batch"})
         assert r["cuda_context_lost"] and w.proc is None
     finally:
         w.kill()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from eqsat_test.runners.checks.sweep_coverage import SweepCoverage, coverage_lines, sweep_coverage
+from eqsat_test.runners.records import Result
 
 CFG = {"dtypes": ["float16", "bfloat16", "float64", "int8", "bool"], "sizes": [1, 7, 8], "points": 2,
        "dynamic": "seed", "seconds": 150.0, "max_elements": 65536}
@@ -11,15 +12,15 @@ MANIFEST = {"variants": [{"id": "g0_seed", "seed": True}, {"id": "g0_v001", "see
                          {"id": "g0_v002", "seed": False, "fixed_sizes": True}]}
 
 
-def _seed(**summary) -> dict:
+def _seed(**summary) -> Result:
     base = {"own_dtype": "float32", "dtypes": {"float16": "follow", "float64": "follow"}, "groups": [],
             "skipped": {}, "points": [], "dynamic_sizes": [], "eager_invalid_points": [], "truncated": False}
-    return {"variant": "g0_seed", "backend": "inductor", "device": "cpu", "status": "ok", "task": "g0_seed#sweep",
-            "sweep": {**base, **summary}}
+    return Result.from_dict({"variant": "g0_seed", "backend": "inductor", "device": "cpu", "status": "ok",
+                             "task": "g0_seed#sweep", "sweep": {**base, **summary}})
 
 
-def _variant(vid: str) -> dict:
-    return {"variant": vid, "backend": "inductor", "device": "cpu", "status": "ok", "sweep": {}}
+def _variant(vid: str) -> Result:
+    return Result.from_dict({"variant": vid, "backend": "inductor", "device": "cpu", "status": "ok", "sweep": {}})
 
 
 def test_dtypes_not_swept_are_named_with_their_reason():
@@ -54,5 +55,5 @@ def test_cut_short_names_the_sweeps_own_cap_and_no_sweep_says_so():
     text = "\n".join(coverage_lines(cov, {"judged": 1, "tasks": 1, "compiles": 1, "seconds": 150.0, "truncated": 1}))
     assert "cut short by the sweeps' own time cap (150 s per sweep task: half of --timeout" in text
     assert coverage_lines(sweep_coverage([], MANIFEST, None), None)[0].startswith("  sweeps: none (--no-sweep")
-    failed = {"variant": "g0_seed", "status": "timeout", "error": {"message": "no result within 300 s"}}
+    failed = Result.from_dict({"variant": "g0_seed", "status": "timeout", "error": {"message": "no result within 300 s"}})
     assert "sweep task ended in timeout" in "\n".join(coverage_lines(sweep_coverage([failed], MANIFEST, CFG), {}))

@@ -28,6 +28,7 @@ from eqsat_test.runners.findings.write import _repro_source, signature
 from eqsat_test.runners.oracle.judge import judge
 from eqsat_test.runners.oracle.lenient import lenient_judge
 from eqsat_test.runners.protocol import load_module as _load_module
+from eqsat_test.runners.records import Result
 
 REPO = Path(__file__).resolve().parents[3]
 MODELS = REPO / "tests" / "models"
@@ -264,7 +265,7 @@ def test_planted_dtype_bug_is_confirmed_alone_and_saved(tmp_path):
     assert saved[0].dtype == torch.int8
     base = {"variant": "g0_seed", "graph": "g0", "backend": backend, "device": "cpu", "rules": [], "mode": "seed",
             "ops": []}
-    res = {"status": "ok", "input_sets": out["entries"], "task": "x#sweep"}
+    res = Result.from_dict({"status": "ok", "input_sets": out["entries"], "task": "x#sweep"})
     findings, notes = sweep_findings(base, {"seed": True}, res)
     assert sorted(f["sweep_key"] for f in findings) == ["dtype=int8", "dtype=int8,sizes"]
     assert all(f["kind"] == "seed-miscompile" and f["failing_inputs"] for f in findings)
@@ -303,7 +304,7 @@ def test_failures_only_in_a_batch_are_notes(tmp_path):
     assert bad and not any(e.get("confirmed") for e in bad)
     base = {"variant": "g0_v001", "graph": "g0", "backend": backend, "device": "cpu", "rules": ["r"],
             "mode": "uniform", "ops": []}
-    findings, notes = sweep_findings(base, {"seed": False}, {"status": "ok", "input_sets": out["entries"]})
+    findings, notes = sweep_findings(base, {"seed": False}, Result.from_dict({"status": "ok", "input_sets": out["entries"]}))
     assert not findings and [n["kind"] for n in notes] == ["sweep-unconfirmed"]
 
 

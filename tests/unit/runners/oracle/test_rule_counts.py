@@ -9,6 +9,7 @@ from eqsat_test.runners.campaign.store import Store
 from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 from eqsat_test.runners.pipeline import write_results
+from eqsat_test.runners.records import Result
 
 
 def _entry(name: str, got_of) -> dict:
@@ -23,7 +24,7 @@ def test_a_run_reports_its_oracle_rule_totals(tmp_path):
     sets = [_entry("random-0", same), _entry("random-1", off)]
     assert sets[0]["rules"] == [] and sets[1]["rules"] == [{"leaf": "[0]", "counts": {"finite.bound": 64}},
                                                            {"leaf": "[1]", "counts": {"exact.differs": 1}}]
-    raw = [{"task": "t0", "variant": "g0_v001", "status": "ok", "input_sets": sets}]
+    raw = [Result.from_dict({"task": "t0", "variant": "g0_v001", "status": "ok", "input_sets": sets})]
     manifest = {"model": "m.py", "variants": [{"id": "g0_v001", "seed": False}], "sizes": None}
     report = write_results(tmp_path, manifest, raw, [], [], {})
     assert report["stats"]["oracle_rules"] == {"exact.differs": 1, "finite.bound": 64}
