@@ -84,11 +84,11 @@ def test_parse_dtypes_and_sizes():
 def test_cli_sweep_options(tmp_path):
     from eqsat_test.runners.cli.main import _exec_opts
     eo = _exec_opts((), (), 300.0, 1, "given", 0, False)
-    assert eo.sweep is not None and tuple(eo.sweep["dtypes"]) == DEFAULT_DTYPES  # on by default
+    assert eo.sweep is not None and tuple(eo.sweep.dtypes) == DEFAULT_DTYPES  # on by default
     eo = _exec_opts((), (), 300.0, 1, "given", 0, False, sweep_dtypes="int8,half", sweep_sizes="7,9",
                     sweep_points=1, sweep_dynamic="all")
-    assert eo.sweep["dtypes"] == ("int8", "float16") and eo.sweep["sizes"] == (7, 9)
-    assert eo.sweep["points"] == 1 and eo.sweep["dynamic"] == "all"
+    assert eo.sweep.dtypes == ("int8", "float16") and eo.sweep.sizes == (7, 9)
+    assert eo.sweep.points == 1 and eo.sweep.dynamic == "all"
     assert _exec_opts((), (), 300.0, 1, "given", 0, False, no_sweep=True).sweep is None
     assert _exec_opts((), (), 300.0, 1, "given", 0, False, sweep_dtypes="none", sweep_sizes="none").sweep is None
     bundle = tmp_path / "bundle"  # a folder that passes the bundle check (options are checked after it)
