@@ -19,6 +19,7 @@ from eqsat_test.runners.checks.configs import (
     parse,
 )
 from eqsat_test.runners.protocol import compile_options
+from eqsat_test.runners.records import Result
 
 INJECT = 'cpp.inject_relu_bug_TESTING_ONLY="accuracy"'
 
@@ -59,7 +60,7 @@ def _manifest():
 def _r(backend, ok, name="given"):
     s = {"name": name, "ok": ok, "kind": "match" if ok else "mismatch", "max_abs_err": 0.0 if ok else 1.0,
          "detail": "ok" if ok else "[0] float32[4]: bad", "inputs_file": None if ok else f"/x/{backend}.pt"}
-    return {"variant": "v", "device": "cpu", "backend": backend, "status": "ok", "input_sets": [s]}
+    return Result.from_dict({"variant": "v", "device": "cpu", "backend": backend, "status": "ok", "input_sets": [s]})
 
 
 def _f(backend, input_set="given", **kw):
@@ -97,7 +98,7 @@ def test_judge_wrong_everywhere_is_one_finding_not_config_dependent():
 
 def test_judge_keeps_crashes_and_names_their_config():
     crash = {"kind": "compile-crash", "variant": "v", "device": "cpu", "backend": C2}
-    r = {"variant": "v", "device": "cpu", "backend": C2, "status": "compile-crash", "input_sets": []}
+    r = Result.from_dict({"variant": "v", "device": "cpu", "backend": C2, "status": "compile-crash", "input_sets": []})
     out = config_judge(_manifest(), [_r(B, True), _r(C1, True), r], [crash], B, BACKENDS, CONFIGS)
     assert out == [{**crash, "config": "no-vectorize"}] and "config" not in crash  # a new record, the input unchanged
 

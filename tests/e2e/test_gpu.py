@@ -25,7 +25,7 @@ from eqsat_test.runners.checks.devices import (
     kernel_source,
     to_device,
 )
-from eqsat_test.runners.records import COMPILER_BUG_KINDS
+from eqsat_test.runners.records import COMPILER_BUG_KINDS, Result
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLES = Path(os.environ.get("EQSAT_GPU_BUNDLES", REPO / "gpu_bundles"))
@@ -305,9 +305,10 @@ def _fake_run(tmp: Path, outs: dict, *, gpu_kind: str = "match") -> tuple[dict, 
         if dev == "cpu":
             torch.save(F64, e_dir / "given.fp64.pt")
         kind = gpu_kind if dev == "cuda" else "match"
-        results.append({"task": f"g0_v001@inductor@{dev}", "variant": "g0_v001", "backend": "inductor",
-                        "device": dev, "status": "ok", "save_compiled": str(c_dir), "seed": 0,
-                        "input_sets": [{"name": "given", "ok": True, "kind": kind, "inputs_digest": "abc"}]})
+        results.append(Result.from_dict({
+            "task": f"g0_v001@inductor@{dev}", "variant": "g0_v001", "backend": "inductor", "device": dev,
+            "status": "ok", "save_compiled": str(c_dir), "seed": 0,
+            "input_sets": [{"name": "given", "ok": True, "kind": kind, "inputs_digest": "abc"}]}))
     return manifest, results, scratch
 
 
