@@ -225,7 +225,7 @@ Task._FIELDS = _fields_of(Task)
 
 def as_task(t: Mapping[str, Any]) -> Task:
     """A task as a record: a Task as is, a dict (the wire's, a test's) read by from_dict."""
-    return Task.from_dict(t)
+    return t if isinstance(t, Task) else Task.from_dict(t)
 
 
 class ResultStatus(_ValueEnum):

@@ -185,29 +185,24 @@ def confirm_all(written: list, out: Path, *, timeout: float, jobs: int = 1, dead
     def one(i: int, threads: int = threads) -> None:
         f = written[i]
         folder = out / "findings" / str(f.id)
-        if past(deadline):
+        timed_out = f.kind == FindingKind.TIMEOUT
+        limit = HANG_FACTOR * timeout if timed_out else timeout
+        left = None if deadline is None else deadline - time.monotonic()
+        short = timed_out and left is not None and not past(deadline) and left < limit
+        if past(deadline) or short:
             stats["skipped"] += 1
             f = f.with_(confirmed=None)
-            if f.kind == FindingKind.TIMEOUT:
-                f = not_alone(f, "not re-run alone (the time budget was spent): a timeout is claimed only once it hangs alone")
+            if timed_out:
+                f = not_alone(f, (f"not re-run alone (the time budget left, {left:.0f} s, is less than {HANG_FACTOR:g} "
+                                  f"times the limit)" if short else "not re-run alone (the time budget was spent)")
+                              + ": a timeout is claimed only once it hangs alone")
                 stats[FindingKind.RESOURCE.value] += 1
                 _update_meta(folder, f)
             written[i] = f
             return
-        r, limit = None, timeout
-        if f.kind == FindingKind.TIMEOUT:
-            limit = HANG_FACTOR * timeout
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left < limit:
-                stats["skipped"] += 1
-                stats[FindingKind.RESOURCE.value] += 1
-                written[i] = f = not_alone(f.with_(confirmed=None), (
-                    f"not re-run alone (the time budget left, {left:.0f} s, is less than {HANG_FACTOR:g} times the "
-                    f"limit): a timeout is claimed only once it hangs alone"))
-                _update_meta(folder, f)
-                return
-            if f.sweep:
-                r = rerun_sweep_alone(f, tasks or [], limit, env)
+        r = None
+        if timed_out and f.sweep:
+            r = rerun_sweep_alone(f, tasks or [], limit, env)
         if r is None:
             r = run_repro(folder, limit, threads)
         verdict, why = outcome(f, r, limit)
