@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import REPO, machine, table
+from eqsat_test.runners.records import BUG_KINDS
 
 SEEDS = REPO / "benchmarks" / "fault_seeds"
 OUTPUT_FAULTS = REPO / "examples" / "backends" / "faulty_backends.py"
@@ -37,7 +38,7 @@ GRAPH_SEEDS = {
     "transposed_operand_misread": ("square_blend", "rewrites (a transpose moved in)"),
 }
 OUTPUT_FAULT_NAMES = ("one_wrong_element", "small_doubled", "argmax_off_by_one", "nan_to_zero", "inf_sign_flip",
-                      "wrong_dtype", "transposed_stride")
+                      "wrong_dtype", "stale_outputs", "transposed_stride")
 OPTIONS = ["--sweep-points", "0", "--no-artifacts", "--no-minimize", "--seed", "0"]
 
 
@@ -55,8 +56,7 @@ def one_run(seed: Path, backend: str, jobs: int, log: Path | None = None, varian
         report = json.loads(p.stdout)
     except json.JSONDecodeError:
         report = {"findings": []}
-    bugs = [f for f in report.get("findings", []) if f.get("kind") in ("miscompile", "seed-miscompile", "compile-crash",
-                                                                       "run-crash", "timeout", "eager-bug")]
+    bugs = [f for f in report.get("findings", []) if f.get("kind") in BUG_KINDS]
     return {"rc": p.returncode, "seconds": time.perf_counter() - t0, "kinds": sorted({f["kind"] for f in bugs}),
             "detail": (bugs[0].get("sweep", "") + " " + str(bugs[0].get("input_set")) + ": " + str(bugs[0].get("detail", ""))[:160])
             if bugs else (p.stderr.strip().splitlines() or [""])[-1][:160]}

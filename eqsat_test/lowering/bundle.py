@@ -72,11 +72,15 @@ class StoredProgram:
     # inputs the program writes (lowering/functionalize.py): the last len(effects) outputs are their final
     # values, written back with copy_ at the end of the rendered `program`, in this order
     effects: tuple[str, ...] = ()
+    # inputs the program itself writes in place (the captured program, mutations and all): the rendered
+    # `program` is it, and `forward` runs it on copies of them and returns them after the outputs
+    writes: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {"format": PROGRAM_FORMAT, "input_names": list(self.input_names),
                 "inputs_file": self.inputs_file, "title": self.title, "notes": list(self.notes),
-                **({"effects": list(self.effects)} if self.effects else {}), **program_to_json(self.program)}
+                **({"effects": list(self.effects)} if self.effects else {}),
+                **({"writes": list(self.writes)} if self.writes else {}), **program_to_json(self.program)}
 
     @classmethod
     def from_json(cls, d: dict) -> "StoredProgram":
@@ -86,7 +90,7 @@ class StoredProgram:
         try:
             return cls(program_from_json(d), tuple(str(n) for n in d["input_names"]), str(d["inputs_file"]),
                        str(d.get("title", "")), tuple(str(n) for n in d.get("notes") or ()),
-                       tuple(str(n) for n in d.get("effects") or ()))
+                       tuple(str(n) for n in d.get("effects") or ()), tuple(str(n) for n in d.get("writes") or ()))
         except (KeyError, TypeError) as e:
             raise ValueError(f"not a stored program: {type(e).__name__}: {e}") from e
 
@@ -95,14 +99,15 @@ class StoredProgram:
         minimizer drops outputs: then the written values are outputs like the others, nothing is written)."""
         same = _arity(p) == _arity(self.program)
         return StoredProgram(p, self.input_names, self.inputs_file, self.title, self.notes,
-                             self.effects if same else ())
+                             self.effects if same else (), self.writes)
 
     def render(self, title: str | None = None, notes: list[str] | None = None) -> str:
         """The standalone module (lowering/lower.py, then lowering/emit.py's template)."""
         graph = to_graph(self.program, self.input_names)
         return emit_module(graph, title=self.title if title is None else title, inputs_file=self.inputs_file,
                            input_names=list(self.input_names),
-                           notes=list(self.notes) if notes is None else notes, effects=list(self.effects))
+                           notes=list(self.notes) if notes is None else notes, effects=list(self.effects),
+                           writes=list(self.writes))
 
 
 def _arity(p: Program) -> int:

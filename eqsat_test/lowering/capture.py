@@ -20,6 +20,7 @@ class CapturedGraph:
     inputs: tuple
     input_names: tuple[str, ...]
     is_param: tuple[bool, ...]
+    writes: tuple[str, ...] = ()  # the placeholders the graph wrote in place when it ran (an input, a buffer)
 
 
 def _placeholder_is_param(name: str) -> bool:
@@ -45,14 +46,22 @@ def _drop_telemetry(gm: torch.fx.GraphModule) -> None:
 def capture(module, inputs: tuple, *, dynamic: bool = False) -> list[CapturedGraph]:
     """Run `module(*inputs)` under Dynamo with a recording backend; graph breaks give several
     graphs, each kept with the inputs it actually received."""
-    records: list[tuple[torch.fx.GraphModule, tuple]] = []
+    records: list[tuple[torch.fx.GraphModule, tuple, set]] = []
 
     def backend(gm: torch.fx.GraphModule, example_inputs):
         real = tuple(x.detach().clone() if isinstance(x, torch.Tensor) else x for x in example_inputs)
         kept = copy.deepcopy(gm)
         _drop_telemetry(kept)
-        records.append((kept, real))
-        return gm.forward
+        written: set[int] = set()
+        records.append((kept, real, written))
+
+        def run(*args):  # the graph as Dynamo calls it: an argument whose version counter moves was written
+            before = [a._version if isinstance(a, torch.Tensor) else None for a in args]
+            out = gm.forward(*args)
+            written.update(i for i, (a, v) in enumerate(zip(args, before))
+                           if v is not None and a._version != v)
+            return out
+        return run
 
     torch._dynamo.reset()
     try:
@@ -63,7 +72,7 @@ def capture(module, inputs: tuple, *, dynamic: bool = False) -> list[CapturedGra
     finally:
         torch._dynamo.reset()
     graphs = []
-    for i, (gm, real) in enumerate(records):
+    for i, (gm, real, written) in enumerate(records):
         names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
         if len(names) != len(real):
             raise BadInput(f"capture: graph {i} has {len(names)} placeholders but received "
@@ -72,6 +81,7 @@ def capture(module, inputs: tuple, *, dynamic: bool = False) -> list[CapturedGra
         graphs.append(CapturedGraph(
             index=i, gm=gm, inputs=real, input_names=tuple(names),
             is_param=tuple(_placeholder_is_param(str(t)) for t in targets),
+            writes=tuple(names[k] for k in sorted(written)),
         ))
     if not graphs:
         raise BadInput("capture: Dynamo produced no graph (the model computes nothing with tensors?)")

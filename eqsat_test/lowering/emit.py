@@ -122,7 +122,8 @@ class _Emitter:
 
 
 def emit_module(gm: torch.fx.GraphModule | torch.fx.Graph, *, title: str, inputs_file: str, input_names,
-                notes: list[str] | None = None, effects: list[str] | tuple = ()) -> str:
+                notes: list[str] | None = None, effects: list[str] | tuple = (),
+                writes: list[str] | tuple = ()) -> str:
     """A standalone module: `forward(*inputs)`, `Model`, `get_inputs()`, `index_sources(...)`.
 
     effects: the inputs the program writes (lowering/functionalize.py), one per trailing output of `gm`, whose
@@ -130,7 +131,13 @@ def emit_module(gm: torch.fx.GraphModule | torch.fx.Graph, *, title: str, inputs
     into its inputs with copy_ (in order) and returns the other outputs; `forward` computes the same values
     without writing and returns the written values after the outputs, so that callers (which run a program
     several times on the same inputs) see no write, the written values are judged like outputs, and a
-    training step never finds a tensor it saved for backward written after the fact."""
+    training step never finds a tensor it saved for backward written after the fact.
+
+    writes: the inputs `gm` itself writes in place (the captured program, mutations and all). Then `program`
+    is `gm` as it is, and `forward` runs it on copies of those inputs (`written_call`) and returns their final
+    values after the outputs, as for `effects`. Either way WRITES names the written inputs, and
+    `written_call(program, inputs)` equals `forward(*inputs)`: runners compile `program` so that the compiler
+    sees the writes."""
     graph = gm if isinstance(gm, torch.fx.Graph) else gm.graph
     e = _Emitter()
     params = [n.name for n in graph.nodes if n.op == "placeholder"]
@@ -143,16 +150,20 @@ def emit_module(gm: torch.fx.GraphModule | torch.fx.Graph, *, title: str, inputs
             out = node.args[0]
     outs = tuple(out) if isinstance(out, (list, tuple)) else (out,)
     ret = e.arg(out if isinstance(out, (list, tuple)) else (out,))
-    writes, kept = [], ret
+    if effects and writes:
+        raise ValueError("a program either writes its inputs itself (writes) or returns their values (effects)")
+    if any(name not in params for name in writes):
+        raise ValueError(f"writes {list(writes)} are not among the program's inputs {params}")
+    copies, kept = [], ret
     if effects:
         if len(effects) > len(outs) or any(name not in params for name in effects):
             raise ValueError(f"effects {list(effects)} do not fit the program's {len(outs)} outputs and inputs")
         k = len(outs) - len(effects)
-        writes = [(name, e.arg(v)) for name, v in zip(effects, outs[k:])]
+        copies = [(name, e.arg(v)) for name, v in zip(effects, outs[k:])]
         kept = e.arg(tuple(outs[:k]))
     return render(
         "variant.py.j2", title=title, params=params, body=lines, ret=ret,
         modules=sorted(e.modules), inputs_file=inputs_file, input_names=list(input_names),
-        index_sources=e.index_sources(out), notes=notes or [], writes=writes, kept=kept,
-        written=[name for name, _ in writes],
+        index_sources=e.index_sources(out), notes=notes or [], copies=copies, kept=kept,
+        written=[name for name, _ in copies] or list(writes), in_place=bool(writes),
     )

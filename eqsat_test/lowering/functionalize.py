@@ -37,6 +37,8 @@ _IOPS = {"iadd": "add", "isub": "sub", "imul": "mul", "itruediv": "truediv", "if
          "imod": "mod", "ipow": "pow", "iand": "and_", "ior": "or_", "ixor": "xor", "ilshift": "lshift",
          "irshift": "rshift", "imatmul": "matmul"}
 _BN_FUNCTIONAL = torch.ops.aten._native_batch_norm_legit_functional.default
+# calls that enter and leave a functorch transform (Dynamo inlines torch.vmap as these): state, not values
+_TRANSFORM_STATE = ("torch._functorch.predispatch.", "torch._C._functorch.")
 
 
 @dataclass(frozen=True)
@@ -204,6 +206,8 @@ class _Functionalizer:
                 i = list(inspect.signature(n.target).parameters).index("inplace")
                 args = args[:i] + [False] + args[i + 1:]
             return n.args[0], self.call("call_function", n.target, args, kwargs, like=n)
+        if base.startswith("_foreach_") and base.endswith("_") and n.args and isinstance(n.args[0], (list, tuple)):
+            return self.foreach(n, base, args, kwargs)
         if name.startswith("torch.") and base.endswith("_") and not base.endswith("__"):
             if is_random(name):
                 raise _Blocked(f"{base}: a random in-place fill")
@@ -212,6 +216,19 @@ class _Functionalizer:
                 raise _Blocked(f"{base}: no out-of-place form")
             return n.args[0], self.call("call_function", fn, args, kwargs, like=n)
         return None
+
+    def foreach(self, n, base, args, kwargs):
+        """`torch._foreach_op_(xs, ...)` writes each tensor of xs: the out-of-place `_foreach_op` gives the list of
+        new values, item k written into xs[k] (every operand read before any write, as the list op reads them)."""
+        fn = getattr(torch, base[:-1], None)
+        if fn is None:
+            raise _Blocked(f"{base}: no out-of-place form")
+        values = self.call("call_function", fn, args, kwargs)
+        for k, t in enumerate(n.args[0]):
+            if not isinstance(t, torch.fx.Node):
+                raise _Blocked(f"{base}: writes into something that is not a tensor of the graph")
+            self.write(t, self.call("call_function", operator.getitem, (values, k)), n)
+        return None, values
 
     def batch_norm(self, n, name, args, kwargs):
         """batch_norm in training mode with running statistics writes them: ATen's functional form gives the
@@ -306,6 +323,9 @@ class _Functionalizer:
                 break
             if n.op != "call_function" and n.op != "call_method":
                 raise _Blocked(f"{n.op} {n.target}: not a call")
+            if n.op == "call_function" and (name_of(n.target) or "").startswith(_TRANSFORM_STATE):
+                raise _Blocked(f"{_base(n)}: a functorch transform's level (vmap, grad) is state the values between "
+                               "its calls depend on; rewriting across it is unsound")
             found = self.inplace(n)
             if found is None:
                 new = self.call(n.op, n.target, [self.read(a, n) for a in n.args],

@@ -66,9 +66,11 @@ def _out_of_place(gm: torch.fx.GraphModule) -> dict:
     return out
 
 
-def lift_fx(gm: torch.fx.GraphModule, effects: tuple[str, ...] = ()) -> LiftedGraph:
-    """The program of `gm`; effects: the inputs a functionalized graph writes (its last outputs' targets)."""
-    functional = _out_of_place(gm)
+def lift_fx(gm: torch.fx.GraphModule, effects: tuple[str, ...] = (), *, captured: bool = False) -> LiftedGraph:
+    """The program of `gm`; effects: the inputs a functionalized graph writes (its last outputs' targets).
+    captured: `gm` is the graph as captured, in-place ops and all, lifted call for call in its order (every
+    node kept apart, as for a mutating graph), for the captured seed."""
+    functional = {} if captured else _out_of_place(gm)
     b = ProgramBuilder()
     env: dict[str, int] = {}
     constants: dict = {}
@@ -88,8 +90,8 @@ def lift_fx(gm: torch.fx.GraphModule, effects: tuple[str, ...] = ()) -> LiftedGr
 
     input_names: list[str] = []
     output = None
-    mutating = any(is_mutating(functional.get(n) or _target(n)) for n in gm.graph.nodes
-                   if n.op in ("call_function", "call_method"))
+    mutating = captured or any(is_mutating(functional.get(n) or _target(n)) for n in gm.graph.nodes
+                               if n.op in ("call_function", "call_method"))
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             env[node.name] = b.input(node.name, _meta(node))

@@ -81,14 +81,10 @@ def _as_inputs(path: Path, what: str, value) -> tuple:
         value = (value,)
     if not isinstance(value, (list, tuple)):
         raise BadInput(f"{path}: {what} must be a list or tuple of inputs, got {type(value).__name__}")
-    if len(value) == 0:
-        raise BadInput(f"{path}: {what} is empty: the model needs at least one input")
     for i, v in enumerate(value):
         if not isinstance(v, (torch.Tensor, int, float, bool)) and v is not None:
             raise BadInput(f"{path}: {what}[{i}] is a {type(v).__name__}; inputs must be tensors "
                            "or Python numbers")
-    if not any(isinstance(v, torch.Tensor) for v in value):
-        raise BadInput(f"{path}: {what} holds no tensor")
     return tuple(value)
 
 

@@ -58,9 +58,10 @@ class Program:
         return sum(1 for n in self.reachable() if self.nodes[n].kind == CALL)
 
     def reachable(self, roots: list[int] | None = None) -> list[int]:
-        """The nodes `roots` (default: the output) depend on, themselves included, sorted."""
+        """The nodes `roots` (default: the output and the in-place writes, `effects()`) depend on, themselves
+        included, sorted."""
         seen: set[int] = set()
-        stack = list(roots) if roots is not None else [self.output]
+        stack = list(roots) if roots is not None else [self.output, *self.effects()]
         while stack:
             i = stack.pop()
             if i in seen:
@@ -71,11 +72,26 @@ class Program:
             stack.extend(v for _, v in n.kwargs)
         return sorted(seen)
 
+    def effects(self) -> list[int]:
+        """The calls that write a tensor in place (`x.add_(y)`, `torch.relu_(x)`, `x[i] = v`, `x += y`,
+        `F.relu(x, inplace=True)`): effects, kept like outputs wherever what reads the output is kept."""
+        return [i for i, n in enumerate(self.nodes) if n.kind == CALL and _writes_in_place(self, n)]
+
     def ops(self) -> list[str]:
         return [self.nodes[i].name for i in self.reachable() if self.nodes[i].kind == CALL]
 
     def inputs(self) -> list[str]:
         return [n.name for n in self.nodes if n.kind == INPUT]
+
+
+def _writes_in_place(p: Program, n: PNode) -> bool:
+    base = n.name.rsplit(".", 1)[-1]
+    if base.endswith("_") and not base.endswith("__") and base != "requires_grad_":
+        return True
+    if n.name in ("operator.setitem", "operator.delitem") or (
+            n.name.startswith("operator.i") and base not in ("invert", "is_", "is_not", "index")):
+        return True
+    return any(k == "inplace" and p.nodes[v].kind == LIT and p.nodes[v].name == "True" for k, v in n.kwargs)
 
 
 class ProgramBuilder:

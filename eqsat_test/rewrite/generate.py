@@ -287,6 +287,19 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
             log(f"graph g{g.index}: left out: {why}")
             manifest.setdefault("graphs_left_out", []).append({"id": f"g{g.index}", "why": why})
             continue
+        # A graph that writes in place (an input, a buffer, or only its own intermediates) has the captured program,
+        # mutations and all, as its seed: bugs in how the compiler orders, fuses or drops writes live there. Its
+        # functional form is a variant beside it, and the e-graph's source.
+        captured = timed("lift", lift_fx, g.gm, captured=True) if functional.rewritten or functional.blocked or \
+            g.writes else None
+        blocked = functional.blocked
+        writes = g.writes  # what the graph wrote as it ran (version counters: a kernel may write without moving one)
+        if captured is not None and functional.gm is not None:
+            missed = set(g.writes) - set(functional.effects)
+            if missed:  # the functional form would not write what the graph wrote
+                blocked = f"functionalization misses the writes to {sorted(missed)} that the captured graph made"
+            else:
+                writes = functional.effects  # (in the functional form's order: the two return the same structure)
         inputs = list(g.inputs) + list(lifted.constants.values())
         is_param = list(g.is_param) + [True] * len(lifted.constants)
         inputs_file = f"{gid}.inputs.pt"
@@ -294,22 +307,40 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         ginfo: dict = {"id": gid, "inputs_file": inputs_file, "input_names": list(lifted.input_names),
                        "is_param": is_param, "ops": prog.num_ops, "op_names": sorted(set(prog.ops())),
                        "mutating": lifted.mutating, "opaque": list(lifted.opaque),
-                       "functionalized": functional.rewritten, "effects": list(lifted.effects)}
+                       "functionalized": functional.rewritten, "effects": list(lifted.effects),
+                       "writes": list(writes), "captured_seed": captured is not None}
 
-        def write(vid: str, p: Program, title: str, notes: list[str], lifted=lifted, inputs_file=inputs_file) -> str:
-            """The module, and beside it the program it renders (lowering/bundle.py; the minimizer's input)."""
-            sp = StoredProgram(p, tuple(lifted.input_names), inputs_file, title, tuple(notes), lifted.effects)
+        def write(vid: str, p: Program, title: str, notes: list[str], lifted=lifted, inputs_file=inputs_file,
+                  captured: bool = False, writes: tuple[str, ...] = tuple(writes)) -> str:
+            """The module, and beside it the program it renders (lowering/bundle.py; the minimizer's input). A
+            functional program returns the values it writes last (its effects); the captured one writes `writes`."""
+            sp = StoredProgram(p, tuple(lifted.input_names), inputs_file, title, tuple(notes),
+                               () if captured else lifted.effects, tuple(writes) if captured else ())
             (out / f"{vid}.py").write_text(sp.render())
             write_program(out / program_file_name(f"{vid}.py"), sp)
             return f"{vid}.py"
 
-        seed_file = timed("render", write, f"{gid}_seed", prog,
-                          f"seed program: graph {g.index} of {Path(str(model_path)).name}", [])
+        name = Path(str(model_path)).name
+        if captured is not None:
+            seed_prog = captured.program
+            seed_file = timed("render", write, f"{gid}_seed", seed_prog,
+                              f"seed program: graph {g.index} of {name}, as captured (in-place ops and all)", [],
+                              captured=True)
+        else:
+            seed_prog = prog
+            seed_file = timed("render", write, f"{gid}_seed", prog, f"seed program: graph {g.index} of {name}", [])
         manifest["variants"].append({"id": f"{gid}_seed", "graph": gid, "file": seed_file,
                                      "program": program_file_name(seed_file), "seed": True,
-                                     "mode": "seed", "rules": [], "ops": prog.num_ops, "key": prog.key()})
-        if lifted.mutating or lifted.opaque or not compiled:
-            why = (f"no sound rewrite: {functional.blocked}" if functional.blocked else
+                                     "mode": "seed", "rules": [], "ops": seed_prog.num_ops, "key": seed_prog.key()})
+        if captured is not None and not blocked:  # the functional form: the seed's writes as values, written back
+            f = timed("render", write, f"{gid}_functional", prog,
+                      f"functional form of graph {g.index} of {name}: in-place ops out of place, "
+                      "writes to inputs at the end", [])
+            manifest["variants"].append({"id": f"{gid}_functional", "graph": gid, "file": f,
+                                         "program": program_file_name(f), "seed": False, "mode": "functional",
+                                         "rules": [], "rule_numerics": {}, "ops": prog.num_ops, "key": prog.key()})
+        if lifted.mutating or lifted.opaque or blocked or not compiled:
+            why = (f"no sound rewrite: {blocked}" if blocked else
                    "in-place ops (rewrites would reorder side effects)" if lifted.mutating else
                    f"ops without importable names {lifted.opaque}" if lifted.opaque else "no rules")
             ginfo["skipped_rewrites"] = why

@@ -190,11 +190,15 @@ def judge_results(manifest: dict, results: list[Result], scratch: Path,
                 break
             if not s["ok"]:
                 kind = (FindingKind.GRAD_MISCOMPILE if s.get("part") == "gradient" else
-                        FindingKind.SEED_MISCOMPILE if v["seed"] else FindingKind.MISCOMPILE)
+                        FindingKind.COMPILED_NONDETERMINISTIC if s["kind"] == FindingKind.COMPILED_NONDETERMINISTIC
+                        else FindingKind.SEED_MISCOMPILE if v["seed"] else FindingKind.MISCOMPILE)
+                written = s.get("written_input")  # a failing leaf that is an input the program writes
                 findings.append(new_finding(kind, base, input_set=s["name"], max_abs_err=s["max_abs_err"],
-                                            max_rel_err=s["max_rel_err"], leaf=s.get("leaf"), detail=s["detail"],
+                                            max_rel_err=s["max_rel_err"], leaf=s.get("leaf"),
+                                            detail=f"written input {written}: {s['detail']}" if written else s["detail"],
+                                            **({"written_input": written} if written else {}),
                                             failing_inputs=s.get("inputs_file"), referee=s.get("referee"),
-                                            **{k: s[k] for k in ("grad_input", "grad_stage") if k in s}))
+                                            **{k: s[k] for k in ("grad_input", "grad_stage", "warmup_file") if k in s}))
                 break
         # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
         if not v["seed"] and r.backend == (first_backend or r.backend):

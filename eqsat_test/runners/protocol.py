@@ -56,6 +56,30 @@ def load_module(path: str):
     return mod
 
 
+def program_entry(mod, train: bool = False) -> tuple[Callable[..., Any], Callable[[Callable[..., Any]], Callable[..., Any]]]:
+    """(what torch.compile is given for a variant module, wrap): wrap(compiled) is called like the module's
+    `forward`. A program that writes its inputs (the module's WRITES) is compiled as it writes them: its `program`,
+    called through `written_call` on copies of those inputs, so that what the compiler does with the writes is
+    judged (outputs, then the written inputs' final values). Any other program, and any in training mode (its
+    step differentiates `forward`, which writes nothing), is compiled as its `forward`."""
+    if getattr(mod, "WRITES", None) and not train and callable(getattr(mod, "program", None)):
+        return mod.program, lambda compiled: (lambda *xs: mod.written_call(compiled, xs))
+    return mod.forward, lambda compiled: compiled
+
+
+def written_leaf(leaf: str | None, n_leaves: int, writes) -> str | None:
+    """The name of the written input a failing leaf path ("[k]..." of a program's result) is, or None for an output:
+    a program that writes its inputs returns their final values last (`written_call`), one top-level item each."""
+    if not leaf or not writes or not leaf.startswith("["):
+        return None
+    try:
+        k = int(leaf[1:leaf.index("]")])
+    except ValueError:
+        return None
+    first = n_leaves - len(writes)
+    return str(writes[k - first]) if first <= k < n_leaves else None
+
+
 def on_cpu(mod) -> Callable[..., Any]:
     """mod.forward run eagerly on the CPU, its own constants (mod.DEVICE) there too, on CPU copies of
     the arguments: the program as the CPU computes it, for a program that runs on a GPU."""

@@ -57,6 +57,10 @@ class FindingKind(_ValueEnum):
     # eager and compiled disagree and eager is the wrong side, by a reference that shares no kernel with
     # eager (runners/oracle/referee.py): a PyTorch bug filed against eager, not the compiler
     EAGER_BUG = "eager-bug"
+    # eager is deterministic (two runs bit-equal), two calls of one compiled program on the same inputs are not,
+    # and one of them is wrong: a stale or overwritten output, a race (runners/worker.py)
+    COMPILED_NONDETERMINISTIC = "compiled-nondeterministic"
+    CAPTURE_CRASH = "capture-crash"  # the model runs eagerly and torch.compile raises while Dynamo traces it
     # notes
     UNSOUND_REWRITE = "unsound-rewrite"  # a variant's eager output differs from its seed's: a rule's fault
     NONDETERMINISTIC = "nondeterministic"  # two eager runs differ: not judged
@@ -78,7 +82,8 @@ class FindingKind(_ValueEnum):
 # the compiler is at fault
 COMPILER_BUG_KINDS = tuple(k.value for k in (
     FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE, FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH,
-    FindingKind.TIMEOUT, FindingKind.DEVICE_MISMATCH, FindingKind.CONFIG_MISMATCH, FindingKind.GRAD_MISCOMPILE))
+    FindingKind.TIMEOUT, FindingKind.DEVICE_MISMATCH, FindingKind.CONFIG_MISMATCH, FindingKind.GRAD_MISCOMPILE,
+    FindingKind.COMPILED_NONDETERMINISTIC, FindingKind.CAPTURE_CRASH))
 # PyTorch bugs, the compiler's or eager's: what sets exit code 1 and is a finding rather than a note
 BUG_KINDS = COMPILER_BUG_KINDS + (FindingKind.EAGER_BUG.value,)
 NOTE_KINDS = tuple(k.value for k in FindingKind if k.value not in BUG_KINDS)

@@ -26,6 +26,7 @@ from eqsat_test.runners.oracle.inputs import InputSet, input_sets
 from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
 from eqsat_test.runners.oracle.referee import referee_crash, referee_mismatch, safely
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
+from eqsat_test.runners.oracle.verdict import Verdict
 from eqsat_test.runners.protocol import (
     PARENT_ENV,
     call_compiled,
@@ -37,11 +38,13 @@ from eqsat_test.runners.protocol import (
     on_cpu,
     open_channel,
     phase,
+    program_entry,
     send,
     to_cpu,
     to_device,
+    written_leaf,
 )
-from eqsat_test.runners.records import Result, ResultDraft, ResultStatus, TaskKind, as_dict
+from eqsat_test.runners.records import FindingKind, Result, ResultDraft, ResultStatus, TaskKind, as_dict
 
 
 def full_fp32_on_cuda() -> None:
@@ -148,7 +151,11 @@ def run_task(task: dict) -> Result | dict:
     phase("compile")
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()  # per-task graph-break counts (_dynamo_stats)
-    compiled = torch.compile(mod.forward, backend=backend, **opts)
+    entry, wrap = program_entry(mod, train=train is not None)  # a program that writes its inputs: as it writes them
+    compiled = wrap(torch.compile(entry, backend=backend, **opts))
+    writes = list(getattr(mod, "WRITES", None) or []) if train is None else []
+    if writes:
+        res.extra["writes"] = writes
     recording = backend == "inductor" and KernelRecorder.install()
     if recording:
         KernelRecorder.start()
@@ -171,7 +178,7 @@ def run_task(task: dict) -> Result | dict:
         with compile_context(task["backend"]) if train else contextlib.nullcontext():
             _run_compiled(task, res, train.compiled(compiled) if train else compiled, opts, refs, device, digests,
                           save_outputs, train,
-                          forward=None if train else mod.forward)
+                          forward=None if train else mod.forward, writes=writes)
         failed = next((e for e in res.input_sets if e.get("part") == "gradient"), None)
         if failed is not None:  # which stage of the backward: aot_eager, Inductor's decompositions, its kernels
             failed["grad_stage"] = backward_stage(mod.forward, next(r for r in refs if r.set.name == failed["name"]),
@@ -181,7 +188,7 @@ def run_task(task: dict) -> Result | dict:
             res.extra["kernel_files"] = KernelRecorder.stop()
     if res.status != ResultStatus.OK or any(not e["ok"] for e in res.input_sets):
         keep_kernels()
-    res.extra["dynamo"] = _dynamo_stats(mod.forward)
+    res.extra["dynamo"] = _dynamo_stats(entry)
     if task.get("perf") and res.status == ResultStatus.OK and refs:  # runners/checks/perf.py: warm, repeated, median
         try:
             res.extra["perf"] = time_task(task, compiled, mod.forward, refs[0][0].inputs, device)
@@ -208,9 +215,10 @@ def _dynamo_stats(fn) -> dict:
 
 
 def _run_compiled(task, res: ResultDraft, compiled, opts, refs, device, digests, save_outputs, train=None,
-                  forward=None) -> None:
+                  forward=None, writes=()) -> None:
     """Each input set compiled and judged; where eager and compiled disagree (or compiled raises), the
-    independent referee (runners/oracle/referee.py) says which side is wrong (forward programs only)."""
+    independent referee (runners/oracle/referee.py) says which side is wrong (forward programs only).
+    writes: the inputs the program writes, whose final values come last in its result: a failing one is named."""
     first = True
     for r in refs:
         s = r.set
@@ -232,6 +240,20 @@ def _run_compiled(task, res: ResultDraft, compiled, opts, refs, device, digests,
         first = False
         v, grad_info = judge_step(r, got, train) if train else (judge_against(r, got), {})
         entry = {"name": s.name, **v.to_dict(), **grad_info}
+        if train is None and v.kind != NONDETERMINISTIC:  # eager is deterministic here: is the compiled program?
+            try:
+                again = _compiled_again(r, got, compiled, opts, device, v)
+            except Exception as e:  # noqa: BLE001 - a second call that raises is a crash of its own kind
+                again = {"ok": False, "kind": FindingKind.COMPILED_NONDETERMINISTIC.value,
+                         "detail": f"a second call of the compiled program on these inputs raises {first_line(e)}"}
+            if again is not None:
+                v = Verdict.from_dict({**v.to_dict(), **again})
+                entry.update(again)
+                if refs[0] is not r:  # the calls before this set's: the repro makes them first (repro_warmup.py.j2)
+                    entry["warmup"] = [list(p.set.inputs) for p in refs[:refs.index(r)]]
+        written = None if v.ok else written_leaf(v.leaf, len(got) if isinstance(got, (list, tuple)) else 1, writes)
+        if written is not None:
+            entry["written_input"] = written
         if not v.ok and v.kind != NONDETERMINISTIC and forward is not None:
             entry["referee"] = safely(referee_mismatch, forward, list(s.inputs), r.ref, got, v.leaf)
         if s.name in digests:
@@ -239,11 +261,65 @@ def _run_compiled(task, res: ResultDraft, compiled, opts, refs, device, digests,
         if task.get("save_compiled") and (save_outputs or not v.ok):
             folder = Path(task["save_compiled"])
             folder.mkdir(parents=True, exist_ok=True)
+            if entry.get("warmup"):
+                torch.save(to_cpu(entry["warmup"]), folder / f"{s.name}.warmup.pt")
+                entry["warmup_file"] = str(folder / f"{s.name}.warmup.pt")
+        entry.pop("warmup", None)
+        if task.get("save_compiled") and (save_outputs or not v.ok):
+            folder = Path(task["save_compiled"])
             torch.save(to_cpu(got), folder / f"{s.name}.out.pt")
             if not v.ok:
                 torch.save(to_cpu(list(s.inputs)), folder / f"{s.name}.inputs.pt")
                 entry["inputs_file"] = str(folder / f"{s.name}.inputs.pt")
         res.input_sets.append(entry)
+
+
+def _compiled_again(r, got, compiled, opts, device, v) -> dict | None:
+    """A second call of the compiled program on the same inputs (eager, run twice, gave the same bits): None where
+    it gives the first call's bits and leaves them as they were; else, where either call is wrong, the verdict's
+    fields for a compiled-nondeterministic finding (a stale output from an earlier call, an output overwritten by a
+    later one, a race). Two calls that differ but both pass the oracle are nondeterminism it accepts: None."""
+    before = torch.utils._pytree.tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t, got)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        again = call_compiled(compiled, r.set.inputs, opts)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    changed, moved = _first_difference(before, again), _first_difference(before, got)
+    if changed is None and moved is None:
+        return None
+    v2 = judge_against(r, again)
+    if v.ok and v2.ok and moved is None:
+        return None
+    if moved is not None:
+        what = f"the second call changed the first call's output{moved[0]} after it was returned ({moved[1]})"
+    else:
+        assert changed is not None
+        what = f"two calls on these inputs differ at output{changed[0]} ({changed[1]})"
+    wrong = "" if v.ok and v2.ok else f"; the {'first' if not v.ok else 'second'} call is wrong: " + (
+        v.detail if not v.ok else v2.detail)
+    return {"ok": False, "kind": FindingKind.COMPILED_NONDETERMINISTIC.value,
+            "detail": f"compiled program not deterministic where eager is: {what}{wrong}",
+            "leaf": v.leaf if not v.ok else v2.leaf, "max_abs_err": max(v.max_abs_err, v2.max_abs_err),
+            "max_rel_err": max(v.max_rel_err, v2.max_rel_err)}
+
+
+def _first_difference(a, b) -> tuple[str, str] | None:
+    """(leaf path, what differs) at the first leaf where `a` and `b` are not the same bits (NaN equals NaN)."""
+    from eqsat_test.runners.oracle.numerics import equal_nan, leaves
+    la, lb = leaves(a), leaves(b)
+    if [p for p, _ in la] != [p for p, _ in lb]:
+        return "", "the structure differs"
+    for (path, x), (_, y) in zip(la, lb):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape or x.dtype != y.dtype:
+                return path, f"{tuple(x.shape)}/{x.dtype} vs {tuple(y.shape)}/{y.dtype}"
+            n = int((~equal_nan(x.cpu(), y.cpu())).sum())
+            if n:
+                return path, f"{n} of {x.numel()} elements"
+        elif x != y and not (x != x and y != y):
+            return path, f"{x!r} vs {y!r}"
+    return None
 
 
 def exit_with_parent(every: float = 1.0) -> None:

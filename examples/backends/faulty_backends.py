@@ -22,6 +22,9 @@ What the oracle must say (tests/unit/runners/oracle/test_faults.py, benchmarks/o
 - transposed_stride: every output of rank >= 2 returned as a transposed view of a transposed
   copy (same values, column-major strides): the values agree, so the verdict is a match, with
   a note naming the strides (the oracle reports strides, it does not fail on them).
+- stale_outputs (not in FAULTS: it needs two calls): each call returns the previous call's outputs
+  (the first call its own), as a CUDA-graph replay that hands back a buffer an earlier call filled:
+  flagged as compiled-nondeterministic (two calls on the same inputs differ, one is wrong).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from __future__ import annotations
 import torch
 
 __all__ = ["FAULTS", "FIRED", "make_faulty", "identity", "one_wrong_element", "small_doubled", "argmax_off_by_one",
-           "nan_to_zero", "inf_sign_flip", "wrong_dtype", "transposed_stride"]
+           "nan_to_zero", "inf_sign_flip", "wrong_dtype", "transposed_stride", "stale_outputs"]
 
 FIRED: list[bool] = []  # one entry per call of a faulty compiled graph: did the fault change the output?
 
@@ -156,3 +159,17 @@ transposed_stride = make_faulty(_transposed_stride, "transposed_stride")
 
 FAULTS = {b.__name__: b for b in (identity, one_wrong_element, small_doubled, argmax_off_by_one, nan_to_zero,
                                   inf_sign_flip, wrong_dtype, transposed_stride)}
+
+
+def stale_outputs(gm: torch.fx.GraphModule, example_inputs):
+    """Each call returns the outputs of the call before it (the first call its own)."""
+    last: list = []
+
+    def stale(*args):
+        out = gm.forward(*args)
+        prev = last[0] if last else out
+        last[:] = [out]
+        FIRED.append(prev is not out)
+        return prev
+
+    return stale

@@ -74,14 +74,17 @@ def _forward_and_imports(src: str) -> tuple[str, list[str]]:
     fwd = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
     if fwd is None:
         raise ValueError("program has no `forward` function")
-    # a program that writes its inputs (lowering/functionalize.py): `forward` calls `program`, which comes too
-    prog = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "program"), None)
+    # a program that writes its inputs (lowering/emit.py): `program` comes too, with what calls it on copies of the
+    # inputs it writes (WRITES, INPUT_NAMES, written_copies, written_call)
+    writes = {"WRITES", "INPUT_NAMES", "program", "written_copies", "written_call"}
+    kept = [n for n in tree.body if (isinstance(n, ast.FunctionDef) and n.name in writes) or (
+        isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id in writes for t in n.targets))]
     mods = []
     for n in tree.body:
         if isinstance(n, ast.Import):
             mods += [a.name for a in n.names if a.name not in ("torch", "math") and a.asname is None]
-    parts = [ast.get_source_segment(src, f) for f in (prog, fwd) if f is not None]
-    return "\n\n\n".join(parts), sorted(set(mods))
+    parts = [ast.get_source_segment(src, f) for f in (*kept, fwd) if f is not None]
+    return "\n\n\n".join(p for p in parts if p), sorted(set(mods))
 
 
 def _literal(x) -> str | None:

@@ -506,7 +506,11 @@ def failing_cone(f: dict, bundle: Path, manifest: dict) -> tuple[list[str], list
 
 
 def _cone(prog, leaf: int | None) -> list[int]:
+    """The nodes output `leaf` depends on; every node where the program writes in place (what a value depends on
+    then includes the writes made before it is read: the whole program, in its order)."""
     out = prog.nodes[prog.output]
+    if prog.effects():
+        return prog.reachable()
     return prog.reachable([out.args[leaf]] if leaf is not None and 0 <= leaf < len(out.args) else None)
 
 

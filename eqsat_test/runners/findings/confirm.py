@@ -21,7 +21,7 @@ from eqsat_test.runners.records import Finding, FindingKind, ResultStatus, Task,
 # kinds a repro.py can re-check by itself (device-mismatch and config-mismatch need two runs)
 CONFIRMABLE = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
                FindingKind.RUN_CRASH.value, FindingKind.TIMEOUT.value, FindingKind.GRAD_MISCOMPILE.value,
-               FindingKind.EAGER_BUG.value)
+               FindingKind.EAGER_BUG.value, FindingKind.COMPILED_NONDETERMINISTIC.value, FindingKind.CAPTURE_CRASH.value)
 EAGER_SHARE = 0.1  # a timeout is a compile hang only if eager ran within this share of the limit
 HANG_FACTOR = 4.0  # a timeout is re-run alone with this many times its limit: one that finishes was slow, not hung
 LOADED_SHARE = 0.5  # "alone": while a timeout is re-run, other work may keep at most this share of the cores busy
@@ -89,7 +89,7 @@ def run_repro(folder: Path, timeout: float, threads: int = 1) -> dict:
         rc, timed_out = None, True
         out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
     m = re.search(r"eager: ran twice in ([0-9.]+) s", out)
-    verdict = re.findall(r"^VERDICT: ([A-Z]+)", out, flags=re.M)
+    verdict = re.findall(r"^VERDICT: ([A-Z]+(?:-[A-Z]+)*)", out, flags=re.M)
     return {"rc": rc, "seconds": round(time.perf_counter() - t0, 3), "timed_out": timed_out,
             "eager_seconds": float(m.group(1)) if m else None, "verdict": verdict[-1] if verdict else None,
             "output": out[-4000:], "load": round(meter.cores(), 2)}
@@ -136,7 +136,8 @@ def outcome(f: dict, r: dict, timeout: float) -> tuple[str, str]:
     if r["verdict"] == "NONDETERMINISTIC":
         return FindingKind.FLAKY.value, "alone, two eager runs differ: the program is nondeterministic"
     want = ("MISCOMPILE" if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE, FindingKind.GRAD_MISCOMPILE) else
-            "EAGER" if kind == FindingKind.EAGER_BUG else "CRASH")  # repro.py prints "VERDICT: EAGER-BUG"
+            "EAGER-BUG" if kind == FindingKind.EAGER_BUG else
+            "COMPILED-NONDETERMINISTIC" if kind == FindingKind.COMPILED_NONDETERMINISTIC else "CRASH")
     if r["rc"] == 1 and r["verdict"] == want:
         return "confirmed", f"repro.py exits 1 alone ({want.lower()})"
     if want == "CRASH" and r["rc"] is not None and r["rc"] < 0 and r["eager_seconds"] is not None:

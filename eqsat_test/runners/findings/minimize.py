@@ -63,7 +63,8 @@ from eqsat_test.runners.records import (
 
 # Finding kinds that minimization tries to preserve (a timeout would cost a timeout per check).
 MINIMIZABLE_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.value, FindingKind.COMPILE_CRASH.value,
-                     FindingKind.RUN_CRASH.value, FindingKind.GRAD_MISCOMPILE.value)
+                     FindingKind.RUN_CRASH.value, FindingKind.GRAD_MISCOMPILE.value,
+                     FindingKind.COMPILED_NONDETERMINISTIC.value)
 
 
 class NotMinimizable(Exception):

@@ -5,7 +5,8 @@ from eqsat_test.runners.findings.write import signature
 from eqsat_test.runners.records import Finding, FindingKind, as_finding
 
 _SAME_PROGRAM_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.COMPILE_CRASH.value, FindingKind.RUN_CRASH.value,
-                       FindingKind.TIMEOUT.value, FindingKind.GRAD_MISCOMPILE.value)
+                       FindingKind.TIMEOUT.value, FindingKind.GRAD_MISCOMPILE.value,
+                       FindingKind.COMPILED_NONDETERMINISTIC.value)
 
 
 def _seed_key(f: Finding) -> tuple:

@@ -4,8 +4,8 @@
 - `cut_at`: return an earlier value instead (what only fed later values dies);
 - `bypass`: replace every use of an op's result by another value of the same shape and dtype
   (one of the op's own tensor operands, or an input); `bypass_choices` proposes those;
-- `compact`: drop the nodes the output does not reach (input nodes are kept: they cost nothing,
-  and later bypasses may use them).
+- `compact`: drop the nodes neither the output nor an in-place write reaches (input nodes are kept: they
+  cost nothing, and later bypasses may use them).
 
 Every move returns a compacted program whose nodes keep their original relative order, so a
 rendered candidate reads like the module it came from. `value_meta` gives the shape and dtype of
@@ -42,7 +42,7 @@ def _rebuild(p: Program, output: int, subst: dict[int, int] | None = None) -> Pr
         if t > k and p.nodes[t].kind != INPUT:
             raise ValueError(f"node {k} cannot be replaced by later node {t}")
     keep: set[int] = set()
-    stack = [res(output)]
+    stack = [res(output), *(i for i in p.effects() if i not in subst)]  # in-place writes are kept like outputs
     while stack:
         i = stack.pop()
         if i in keep:

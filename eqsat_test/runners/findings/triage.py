@@ -231,9 +231,9 @@ def triage(f: Mapping) -> dict:
     labels (suggested GitHub labels) and next_step."""
     kind = f.get("kind", "")
     if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE, FindingKind.DEVICE_MISMATCH,
-                FindingKind.CONFIG_MISMATCH, FindingKind.GRAD_MISCOMPILE):
+                FindingKind.CONFIG_MISMATCH, FindingKind.GRAD_MISCOMPILE, FindingKind.COMPILED_NONDETERMINISTIC):
         t = _accuracy(f)
-    elif kind in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH, FindingKind.TIMEOUT):
+    elif kind in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH, FindingKind.TIMEOUT, FindingKind.CAPTURE_CRASH):
         t = _crash(f)
     elif kind == FindingKind.EAGER_BUG:
         t = {"class": EAGER_KERNEL, "stage": "output", "subclass": f.get("judged_kind") or "eager",

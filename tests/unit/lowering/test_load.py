@@ -45,7 +45,8 @@ def test_kernelbench_minifier_and_instance_conventions(tmp_path):
 @pytest.mark.parametrize("text,needle", [
     ("def f(:\n", "syntax error"),
     ("x = 1\n", "no model found"),
-    ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return x\ndef get_inputs(): return []\n", "empty"),
+    ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return x\ndef get_inputs(): return []\n",
+     "eager mode raised TypeError"),
     ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x): raise ValueError('boom')\ndef get_inputs(): return [torch.ones(1)]\n", "eager mode raised ValueError: boom"),
     ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return x\ndef get_inputs(): return ['a']\n", "inputs must be tensors"),
     ("raise RuntimeError('at import')\n", "raised while being imported"),
@@ -56,6 +57,19 @@ def test_bad_model_files(tmp_path, text, needle):
         load_model(p)
     msg = str(e.value)
     assert needle in msg and "\n" not in msg
+
+
+def test_a_model_without_inputs_is_a_model(tmp_path):
+    """A forward that makes its tensors itself runs eagerly: it is a model like any other, with no inputs."""
+    p = _write(tmp_path, """
+        import torch
+        class Model(torch.nn.Module):
+            def forward(self):
+                return torch.arange(6.0).reshape(2, 3).softmax(-1)
+        def get_inputs(): return []
+    """)
+    m = load_model(p)
+    assert m.inputs == () and m.convention == "kernelbench"
 
 
 def test_missing_file(tmp_path):
