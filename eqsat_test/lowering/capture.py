@@ -23,6 +23,15 @@ class CapturedGraph:
     writes: tuple[str, ...] = ()  # the placeholders the graph wrote in place when it ran (an input, a buffer)
 
 
+class CaptureCrash(Exception):
+    """The model runs eagerly and torch.compile raises while Dynamo traces it: a finding (capture-crash), not bad
+    input. `error` is what Dynamo raised."""
+
+    def __init__(self, message: str, error: BaseException) -> None:
+        super().__init__(message)
+        self.error = error
+
+
 def _placeholder_is_param(name: str) -> bool:
     return "_parameters_" in name or "_buffers_" in name or name.startswith(("L_self_", "l_self_"))
 
@@ -67,8 +76,10 @@ def capture(module, inputs: tuple, *, dynamic: bool = False) -> list[CapturedGra
     try:
         with torch.no_grad():
             torch.compile(module, backend=backend, dynamic=dynamic)(*inputs)
-    except Exception as e:
-        raise BadInput(f"capture failed: Dynamo could not trace the model: {one_line(e)}") from e
+    except torch._dynamo.exc.BackendCompilerFailed as e:  # the recording backend's own failure: eqsat-test's
+        raise RuntimeError(f"capture: recording a graph failed: {one_line(e)}") from e
+    except Exception as e:  # the model ran eagerly (load_model checked): torch.compile itself fails on it
+        raise CaptureCrash(f"torch.compile raises while Dynamo traces the model: {one_line(e)}", e) from e
     finally:
         torch._dynamo.reset()
     graphs = []

@@ -13,7 +13,7 @@ import click
 
 from eqsat_test.runners.cli import measure
 from eqsat_test.runners.cli.precheck import check_bundle, check_model_file, check_out_dir
-from eqsat_test.runners.records import MINIMIZE_SECONDS, ExitCode
+from eqsat_test.runners.records import MINIMIZE_SECONDS, ExitCode, FindingKind
 
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
 # stay fast and `exec` never imports egglog (the generation side) on a host without it.
@@ -288,6 +288,7 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     allow_unsound_rules = diag.pop("allow_unsound_rules", False)
     eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
     eo = dataclasses.replace(eo, deadline=t0 + eo.time_budget if eo.time_budget else None)
+    from eqsat_test.lowering.capture import CaptureCrash
     from eqsat_test.rewrite.generate import generate
     from eqsat_test.rewrite.stageclock import BudgetSpent
     from eqsat_test.runners.cli.endings import budget_spent_line, budget_spent_report
@@ -312,6 +313,8 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     except KeyboardInterrupt:
         raise RunInterrupted(f"interrupted while generating the variants, before any task ran: nothing to save "
                              f"({out / 'bundle'} holds what was written)") from None
+    except CaptureCrash as e:  # eager runs the model, torch.compile cannot capture it: a finding of its own
+        sys.exit(_capture_crash(model, out, e, eo, go, as_json))
     eo = measure.guided_attach(keep, manifest, out / "bundle", eo, seed, guide_memory)
     report = execute_bundle(out / "bundle", out, eo, log=_log)
     measure.guided_finish(eo, guide_memory)
@@ -324,6 +327,28 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     _emit(report, manifest, out, as_json)
     sys.exit(exit_code(report))
+
+
+def _capture_crash(model: Path, out: Path, e, eo, go, as_json: bool) -> int:
+    """The run of a model torch.compile cannot capture (runners/findings/capture.py): its finding, confirmed alone,
+    said in a few lines (or --json); returns the exit code."""
+    from eqsat_test.runners.findings.capture import capture_crash
+    from eqsat_test.runners.pipeline import exit_code
+    _log(f"{model.name}: {e}")
+    report, f = capture_crash(model, out, e.error, backend=eo.backends[0], sizes=go.sizes,
+                              max_elements=go.max_elements, confirm=eo.confirm, timeout=eo.timeout)
+    if as_json:
+        click.echo(json.dumps(report, default=str))
+    elif f.kind == FindingKind.CAPTURE_CRASH:
+        click.echo(f"eqsat-test: {report['model']}  (torch {report['torch_version']})\n"
+                   f"  FOUND 1 compiler-bug candidate: [capture-crash] {f.detail}\n"
+                   f"  {'confirmed alone from its repro.py; ' if f.confirmed else ''}"
+                   f"next: python {f.repro}   (exits 1 while the bug reproduces)\n"
+                   f"  results: {out / 'results.json'}")
+    else:
+        click.echo(f"eqsat-test: {report['model']}: capture failed, but not alone ({f.kind}: {f.detail})\n"
+                   f"  results: {out / 'results.json'}")
+    return exit_code(report)
 
 
 @cli.command(name="generate")
