@@ -100,6 +100,7 @@ def status_key() -> str:
 
 
 _SYMPTOM_OF = {FindingKind.COMPILE_CRASH.value: "crash", FindingKind.RUN_CRASH.value: "crash",
+               FindingKind.CAPTURE_CRASH.value: "crash",
                FindingKind.TIMEOUT.value: "hang"}
 
 
@@ -119,11 +120,13 @@ def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntr
     """The entries `finding` (a finding dict, as report.json holds it) may be an instance of.
 
     Only bug kinds match, and only entries of the finding's symptom (a crash matches crashes, a timeout
-    hangs, any other kind wrong values). The program's ops: `min_ops` where the finding was minimized,
-    else `ops` (the whole graph's). The device: any of a device-mismatch's "cpu/cuda"."""
+    hangs, any other kind wrong values) and of its wrong side (an eager-bug matches entries whose eager side is
+    wrong, every other kind those whose compiled side is). The program's ops: `min_ops` where the finding was
+    minimized, else `ops` (the whole graph's). The device: any of a device-mismatch's "cpu/cuda"."""
     if finding.get("kind") not in BUG_KINDS or not entries:
         return []
     symptom = _SYMPTOM_OF.get(str(finding.get("kind")), SYMPTOMS[0])
+    side = "eager" if finding.get("kind") == FindingKind.EAGER_BUG.value else "compiled"
     ops_src = finding.get("min_ops")
     ops = {_base(o) for o in (ops_src if ops_src is not None else finding.get("ops") or [])}
     devices = {d.lower() for d in str(finding.get("device") or "").split("/") if d}
@@ -131,7 +134,7 @@ def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntr
     sets = [str(s) for s in (finding.get("min_input_set"), finding.get("input_set")) if s]
     out = []
     for e in entries:
-        if e.symptom != symptom or not devices & set(e.devices):
+        if e.symptom != symptom or e.wrong_side != side or not devices & set(e.devices):
             continue
         if not all(any(a in ops for a in alts) for alts in e.ops):
             continue

@@ -111,3 +111,13 @@ def test_a_crash_matches_crash_entries_only():
     assert _ids(mask, entries) == [15] and 15 not in _ids({**mask, "kind": "miscompile"}, entries)
     assert 23 in _ids({**mask, "min_ops": ["torch.arange", "operator.le", "torch.logical_xor", "Tensor.where"]},
                       entries)
+
+
+def test_a_match_agrees_on_the_wrong_side():
+    """A miscompile of index_add (compiled wrong: into an expanded, stride-0 tensor) is no instance of ledger #16,
+    whose eager side is wrong (index_add truncates a float alpha on integers); an eager-bug of index_add is."""
+    entries = load_ledger()
+    compiled_wrong = {"kind": "seed-miscompile", "device": "cpu", "min_ops": ["Tensor.expand", "Tensor.index_add"],
+                      "input_dtypes": ["float32", "int64"]}
+    assert 16 not in _ids(compiled_wrong, entries)
+    assert 16 in _ids({**compiled_wrong, "kind": "eager-bug"}, entries)
