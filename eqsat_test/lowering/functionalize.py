@@ -33,6 +33,9 @@ VIEWS = frozenset({
     "float", "double", "half", "bfloat16", "int", "long", "short", "bool", "char", "byte", "real", "imag",
     "view_as_real", "view_as_complex", "alias", "data", "requires_grad_", "align_to", "rename",
 })
+# VIEWS that return their argument itself at its own dtype and device, and a copy at another
+_CASTS = frozenset({"to", "type", "type_as", "float", "double", "half", "bfloat16", "int", "long", "short", "bool",
+                    "char", "byte"})
 _IOPS = {"iadd": "add", "isub": "sub", "imul": "mul", "itruediv": "truediv", "ifloordiv": "floordiv",
          "imod": "mod", "ipow": "pow", "iand": "and_", "ior": "or_", "ixor": "xor", "ilshift": "lshift",
          "irshift": "rshift", "imatmul": "matmul"}
@@ -355,11 +358,12 @@ class _Functionalizer:
 
 def _copies(n: torch.fx.Node, first: torch.fx.Node) -> bool:
     """Whether an op of VIEWS surely returns a new tensor here: indexing by a tensor or a list (advanced
-    indexing gathers a copy), or a result of another dtype or device than its argument (a cast copies)."""
+    indexing gathers a copy), or a cast's result of another dtype or device than its argument (a cast copies;
+    `x.view(torch.int32)` reinterprets the same storage)."""
     v, a = _val(n), _val(first)
     if not isinstance(v, torch.Tensor) or not isinstance(a, torch.Tensor):
         return False
-    if v.dtype != a.dtype or v.device != a.device:
+    if (v.dtype != a.dtype or v.device != a.device) and _base(n) in _CASTS:
         return True
     if _base(n) != "getitem" or len(n.args) < 2:
         return False

@@ -22,6 +22,8 @@ What the oracle must say (tests/unit/runners/oracle/test_faults.py, benchmarks/o
 - transposed_stride: every output of rank >= 2 returned as a transposed view of a transposed
   copy (same values, column-major strides): the values agree, so the verdict is a match, with
   a note naming the strides (the oracle reports strides, it does not fail on them).
+- writes_lost (not in FAULTS: it changes no output): the graph runs on copies of its inputs, so every
+  write to an input is lost, as a compiler that drops an input mutation: flagged on the written input.
 - stale_outputs (not in FAULTS: it needs two calls): each call returns the previous call's outputs
   (the first call its own), as a CUDA-graph replay that hands back a buffer an earlier call filled:
   flagged as compiled-nondeterministic (two calls on the same inputs differ, one is wrong).
@@ -32,7 +34,7 @@ from __future__ import annotations
 import torch
 
 __all__ = ["FAULTS", "FIRED", "make_faulty", "identity", "one_wrong_element", "small_doubled", "argmax_off_by_one",
-           "nan_to_zero", "inf_sign_flip", "wrong_dtype", "transposed_stride", "stale_outputs"]
+           "nan_to_zero", "inf_sign_flip", "wrong_dtype", "transposed_stride", "writes_lost", "stale_outputs"]
 
 FIRED: list[bool] = []  # one entry per call of a faulty compiled graph: did the fault change the output?
 
@@ -173,3 +175,13 @@ def stale_outputs(gm: torch.fx.GraphModule, example_inputs):
         return prev
 
     return stale
+
+
+def writes_lost(gm: torch.fx.GraphModule, example_inputs):
+    """The graph on copies of its tensor inputs: its outputs as they should be, its writes to inputs lost."""
+
+    def lost(*args):
+        FIRED.append(True)
+        return gm.forward(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+
+    return lost

@@ -115,6 +115,13 @@ class WriteThroughInputView(torch.nn.Module):
         return x * 2
 
 
+class DtypeViewReadAfterWrite(torch.nn.Module):
+    def forward(self, x):
+        bits = x.view(torch.int32)  # the same storage read as another dtype: a view, not a cast's copy
+        x.mul_(2)
+        return bits + 1
+
+
 class RandomFill(torch.nn.Module):
     def forward(self, x):
         y = torch.empty_like(x)
@@ -124,6 +131,7 @@ class RandomFill(torch.nn.Module):
 
 @pytest.mark.parametrize("module,says", [(ViewReadAfterWrite(), "shares storage"),
                                          (WriteThroughInputView(), "through a view of the input"),
+                                         (DtypeViewReadAfterWrite(), "shares storage"),
                                          (RandomFill(), "random in-place fill")])
 def test_unsound_cases_block_with_the_op_named(module, says):
     (g,) = capture(module, (torch.randn(3, 4),))
