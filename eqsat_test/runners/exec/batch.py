@@ -162,14 +162,15 @@ def run_batch_task(task: dict) -> dict:
 
 def batch_group(manifest: dict) -> Callable[[Task], object | None]:
     """The batching key of a task of `manifest`'s bundle: (graph, backend, device), or None for
-    tasks that always run alone (seeds, graphs with in-place ops, sweeps, timing and cross-device
-    tasks, which need per-variant outputs or compiles)."""
+    tasks that always run alone (seeds, graphs with in-place ops or writes to their inputs, whose programs are
+    compiled as they write, sweeps, timing and cross-device tasks, which need per-variant outputs or compiles)."""
     variants = {v["id"]: v for v in manifest["variants"]}
     graphs = {g["id"]: g for g in manifest["graphs"]}
 
     def key(t: Task):
         v = variants.get(t.variant)
-        if v is None or v.get("seed") or graphs.get(v["graph"], {}).get("mutating"):
+        g = graphs.get(v["graph"], {}) if v is not None else {}
+        if v is None or v.get("seed") or g.get("mutating") or g.get("writes") or g.get("effects"):
             return None
         if t.kind != TaskKind.RUN or t.perf or t.save_outputs:
             return None

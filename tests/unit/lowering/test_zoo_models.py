@@ -24,6 +24,24 @@ def test_transformers_family_gets_32_distinct_variants(name, tmp_path):
     assert len({v["key"] for v in variants}) >= 32
 
 
+@pytest.mark.slow  # ~40 s: Dynamo's trace of Mamba's sequential scan
+def test_mamba_runs_vmap_as_captured_and_says_why_it_is_not_rewritten(tmp_path):
+    """transformers' Mamba calls torch.vmap in its forward; Dynamo inlines it as transform-level calls (state, not
+    values): the graph is not rewritten, and says so, and its seed program runs eagerly as the model does."""
+    pytest.importorskip("transformers")
+    import torch
+
+    from eqsat_test.rewrite.generate import GenerateOptions, generate
+    from eqsat_test.runners.protocol import load_module
+    manifest = generate(ZOO / "hf_mamba.py", tmp_path / "bundle", GenerateOptions(variants=2))
+    (g,) = manifest["graphs"]
+    assert "functorch transform" in g["skipped_rewrites"], g.get("skipped_rewrites")
+    seed = load_module(str(tmp_path / "bundle" / next(v for v in manifest["variants"] if v["seed"])["file"]))
+    with torch.no_grad():
+        out = seed.forward(*seed.get_inputs())
+    assert torch.isfinite(out[0]).all()
+
+
 def test_a_zoo_model_whose_library_is_missing_is_one_line(tmp_path):
     """A zoo file imports its library in a try block: without it, loading says so in one line (exit 4 at the CLI)."""
     from eqsat_test.lowering.load import BadInput, load_model
