@@ -18,22 +18,23 @@ INT_DTYPES = ("int8", "uint8", "int16", "int32", "int64")
 # Magnitude profiles of floating inputs: how get_inputs() draws the values (a Python expression of S, the shape,
 # DT, the dtype, and g, the generator). Each aims at a class of bug: overflow in intermediates (wide: squares and
 # sums overflow), domain edges (edge1: erfinv, atanh, acos near +-1; big: acosh, log, sqrt of huge values),
-# subnormals (tiny), exact small integers (integral: floor, round, remainder, floor_divide on exact ties).
+# subnormals (tiny), cancellation near zero (small: expm1, log1p, atanh, sinh), exact small integers (integral: floor, round, remainder, floor_divide on exact ties).
 FLOAT_VALUES = {
     "normal": "torch.randn({S}, generator={G}, dtype=torch.float64)",
     "wide": "torch.randn({S}, generator={G}, dtype=torch.float64) * {WIDE}",
     "edge1": "(1 - torch.rand({S}, generator={G}, dtype=torch.float64) * 1e-3) * (torch.randint(0, 2, {S}, generator={G}) * 2 - 1)",
     "big": "torch.rand({S}, generator={G}, dtype=torch.float64) * {BIG} + 1",
     "tiny": "torch.randn({S}, generator={G}, dtype=torch.float64) * {TINY}",
+    "small": "torch.randn({S}, generator={G}, dtype=torch.float64) * 1e-4",
     "integral": "torch.randint(-9, 10, {S}, generator={G}).to(torch.float64)",
     "positive": "torch.rand({S}, generator={G}, dtype=torch.float64) * 4 + 0.25",
 }
-FLOAT_WEIGHTS = {"normal": 10, "wide": 2, "edge1": 2, "big": 1, "tiny": 1, "integral": 2, "positive": 2}
+FLOAT_WEIGHTS = {"normal": 10, "wide": 2, "edge1": 2, "big": 1, "tiny": 1, "small": 2, "integral": 2, "positive": 2}
 # Per dtype: near its overflow for `wide` (squares and sums overflow), a big value, a subnormal scale.
 SCALES = {
     "float32": {"WIDE": "1e30", "BIG": "1e25", "TINY": "1e-39"},
     "float64": {"WIDE": "1e300", "BIG": "1e200", "TINY": "1e-310"},
-    "float16": {"WIDE": "3e4", "BIG": "6e4", "TINY": "3e-6"},
+    "float16": {"WIDE": "1e4", "BIG": "6e4", "TINY": "3e-6"},
     "bfloat16": {"WIDE": "1e37", "BIG": "1e30", "TINY": "1e-39"},
 }
 INT_RANGES = {"int8": (-128, 128), "uint8": (0, 256), "int16": (-32768, 32768),

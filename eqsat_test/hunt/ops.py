@@ -46,9 +46,28 @@ EXTRA_UNARY = (
 UNARY_FORMS = tuple((u.name.replace("torch_", ""), _unary_form(u.name)) for u in UNARY) + EXTRA_UNARY
 
 
+# Ops whose weak spots a magnitude profile reaches: drawn for values of that profile half of the time.
+EDGE_OPS = {
+    "edge1": ("erfinv", "atanh", "asin", "acos", "logit", "log1p", "acosh"),
+    "big": ("acosh", "asinh", "log", "sqrt", "rsqrt", "log2", "exp", "cosh", "reciprocal"),
+    "small": ("expm1", "log1p", "atanh", "asinh", "sinh", "tan", "erf", "sinc", "tanh", "sin"),
+    "tiny": ("reciprocal", "rsqrt", "log", "expm1", "atanh", "sqrt", "sign", "sgn"),
+    "wide": ("exp", "square", "cosh", "sinh", "softplus", "sigmoid", "tanh", "pow"),
+    "integral": ("floor", "round", "trunc", "frac", "ceil", "sign"),
+}
+_FORMS_BY_NAME: dict[str, list[str]] = {}
+for _n, _f in UNARY_FORMS:
+    _FORMS_BY_NAME.setdefault(_n, []).append(_f)
+
+
 def unary(g: Gen):
     a = g.pick()
-    name, form = g.rng.choice(UNARY_FORMS)
+    edge = [n for n in EDGE_OPS.get(g.tags.get(a, ""), ()) if n in _FORMS_BY_NAME]
+    if edge and g.rng.random() < 0.5:
+        name = g.rng.choice(edge)
+        form = g.rng.choice(_FORMS_BY_NAME[name])
+    else:
+        name, form = g.rng.choice(UNARY_FORMS)
     return form.format(a=a), name, "pointwise"
 
 

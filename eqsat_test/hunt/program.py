@@ -42,6 +42,7 @@ class Program:
     writes: tuple[str, ...] = ()  # inputs the program writes in place
     read_back: tuple[str, ...] = ()  # of those, the ones read again after the write
     inplace: bool = True  # drawn with in-place ops allowed (GenOptions.inplace): part of what replays it
+    no_inputs: bool = False  # builds its tensors inside forward (its one input, the anchor, gives only the device)
 
     @property
     def ops(self) -> tuple[str, ...]:
@@ -57,7 +58,7 @@ class Program:
     def record(self) -> dict:
         """What the store keeps of it beside the file (stdlib values)."""
         return {"seed": self.seed, "version": self.version, "ops": list(self.ops), "classes": list(self.classes),
-                "dynamic": self.dynamic, "inplace": self.inplace, "inputs": [i.describe() for i in self.inputs],
+                "dynamic": self.dynamic, "inplace": self.inplace, "no_inputs": self.no_inputs, "inputs": [i.describe() for i in self.inputs],
                 "dtypes": sorted({i.dtype for i in self.inputs}), "shapes": [list(i.shape) for i in self.inputs],
                 "values": sorted({i.values for i in self.inputs}), "layouts": sorted({i.layout for i in self.inputs}),
                 "writes": list(self.writes), "read_back": list(self.read_back), "rejected": self.rejected,
@@ -113,7 +114,7 @@ def draw_program(seed: int, opts: GenOptions | None = None) -> Program:
     return Program(seed=seed, version=GENERATOR_VERSION, stmts=tuple(stmts), inputs=inputs,
                    params=params, outputs=outputs, dynamic=dynamic, profile=profile, rejected=rejected,
                    writes=tuple(dict.fromkeys(g.writes)), read_back=tuple(dict.fromkeys(g.read_back)),
-                   inplace=opts.inplace)
+                   inplace=opts.inplace, no_inputs=no_inputs)
 
 
 def _second_shape(rng: random.Random, g: Gen) -> tuple[int, ...]:
@@ -155,6 +156,9 @@ def _try(g: Gen, builder, target: str) -> Stmt | None:
             return None
         g.env[target] = value
         g.order.append(target)
+        read = _names_in(expr, g)
+        if read and read[0] in g.tags:  # a value keeps the magnitude profile of what it was made from
+            g.tags[target] = g.tags[read[0]]
     for name in _names_in(expr, g):
         g.uses[name] = g.uses.get(name, 0) + 1
         if g.pending_read == name:

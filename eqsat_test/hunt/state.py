@@ -43,6 +43,7 @@ class Gen:
     params: list[InputSpec] = field(default_factory=list)
     index_names: set[str] = field(default_factory=set)  # index inputs: only index ops read them, nothing writes them
     uses: dict[str, int] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)  # value -> the magnitude profile it came from (inputs.FLOAT_VALUES)
     writes: list[str] = field(default_factory=list)
     read_back: list[str] = field(default_factory=list)
     pending_read: str | None = None  # an input just written: the next op reads it back through a view
@@ -99,6 +100,7 @@ class Gen:
                          layout="contiguous" if index else layout or draw_layout(self.rng, tuple(shape)),
                          seed=self.seed * 16 + len(self.inputs) + len(self.params) * 5 + 1000, high=high)
         self.inputs.append(spec)
+        self.tags[name] = spec.values
         self.env[name] = self.make(spec)
         self.order.append(name)
         if index:
