@@ -148,6 +148,7 @@ class HuntProgress(Progress):
 
 
 def ledger_ids(clusters) -> list[int]:
+    """Ledger entries the clusters were matched to when recorded (the progress line's; the summary re-matches)."""
     return sorted({i for c in clusters for i in c.ledger})
 
 
@@ -198,7 +199,7 @@ def run_hunt(opts: HuntOptions, out: Path, *, as_json: bool = False) -> dict:
         feeder.backlog[:0] = first
         progress = HuntProgress(store, state)
         deadline = time.monotonic() + opts.minutes * 60
-        t0 = time.monotonic()
+        t0, started = time.monotonic(), time.time()
         sampler = GpuSampler().start() if "cuda" in opts.devices and opts.executor == "local" else None
         try:
             if plan is None:
@@ -211,7 +212,7 @@ def run_hunt(opts: HuntOptions, out: Path, *, as_json: bool = False) -> dict:
         summary = summarize(store, out, None)
         summary["issues"] = [str(p) for p in draft_issues(store, out)]
         summary.update(hunt_numbers(store, table, out, time.monotonic() - t0, state, progress.judged,
-                                    plan.at_once * plan.per_job if plan else cores))
+                                    plan.at_once * plan.per_job if plan else cores, started_at=started))
         summary["run"] = {"ran": stats.ran, "skipped": 0, "left": stats.left, "budget_spent": stats.budget_spent,
                           "wall_seconds": round(time.monotonic() - t0, 2), "executor": opts.executor,
                           **(plan.as_dict() if plan else {}), "peak_at_once": stats.peak_at_once,
@@ -226,7 +227,8 @@ def run_hunt(opts: HuntOptions, out: Path, *, as_json: bool = False) -> dict:
 
 
 def _run_ray_waves(opts: HuntOptions, out: Path, store, feeder: Feeder, cid: str, progress, deadline):
-    """On Ray: waves of programs, twice the cluster's CPUs each, until the deadline; one connection for all."""
+    """On Ray: waves of programs, one per CPU of the cluster, until the deadline (the last wave finishes, as the
+    local pool's running jobs do); one connection for all."""
     try:
         import ray
     except ImportError as e:
@@ -237,14 +239,14 @@ def _run_ray_waves(opts: HuntOptions, out: Path, store, feeder: Feeder, cid: str
         ray.init(address=opts.address or None, include_dashboard=False, log_to_driver=False)
     total = RunStats()
     try:
-        wave = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        wave = max(1, int(ray.cluster_resources().get("CPU", 1)))
         while not past(deadline):
             jobs = feeder(wave)
             if not jobs:
                 break
-            s = run_ray(jobs, store, out, None, None, cid, progress, deadline)
+            s = run_ray(jobs, store, out, None, None, cid, progress, None)
             total.ran, total.left = total.ran + s.ran, s.left
-            total.budget_spent = s.budget_spent
+            total.peak_at_once = max(total.peak_at_once, len(jobs))
     finally:
         if started:
             ray.shutdown()
@@ -252,11 +254,13 @@ def _run_ray_waves(opts: HuntOptions, out: Path, store, feeder: Feeder, cid: str
 
 
 def hunt_numbers(store, table: ProgramTable, out: Path, wall: float, state: HuntState, judged: int,
-                 cores: int) -> dict:
+                 cores: int, started_at: float = 0.0) -> dict:
     """The hunt's figures: programs made, discarded (by stage), judged; variants and tasks judged; per minute and
     per core-hour (this run's); candidates, root causes, ledger matches, internal errors (by message)."""
     pc = table.counts()
     jobs = store.jobs()
+    tasks_now = sum(int(j.get("executed") or 0) for j in jobs if j["status"] == "done"
+                    and (j.get("started") or 0) >= started_at)
     variants = sum(int(j.get("variants") or 0) for j in jobs if j["status"] == "done")
     executed = sum(int(j.get("executed") or 0) for j in jobs if j["status"] == "done")
     internal: dict[str, int] = {}
@@ -264,15 +268,20 @@ def hunt_numbers(store, table: ProgramTable, out: Path, wall: float, state: Hunt
         if j["status"] in ("error", "crash") or j.get("exit_code") == 3:
             key = internal_error_line(str(j.get("error") or ""), j["status"])
             internal[key] = internal.get(key, 0) + 1
+    from eqsat_test.runners.campaign.hunt_issues import ledger_ids_now  # (re-matched as the ledger is now)
+    from eqsat_test.runners.findings.ledger import load_ledger
     clusters = store.clusters()
+    ledger = load_ledger()
+    now = [ledger_ids_now(c, ledger) for c in clusters]
     core_hours = max(1e-9, wall * cores / 3600)
     return {"programs": pc["ok"], "discarded": pc["discarded"], "discarded_by_stage": pc["by_stage"],
             "judged": sum(1 for j in jobs if j["status"] == "done"), "variants": variants, "executed": executed,
             "this_run": {"programs_made": state.generated, "discarded": state.discarded, "judged": judged,
                          "minutes": round(wall / 60, 2), "programs_per_minute": round(judged / max(1e-9, wall) * 60, 2),
-                         "cores": cores, "judged_per_core_hour": round(judged / core_hours, 1)},
+                         "cores": cores, "judged_per_core_hour": round(judged / core_hours, 1),
+                         "tasks_per_core_hour": round(tasks_now / core_hours, 1)},
             "candidates": store.counts()["compiler_bugs"], "root_causes": len(clusters),
-            "ledger_matches": ledger_ids(clusters), "new_root_causes": sum(1 for c in clusters if not c.ledger),
+            "ledger_matches": sorted({i for ids in now for i in ids}), "new_root_causes": sum(1 for ids in now if not ids),
             "internal_errors": sum(internal.values()), "internal_error_kinds": internal}
 
 
@@ -292,8 +301,9 @@ def hunt_text(s: dict) -> str:
     lines = [f"eqsat-test: hunt: {s['programs']} programs made, {s['discarded']} discarded "
              f"({', '.join(f'{k} {v}' for k, v in s['discarded_by_stage'].items()) or 'none'}), {s['judged']} judged "
              f"({s['variants']} variants, {s['executed']} tasks)",
-             f"  this run: {r['judged']} judged in {r['minutes']:.1f} min ({r['programs_per_minute']:.1f}/min, "
-             f"{r['judged_per_core_hour']:.0f} per core-hour on {r['cores']} core(s))",
+             f"  this run: {r['judged']} programs judged in {r['minutes']:.1f} min ({r['programs_per_minute']:.1f}/min; "
+             f"per core-hour on {r['cores']} core(s): {r['judged_per_core_hour']:.0f} programs, "
+             f"{r['tasks_per_core_hour']:.0f} seeds and variants)",
              f"  candidates {s['candidates']}, root causes {s['root_causes']} ({s['new_root_causes']} not in the "
              f"ledger), ledger matches: {', '.join(f'#{i}' for i in s['ledger_matches']) or 'none'}"]
     if s["internal_errors"]:

@@ -16,13 +16,15 @@ RUN_SECONDS = 300.0
 
 
 def draft_issues(store, out: Path, run: bool = True) -> list[Path]:
-    """ISSUE.md (and repro.py) for every root cause in the store that is not in the ledger and has a repro;
-    existing drafts are kept (a resumed hunt drafts only the new ones). Returns the ISSUE.md paths."""
+    """ISSUE.md (and repro.py) for every root cause in the store with a repro that matches no ledger entry now
+    (new_root_cause); existing drafts are kept (a resumed hunt drafts only the new ones). Returns the ISSUE.md paths."""
     from eqsat_test.runners.campaign.hunt_programs import ProgramTable  # (the programs' seeds, for the report)
+    from eqsat_test.runners.findings.ledger import load_ledger  # (the ledger as it is now)
     programs = ProgramTable(store).by_path()
     sightings = store.cluster_sightings()
+    ledger = load_ledger()
     made = []
-    new = [c for c in store.clusters() if not c.ledger and c.repro and Path(c.repro).is_file()]
+    new = [c for c in store.clusters() if c.repro and Path(c.repro).is_file() and new_root_cause(c, ledger)]
     for n, c in enumerate(new, 1):
         folder = Path(out) / ISSUES_DIR / f"{n:02d}-{_slug(c)}"
         if (folder / "ISSUE.md").is_file():
@@ -32,6 +34,19 @@ def draft_issues(store, out: Path, run: bool = True) -> list[Path]:
         hunt = [programs[s["model"]] for s in seen if s.get("model") in programs]
         made.append(write_issue(c, Path(c.repro).parent, folder, hunt, run=run))
     return made
+
+
+def ledger_ids_now(c, ledger) -> tuple[int, ...]:
+    """The ledger entries the cluster's representative finding (its meta.json) matches as the ledger is now, or the
+    cluster's as recorded where the finding's file is gone: entries added, or matching made stricter, since the
+    hunt judged it count."""
+    from eqsat_test.runners.findings.ledger import ledger_matches  # (matching by op, device, side)
+    meta = _json(Path(c.repro).parent / "meta.json") if c.repro else {}
+    return tuple(sorted({e.id for e in ledger_matches(meta, ledger)})) if meta else tuple(c.ledger)
+
+
+def new_root_cause(c, ledger) -> bool:
+    return not ledger_ids_now(c, ledger)
 
 
 def _slug(c) -> str:
@@ -81,10 +96,12 @@ def pasteable_repro(program: Path, inputs_pt: Path, meta: dict) -> tuple[str, bo
     body = src.split("\ndef get_inputs(", 1)[0]
     body = _drop_blocks(body, ("def index_sources(", "class Model(", "INPUTS_FILE", "INPUT_NAMES", "DEVICE =",
                                "from pathlib import Path", "# "))
-    literal = _inputs_literal(inputs_pt)
+    device = meta.get("device") or "cpu"
+    body = body.replace("import torch\n", f"import torch\n\nDEVICE = torch.device({device!r})\n\n", 1)
+    literal = _inputs_literal(inputs_pt) or _given_inputs(src, meta)
     inputs = literal if literal is not None else \
         'inputs = torch.load(__import__("pathlib").Path(__file__).with_name("inputs.pt"), weights_only=True)'
-    device = meta.get("device") or "cpu"
+
     tail = f'''
 
 {inputs}
@@ -128,6 +145,31 @@ print("MISMATCH" if bad else "no difference")
 raise SystemExit(1 if bad else 0)
 '''
     return body.rstrip() + "\n" + tail, literal is not None
+
+
+def _given_inputs(program_src: str, meta: dict) -> str | None:
+    """Where the failing inputs are the model file's own (input set "given", sizes as written) and every argument of
+    the program's forward names one of them (`l_x0_`: x0), the file's get_inputs() itself, which makes them again
+    from its seeds: a few lines instead of thousands of numbers."""
+    if (meta.get("min_input_set") or meta.get("input_set")) != "given" or ((meta.get("sizes") or {}).get("scaled")):
+        return None
+    m = re.search(r"^def forward\(([^)]*)\)", program_src, re.M)
+    model = Path(str(meta.get("model") or ""))
+    if not m or not model.is_file():
+        return None
+    args = [a.strip() for a in m.group(1).split(",") if a.strip()]
+    names = [re.fullmatch(r"l_(\w+?)_", a) for a in args]
+    model_src = model.read_text()
+    get = re.search(r"^def get_inputs\(\):\n(?:    .*\n|\n)*", model_src, re.M)
+    ret = re.search(r"^    return \[(.*)\]$", get.group(0), re.M) if get else None
+    if not get or not ret or not all(names):
+        return None
+    given = [n.strip() for n in ret.group(1).split(",")]
+    if not all(n and n.group(1) in given for n in names):
+        return None
+    picks = ", ".join(f"_given[{n.group(1)!r}]" for n in names if n)
+    return (f"{get.group(0).rstrip()}\n\n\n_given = dict(zip({given!r}, get_inputs()))  # {model.name}'s own inputs\n"
+            f"inputs = [{picks}]")
 
 
 def _drop_blocks(text: str, starts: tuple[str, ...]) -> str:
@@ -200,8 +242,8 @@ def issue_text(c, meta: dict, script: str, output: str, bisect: str, hunt: list[
         "```",
         "" if inline else "(The inputs are too large to write inline: attach `inputs.pt`, saved with torch.save.)",
         "",
-        "**Expected**: compiled equals eager within rounding (eager agrees with a float64 run"
-        + (f"; {referee}" if referee else "") + ").",
+        "**Expected**: compiled equals eager (integers and booleans exactly, floats within rounding), as eager "
+        "agrees with a float64 run" + (f" ({referee})" if referee and not meta.get("min_detail") else "") + ".",
         "",
         f"**Actual**: {detail}",
         "",

@@ -103,6 +103,12 @@ _SYMPTOM_OF = {FindingKind.COMPILE_CRASH.value: "crash", FindingKind.RUN_CRASH.v
                FindingKind.TIMEOUT.value: "hang"}
 
 
+# The side a finding of wrong values convicts (by the independent referee where it decided): only entries with that
+# wrong_side match it, so a compiled index_add that is wrong is not the eager index_add bug of another entry.
+_SIDE_OF = {FindingKind.EAGER_BUG.value: "eager", FindingKind.MISCOMPILE.value: "compiled",
+            FindingKind.SEED_MISCOMPILE.value: "compiled", FindingKind.GRAD_MISCOMPILE.value: "compiled"}
+
+
 def _base(op: str) -> str:
     return op.rsplit(".", 1)[-1]  # torch.expm1, Tensor.expm1, torch.special.expm1 -> expm1 (as signature())
 
@@ -119,11 +125,13 @@ def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntr
     """The entries `finding` (a finding dict, as report.json holds it) may be an instance of.
 
     Only bug kinds match, and only entries of the finding's symptom (a crash matches crashes, a timeout
-    hangs, any other kind wrong values). The program's ops: `min_ops` where the finding was minimized,
+    hangs, any other kind wrong values), and of the wrong side where the kind names one (eager-bug: eager; a
+    miscompile: compiled). The program's ops: `min_ops` where the finding was minimized,
     else `ops` (the whole graph's). The device: any of a device-mismatch's "cpu/cuda"."""
     if finding.get("kind") not in BUG_KINDS or not entries:
         return []
     symptom = _SYMPTOM_OF.get(str(finding.get("kind")), SYMPTOMS[0])
+    side = _SIDE_OF.get(str(finding.get("kind")))
     ops_src = finding.get("min_ops")
     ops = {_base(o) for o in (ops_src if ops_src is not None else finding.get("ops") or [])}
     devices = {d.lower() for d in str(finding.get("device") or "").split("/") if d}
@@ -131,7 +139,7 @@ def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntr
     sets = [str(s) for s in (finding.get("min_input_set"), finding.get("input_set")) if s]
     out = []
     for e in entries:
-        if e.symptom != symptom or not devices & set(e.devices):
+        if e.symptom != symptom or not devices & set(e.devices) or (side and e.wrong_side != side):
             continue
         if not all(any(a in ops for a in alts) for alts in e.ops):
             continue

@@ -111,3 +111,16 @@ def test_a_crash_matches_crash_entries_only():
     assert _ids(mask, entries) == [15] and 15 not in _ids({**mask, "kind": "miscompile"}, entries)
     assert 23 in _ids({**mask, "min_ops": ["torch.arange", "operator.le", "torch.logical_xor", "Tensor.where"]},
                       entries)
+
+
+def test_wrong_values_match_entries_of_the_side_they_convict():
+    """#16 is eager's index_add (a float alpha truncated): a compiled index_add that is wrong is another bug; #1 is
+    eager's pow: an eager-bug of pow matches it, a miscompile of pow does not."""
+    entries = load_ledger()
+    wrong_compiled = {"kind": "seed-miscompile", "device": "cpu", "min_ops": ["Tensor.index_add", "torch.arange"],
+                      "input_set": "given"}
+    assert 16 not in _ids(wrong_compiled, entries)
+    assert 16 in _ids({**wrong_compiled, "kind": "eager-bug"}, entries)
+    pow_special = {"kind": "eager-bug", "device": "cpu", "min_ops": ["operator.pow"], "input_set": "special-0"}
+    assert 1 in _ids(pow_special, entries) and 1 not in _ids({**pow_special, "kind": "miscompile"}, entries)
+    assert 8 in _ids({"kind": "miscompile", "device": "cpu", "min_ops": ["torch.remainder"]}, entries)

@@ -137,14 +137,20 @@ def test_a_new_root_cause_gets_a_draft_report(tmp_path):
     assert issue_text(_cluster(d / "repro.py"), {}, "pass", "", "", [], inline=False).count("attach `inputs.pt`") == 1
 
 
-def test_drafts_only_for_root_causes_not_in_the_ledger(tmp_path):
-    d = _finding(tmp_path)
+def test_drafts_only_for_root_causes_the_ledger_does_not_hold_now(tmp_path):
+    """A cluster whose representative matches an entry gets no draft; one recorded as matching an entry that the
+    ledger, as it is now, does not give it (a compiled index_add wrongly taken for eager's #16) gets one."""
     with _store(tmp_path) as store:
-        known, new = _cluster(d / "repro.py", ledger=(5,)), _cluster(d / "repro.py")
-        for c, key in ((known, "known"), (new, "new")):
-            c = Cluster.from_dict({**c.to_dict(), "key": key})
+        for key, kind, ops, recorded in (("known", "miscompile", ["torch.remainder"], (8,)),
+                                         ("new", "miscompile", ["torch.cumsum"], ()),
+                                         ("stale", "seed-miscompile", ["Tensor.index_add", "torch.arange"], (16,))):
+            d = _finding(tmp_path / key)
+            meta = json.loads((d / "meta.json").read_text())
+            (d / "meta.json").write_text(json.dumps({**meta, "kind": kind, "min_ops": ops, "backend": "inductor"}))
+            c = Cluster.from_dict({**_cluster(d / "repro.py", ledger=recorded).to_dict(), "key": key,
+                                   "pattern": [o.rsplit(".", 1)[-1] for o in ops]})
             store.db.execute("INSERT INTO clusters VALUES (?,?,?,?,?,?,?,?,?,?,1,?,?,?)",
                              (c.key, c.kind, c.backend, c.device, c.symptom, c.input_class, json.dumps(list(c.pattern)),
                               json.dumps(list(c.ledger)), 0, c.count, 0.0, 0.0, json.dumps(c.to_dict())))
         paths = draft_issues(store, tmp_path, run=False)
-    assert len(paths) == 1 and paths[0].parent.name.startswith("01-cumsum")
+    assert sorted(p.parent.name.split("-", 1)[1] for p in paths) == ["cumsum-cpu", "index_add-arange-cpu"]
