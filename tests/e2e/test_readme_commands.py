@@ -32,7 +32,9 @@ RULES = [
         "skip", "runs the 20 jobs of the example campaign (about an hour on 2 cores); tests/e2e/test_campaign.py runs "
                 "campaigns, kill -9 and resume included")),
     (r"^eqsat-test report examples/campaign-out", ("skip", "reads the store of the campaign run above (skipped)")),
-    (r"^eqsat-test run$", ("skip", "the command's name, not a command line")),
+    (r"^eqsat-test fuzz --minutes 30", ("skip", "a 30-minute hunt; tests/e2e/test_fuzz.py runs a tiny one and resumes it")),
+    (r"^python -m eqsat_test\.hunt --seed", ("run", (0,), {})),
+    (r"^eqsat-test (run|fuzz)$", ("skip", "the command's name, not a command line")),
     (r"^eqsat-test MODEL\.py$", ("skip", "the template that the runs of the examples above fill in")),
     (r"^eqsat-test MODEL\.py --backend", ("run", OK_OR_FOUND, {"MODEL.py": "examples/mlp.py"})),
     (r"^eqsat-test MODEL\.py --grad", ("run", OK_OR_FOUND, {"MODEL.py": "examples/mlp.py -n 4"})),

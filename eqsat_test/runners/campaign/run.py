@@ -205,9 +205,11 @@ class GpuSampler:
 # ---------------------------------------------------------------------------------------------
 
 def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: str, progress: Progress,
-              deadline: float | None) -> RunStats:
+              deadline: float | None, refill=None) -> RunStats:
     """The local pool: at most `plan.at_once` jobs at once (cuda jobs: at most plan.gpu_caps[i] on GPU i),
-    each a supervised subprocess with its timeout running `--jobs plan.workers(device)` workers."""
+    each a supervised subprocess with its timeout running `--jobs plan.workers(device)` workers.
+    `refill(n)`, where given, returns up to n more jobs whenever a slot would idle before the deadline (a hunt's
+    next programs); the pool ends when it returns none and nothing runs."""
     stats = RunStats()
     tmp_root = out / RUNS_DIR / TMP_DIR
     pending = list(jobs)
@@ -220,7 +222,12 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
         open_ = [i for i, cap in enumerate(plan.gpu_caps) if on_gpu[i] < cap]
         return min(open_, key=lambda i: (on_gpu[i] / plan.gpu_caps[i], i)) if open_ else None
 
+    def top_up() -> None:
+        if refill is not None and not past(deadline) and len(pending) < len(free):
+            pending.extend(refill(len(free) - len(pending)))
+
     try:
+        top_up()
         while pending or running:
             if past(deadline) and pending:
                 stats.budget_spent = True  # no job starts after the budget; the running ones finish
@@ -255,6 +262,7 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
                 store.record_job(job, outcome)
                 stats.ran += 1
                 progress.update(job, outcome, store.counts())
+            top_up()
             progress.heartbeat([(job, jp.started, jp.run_dir) for job, jp, _ in running.values()])
             time.sleep(0.1)
     except KeyboardInterrupt:
@@ -367,7 +375,8 @@ def campaign_id_of(out: Path) -> str:
 LOCK_NAME = "campaign.lock"
 
 
-def _lock(out: Path):
+def lock_out(out: Path):
+    """Hold OUT's campaign lock (one campaign process per folder); a usage error where another holds it."""
     import fcntl
     fh = open(out / LOCK_NAME, "a+")
     try:
@@ -416,7 +425,7 @@ def run_campaign(spec: Spec, out: Path, *, as_json: bool = False, retry_failed: 
                                    "pip install 'eqsat-test[ray]'") from e
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    lock = _lock(out)
+    lock = lock_out(out)
     cid = campaign_id_of(out)
     # Processes of an earlier run of this campaign that outlived it (kill -9): we hold the lock, so
     # anything still marked with this campaign is an orphan.

@@ -18,7 +18,7 @@ from eqsat_test.runners.records import MINIMIZE_SECONDS, ExitCode, FindingKind
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
 # stay fast and `exec` never imports egglog (the generation side) on a host without it.
 
-COMMANDS = ("run", "generate", "exec", "rules", "campaign", "report")
+COMMANDS = ("run", "generate", "exec", "rules", "campaign", "report", "fuzz")
 
 
 def _err(msg: str) -> None:
@@ -48,6 +48,7 @@ def cli() -> None:
     eqsat-test rules list|check|new|stats
     eqsat-test campaign SPEC.toml  many models x rule sets x backends x devices
     eqsat-test report DIR          HTML report of a campaign or run folder
+    eqsat-test fuzz --minutes N    hunt: generated programs, judged as a campaign
 
     Exit codes: 0 nothing found, 1 compiler-bug candidates found, 2 interrupted,
     3 internal error of eqsat-test, 4 usage or bad input.
@@ -543,9 +544,11 @@ def rules_stats(out, as_json):
 
 
 from eqsat_test.runners.cli.campaign import campaign_cmd, report_cmd  # noqa: E402  (imports nothing heavy)
+from eqsat_test.runners.cli.fuzz import fuzz_cmd  # noqa: E402  (imports nothing heavy)
 
 cli.add_command(campaign_cmd)
 cli.add_command(report_cmd)
+cli.add_command(fuzz_cmd)
 
 
 def main(argv=None) -> None:

@@ -113,11 +113,14 @@ def test_a_crash_matches_crash_entries_only():
                       entries)
 
 
-def test_a_match_agrees_on_the_wrong_side():
-    """A miscompile of index_add (compiled wrong: into an expanded, stride-0 tensor) is no instance of ledger #16,
-    whose eager side is wrong (index_add truncates a float alpha on integers); an eager-bug of index_add is."""
+def test_wrong_values_match_entries_of_the_side_they_convict():
+    """#16 is eager's index_add (a float alpha truncated): a compiled index_add that is wrong is another bug; #1 is
+    eager's pow: an eager-bug of pow matches it, a miscompile of pow does not."""
     entries = load_ledger()
-    compiled_wrong = {"kind": "seed-miscompile", "device": "cpu", "min_ops": ["Tensor.expand", "Tensor.index_add"],
-                      "input_dtypes": ["float32", "int64"]}
-    assert 16 not in _ids(compiled_wrong, entries)
-    assert 16 in _ids({**compiled_wrong, "kind": "eager-bug"}, entries)
+    wrong_compiled = {"kind": "seed-miscompile", "device": "cpu", "min_ops": ["Tensor.index_add", "torch.arange"],
+                      "input_set": "given"}
+    assert 16 not in _ids(wrong_compiled, entries)
+    assert 16 in _ids({**wrong_compiled, "kind": "eager-bug"}, entries)
+    pow_special = {"kind": "eager-bug", "device": "cpu", "min_ops": ["operator.pow"], "input_set": "special-0"}
+    assert 1 in _ids(pow_special, entries) and 1 not in _ids({**pow_special, "kind": "miscompile"}, entries)
+    assert 8 in _ids({"kind": "miscompile", "device": "cpu", "min_ops": ["torch.remainder"]}, entries)
