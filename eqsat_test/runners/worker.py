@@ -24,6 +24,7 @@ from eqsat_test.runners.exec.compiler_lines import measured
 from eqsat_test.runners.exec.training import backward_stage, compile_context, judge_step, training
 from eqsat_test.runners.oracle.inputs import InputSet, input_sets
 from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
+from eqsat_test.runners.oracle.numerics import equal_nan, leaves
 from eqsat_test.runners.oracle.referee import referee_crash, referee_mismatch, safely
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 from eqsat_test.runners.oracle.verdict import Verdict
@@ -306,7 +307,6 @@ def _compiled_again(r, got, compiled, opts, device, v) -> dict | None:
 
 def _first_difference(a, b) -> tuple[str, str] | None:
     """(leaf path, what differs) at the first leaf where `a` and `b` are not the same bits (NaN equals NaN)."""
-    from eqsat_test.runners.oracle.numerics import equal_nan, leaves
     la, lb = leaves(a), leaves(b)
     if [p for p, _ in la] != [p for p, _ in lb]:
         return "", "the structure differs"

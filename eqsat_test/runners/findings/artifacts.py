@@ -74,8 +74,7 @@ def _forward_and_imports(src: str) -> tuple[str, list[str]]:
     fwd = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
     if fwd is None:
         raise ValueError("program has no `forward` function")
-    # a program that writes its inputs (lowering/emit.py): `program` comes too, with what calls it on copies of the
-    # inputs it writes (WRITES, INPUT_NAMES, written_copies, written_call)
+    # a program that writes its inputs (lowering/emit.py): `program` and what calls it on copies of them come too
     writes = {"WRITES", "INPUT_NAMES", "program", "written_copies", "written_call"}
     kept = [n for n in tree.body if (isinstance(n, ast.FunctionDef) and n.name in writes) or (
         isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id in writes for t in n.targets))]

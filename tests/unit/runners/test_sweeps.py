@@ -356,7 +356,7 @@ def test_signature_uses_the_sweep_key_and_repro_compiles_dynamic():
         ''')
     text = _repro_source(src, {**f, "detail": "d", "compile_extra": {"dynamic": True}, "warmup_file": "w.pt"})
     ast.parse(text)
-    assert 'torch.compile(forward, backend="inductor", dynamic=True)' in text
+    assert 'compiled_program(backend="inductor", dynamic=True)' in text
     assert "warmup.pt" in text and "sweep: sizes=[17, 33]" in text
 
 
