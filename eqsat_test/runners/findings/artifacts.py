@@ -78,11 +78,9 @@ def _forward_and_imports(src: str) -> tuple[str, list[str]]:
     writes = {"WRITES", "INPUT_NAMES", "program", "written_copies", "written_call"}
     kept = [n for n in tree.body if (isinstance(n, ast.FunctionDef) and n.name in writes) or (
         isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id in writes for t in n.targets))]
-    mods = []
-    for n in tree.body:
-        if isinstance(n, ast.Import):
-            mods += [a.name for a in n.names if a.name not in ("torch", "math") and a.asname is None]
-    parts = [ast.get_source_segment(src, f) for f in (*kept, fwd) if f is not None]
+    mods = [a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names
+            if a.name not in ("torch", "math") and a.asname is None]
+    parts = [ast.get_source_segment(src, f) for f in (*kept, fwd)]
     return "\n\n\n".join(p for p in parts if p), sorted(set(mods))
 
 
