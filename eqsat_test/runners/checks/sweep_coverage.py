@@ -27,6 +27,7 @@ class SeedSweep:
     eager_invalid_points: tuple[str, ...] = ()
     cut_short: bool = False  # by the sweep's own time cap
     layouts: tuple[str, ...] = ()  # layout points planned ("strided", "expanded")
+    layouts_not: str | None = None  # why none was (too costly at the given sizes)
     cost_sizes: dict = field(default_factory=dict)  # dtype ("" the given one) -> the smaller free sizes its points ran at
 
     def to_dict(self) -> dict:
@@ -115,7 +116,7 @@ def _seed_sweep(r: Result, requested: list[str], cfg: dict) -> SeedSweep:
                      size_groups=groups, sizes_fixed=fixed, size_points=size_points,
                      dynamic_sizes=len(s.get("dynamic_sizes") or []), sizes_not=sizes_not,
                      eager_invalid_points=tuple(s.get("eager_invalid_points") or ()), cut_short=bool(s.get("truncated")),
-                     layouts=layouts, cost_sizes=dict(s.get("cost_sizes") or {}))
+                     layouts=layouts, layouts_not=skipped.get("layouts"), cost_sizes=dict(s.get("cost_sizes") or {}))
 
 
 def _why_not(reasons: dict[str, str]) -> str:
@@ -150,6 +151,8 @@ def coverage_lines(cov: SweepCoverage | None, stats: dict | None) -> list[str]:
                          + (f", dynamic=True over {s.dynamic_sizes} sizes" if s.dynamic_sizes else ""))
         if s.layouts:
             lines.append(f"    {s.program}: layouts swept: {', '.join(s.layouts)}")
+        elif s.layouts_not:
+            lines.append(f"    {s.program}: layouts not swept: {s.layouts_not}")
         if s.eager_invalid_points:
             shown = s.eager_invalid_points[:MAX_REASONS]
             lines.append(f"    {s.program}: {len(s.eager_invalid_points)} point(s) set aside, the program raises eagerly "

@@ -32,7 +32,9 @@ LOW_PRECISION = (torch.float16, torch.bfloat16)
 _INT_RANGE = {torch.int8: (-128, 127), torch.uint8: (0, 255), torch.int16: (-1000, 1000),
               torch.int32: (-1000, 1000), torch.int64: (-1000, 1000)}
 _INT_PARAM_RANGE = (-3, 3)  # parameters cast to an integer target: small weights
-CATEGORIES = ("dtype,sizes", "dtype", "sizes", "layout", "dynamic")  # order of a variant's sample
+# order of a variant's sample; layout points are the seed's only (each a new compile of every kernel, for the
+# 7 to 10 variants of a run that have no other point, a size-fixing rule's, they doubled the sweeps' time)
+CATEGORIES = ("dtype,sizes", "dtype", "sizes", "dynamic")
 
 # Ops after which a low-precision rounding difference is a whole step, not an ulp.
 _DISCONTINUOUS = re.compile(
@@ -546,7 +548,7 @@ def plan_points(base, plan: Plan, cfg: SweepConfig, is_param: list[bool] | None 
             a = _fit(base, plan, tuple(rng.choice(odd) for _ in plan.groups), cfg)
             if a is not None and _within_cost(plan, a, d):
                 static.append(Point(d, a))
-    if "layouts" not in plan.skipped:
+    if "layouts" not in plan.skipped and cfg.full:
         static += [Point(None, plan.cost_sizes.get(""), layout=lay, cost_sized="" in plan.cost_sizes)
                    for lay in cfg.layouts if _layout_changes(base, is_param, lay)]
     dyn = [a for a in assignments if 1 not in a and 0 not in a]  # sizes 0 and 1 are specialised (recompiles)

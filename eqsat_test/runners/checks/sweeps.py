@@ -20,9 +20,9 @@ ordinary task, so that a hang or a crash at some swept dtype or size costs the s
    ("sizes=[17, 33]", one size per group, within `max_elements`; SHAPE_EDGES first: 0, 1 and odd
    sizes around vector widths); each valid dtype at odd sizes ("dtype=int8,sizes=[17, 33]"); each
    memory layout at the given dtype and sizes ("layout=strided", "layout=expanded":
-   inputs.with_layout); and `dynamic=True` compilation called with a sequence of sizes
-   ("dynamic,sizes=[...]"). The seed gets every point; a variant gets a small sample (one of each
-   category, chosen by seed and variant id). A point the program refuses eagerly (an expanded
+   inputs.with_layout; the seed's only); and `dynamic=True` compilation called with a sequence of
+   sizes ("dynamic,sizes=[...]"). The seed gets every point; a variant gets a small sample (one of
+   each category but layout, chosen by seed and variant id). A point the program refuses eagerly (an expanded
    input it writes to) is set aside.
 3. Values per dtype: floats keep the given tensors' mean/std with the dtype's special values
    (runners/oracle/inputs.py); int8/uint8 uniform over their whole range, wider ints in [-1000, 1000],
@@ -38,7 +38,8 @@ ordinary task, so that a hang or a crash at some swept dtype or size costs the s
    kind, symptom and dtype kind across variants collapse into one (`sweep_also_seen`).
 5. Cost (benchmarks/sweep_cost.py): with the defaults (seed: every point, ~24 static points in
    one batch + one dynamic compile; variants: 2 points in one batch) a run costs 2.3-3x the CPU
-   of a run without sweeps; `--sweep-points 0` sweeps the seeds only, `--no-sweep` nothing.
+   of a run without sweeps (measured before the shape-edge and layout points, which add 3 points
+   to the seed's batch of up to 32); `--sweep-points 0` sweeps the seeds only, `--no-sweep` nothing.
 
 The oracle is runners/oracle.judge, unchanged, with one documented leniency: float16/bfloat16
 points of programs containing discontinuous ops (comparisons, floor/ceil/round/trunc, sign,

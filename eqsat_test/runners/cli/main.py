@@ -85,7 +85,7 @@ def gen_options(f):
 
 
 _SWEEP_DTYPES = ("float16", "bfloat16", "float64", "int8", "uint8", "int16", "int32", "int64", "bool")  # = sweeps.DEFAULT_DTYPES
-_SWEEP_SIZES = (1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)  # = sweeps.DEFAULT_SIZES
+_SWEEP_SIZES = (0, 1, 7, 8, 9, 15, 16, 17, 18, 31, 32, 33, 63, 64, 65, 127, 128, 129)  # = sweeps.DEFAULT_SIZES
 _INPUT_KINDS = ("given", "random", "special", "huge", "domain")  # = oracle.inputs.KINDS
 
 

@@ -73,3 +73,5 @@ def test_layouts_costly_points_and_points_set_aside_are_named():
     assert "layouts swept: strided, expanded" in text
     assert "costly at the given sizes, run smaller: float32 at [256], float16 at [256]" in text
     assert "1 point(s) set aside, the program raises eagerly at them: layout=expanded,sizes=[256]" in text
+    costly = _seed(skipped={"layouts": "too costly: ~9 s of eager work an input set at float32 (...)"})
+    assert "layouts not swept: too costly: ~9 s" in "\n".join(coverage_lines(sweep_coverage([costly], MANIFEST, CFG), {}))

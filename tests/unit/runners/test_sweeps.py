@@ -171,6 +171,8 @@ def test_points_seed_full_variant_sample(tmp_path):
     small, sdyn = plan_points([x, y], plan, SweepConfig(full=False, key="g0_v001", points=3))
     assert len(small) == 3 and {p.category for p in small} == {"dtype", "sizes", "dtype,sizes"}
     assert set(small) <= set(full) and sdyn == []  # dynamic: the seed only by default
+    many, _ = plan_points([x, y], plan, SweepConfig(full=False, key="g0_v001", points=40))
+    assert not any(p.layout for p in many) and any(p.layout for p in full)  # layouts: the seed's only
     assert small == plan_points([x, y], plan, SweepConfig(full=False, key="g0_v001", points=3))[0]  # deterministic
     assert len(plan_points([x, y], plan, SweepConfig(full=False, key="g0_v001"))[0]) == 2  # the default
     others = {tuple(plan_points([x, y], plan, SweepConfig(full=False, key=f"g0_v{k:03d}"))[0]) for k in range(8)}
