@@ -505,32 +505,31 @@ def _static_cycle(cfg: SweepConfig) -> list[int]:
     return edges + [rest[i] for i in picks]
 
 
-def _size_assignments(base: tuple, plan: Plan, cfg: SweepConfig, cycle: list[int] | tuple[int, ...]) -> list[tuple[int, ...]]:
+def _size_assignments(base: tuple, plan: Plan, cfg: SweepConfig, cycle: list[int] | tuple[int, ...],
+                      dtype: str | None) -> list[tuple[int, ...]]:
     """Assignment i gives group g cycle[(i + 5g) % n] (groups differ within a point), within the memory
-    budget; an assignment beyond a costly program's cost sizes (a group larger than Plan.cost_sizes says) is
-    left out."""
+    budget; an assignment beyond a costly program's cost sizes at `dtype` (_within_cost) is left out."""
     n = len(cycle)
     out: list[tuple[int, ...]] = []
     for i in range(n):
         a = _fit(base, plan, tuple(cycle[(i + 5 * g) % n] for g in range(len(plan.groups))), cfg)
-        if a is not None and a not in out and _within_cost(plan, a):
+        if a is not None and a not in out and _within_cost(plan, a, dtype):
             out.append(a)
     return out
 
 
-def _within_cost(plan: Plan, sizes: tuple[int, ...], dtype: str | None = None) -> bool:
-    """Whether free sizes stay within the cost sizes of `dtype` (None: of every dtype with any)."""
+def _within_cost(plan: Plan, sizes: tuple[int, ...], dtype: str | None) -> bool:
+    """Whether free sizes stay within the cost sizes of `dtype` ("": the given one; None: every dtype, for the
+    dynamic sweep that calls them all)."""
     caps = [plan.cost_sizes[dtype]] if dtype is not None and dtype in plan.cost_sizes else \
         list(plan.cost_sizes.values()) if dtype is None else []
     return all(z <= c for cap in caps for z, c in zip(sizes, cap))
 
 
-def _layout_changes(base: tuple, is_param: list[bool] | None, layout: str) -> bool:
-    """Whether a layout changes the memory layout of some non-parameter tensor (inputs.with_layout)."""
-    for x, p in zip(base, is_param or [False] * len(base)):
-        if isinstance(x, torch.Tensor) and not p and x.numel() > 1 and (layout == "strided" or max(x.shape) > 1):
-            return True
-    return False
+def _layout_changes(base: tuple, is_param: list[bool] | None) -> bool:
+    """Whether a layout changes the memory layout of some non-parameter tensor (one of 2 or more elements)."""
+    return any(isinstance(x, torch.Tensor) and not p and x.numel() > 1
+               for x, p in zip(base, is_param or [False] * len(base)))
 
 
 def plan_points(base, plan: Plan, cfg: SweepConfig, is_param: list[bool] | None = None
@@ -539,8 +538,8 @@ def plan_points(base, plan: Plan, cfg: SweepConfig, is_param: list[bool] | None 
     base = tuple(base)
     dtypes = [d for d in cfg.dtypes if d in plan.dtypes]
     static: list[Point] = [Point(d, plan.cost_sizes.get(d), cost_sized=d in plan.cost_sizes) for d in dtypes]
-    assignments = _size_assignments(base, plan, cfg, cfg.sizes) if plan.groups else []
-    static += [Point(None, a) for a in (_size_assignments(base, plan, cfg, _static_cycle(cfg)) if plan.groups else [])]
+    assignments = _size_assignments(base, plan, cfg, cfg.sizes, None) if plan.groups else []
+    static += [Point(None, a) for a in (_size_assignments(base, plan, cfg, _static_cycle(cfg), "") if plan.groups else [])]
     if plan.groups:
         odd = [z for z in cfg.sizes if z % 8 and z > 1] or list(cfg.sizes)
         for d in dtypes:
@@ -550,7 +549,7 @@ def plan_points(base, plan: Plan, cfg: SweepConfig, is_param: list[bool] | None 
                 static.append(Point(d, a))
     if "layouts" not in plan.skipped and cfg.full:
         static += [Point(None, plan.cost_sizes.get(""), layout=lay, cost_sized="" in plan.cost_sizes)
-                   for lay in cfg.layouts if _layout_changes(base, is_param, lay)]
+                   for lay in cfg.layouts if _layout_changes(base, is_param)]
     dyn = [a for a in assignments if 1 not in a and 0 not in a]  # sizes 0 and 1 are specialised (recompiles)
     if dyn:  # first call with distinct sizes per group, or duck sizing merges their symbols
         first = next((a for a in dyn if len(set(a)) == len(a)), dyn[0])
