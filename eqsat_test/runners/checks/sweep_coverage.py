@@ -1,4 +1,4 @@
-"""What a run's dtype and size sweeps covered, and why the rest was not swept: a record for results.json and the lines of the run summary."""
+"""What a run's dtype, size and layout sweeps covered, and why the rest was not swept: a record for results.json and the lines of the run summary."""
 from __future__ import annotations
 
 import dataclasses
@@ -26,13 +26,17 @@ class SeedSweep:
     sizes_not: str | None  # why no size was swept (None: some were)
     eager_invalid_points: tuple[str, ...] = ()
     cut_short: bool = False  # by the sweep's own time cap
+    layouts: tuple[str, ...] = ()  # layout points planned ("strided", "expanded")
+    layouts_not: str | None = None  # why none was (too costly at the given sizes)
+    cost_sizes: dict = field(default_factory=dict)  # dtype ("" the given one) -> the smaller free sizes its points ran at
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
     @staticmethod
     def from_dict(d: dict) -> "SeedSweep":
-        return SeedSweep(**{**d, **{k: tuple(d.get(k) or ()) for k in ("dtypes", "size_groups", "eager_invalid_points")}})
+        return SeedSweep(**{**d, **{k: tuple(d.get(k) or ()) for k in ("dtypes", "size_groups", "eager_invalid_points",
+                                                                       "layouts")}})
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,9 @@ def _seed_sweep(r: Result, requested: list[str], cfg: dict) -> SeedSweep:
                      skipped.get(f"dtype={d}") or "no point planned")
                  for d in requested if d not in (s.get("dtypes") or {})}
     groups = tuple(s.get("groups") or ())
-    size_points = sum(1 for p in points if "sizes=" in p)
+    cats = list(s.get("point_categories") or [])
+    size_points = sum(1 for c in cats if c in ("sizes", "dtype,sizes")) if cats else sum(1 for p in points if "sizes=" in p)
+    layouts = tuple(p.split("layout=", 1)[1].split(",", 1)[0] for p, c in zip(points, cats) if c == "layout")
     fixed = {k.split("=", 1)[1]: why for k, why in skipped.items() if k.startswith("size=")}
     if not cfg.get("sizes"):
         sizes_not = "not asked for (--sweep-sizes none)"
@@ -109,7 +115,8 @@ def _seed_sweep(r: Result, requested: list[str], cfg: dict) -> SeedSweep:
                      own_dtype=s.get("own_dtype"), dtypes=tuple(sorted(s.get("dtypes") or {})), dtypes_not=not_swept,
                      size_groups=groups, sizes_fixed=fixed, size_points=size_points,
                      dynamic_sizes=len(s.get("dynamic_sizes") or []), sizes_not=sizes_not,
-                     eager_invalid_points=tuple(s.get("eager_invalid_points") or ()), cut_short=bool(s.get("truncated")))
+                     eager_invalid_points=tuple(s.get("eager_invalid_points") or ()), cut_short=bool(s.get("truncated")),
+                     layouts=layouts, layouts_not=skipped.get("layouts"), cost_sizes=dict(s.get("cost_sizes") or {}))
 
 
 def _why_not(reasons: dict[str, str]) -> str:
@@ -142,6 +149,18 @@ def coverage_lines(cov: SweepCoverage | None, stats: dict | None) -> list[str]:
             lines.append(f"    {s.program}: sizes swept over {len(s.size_groups)} free dim group(s) "
                          f"({', '.join(s.size_groups[:4])}): {s.size_points} static size points"
                          + (f", dynamic=True over {s.dynamic_sizes} sizes" if s.dynamic_sizes else ""))
+        if s.layouts:
+            lines.append(f"    {s.program}: layouts swept: {', '.join(s.layouts)}")
+        elif s.layouts_not:
+            lines.append(f"    {s.program}: layouts not swept: {s.layouts_not}")
+        if s.eager_invalid_points:
+            shown = s.eager_invalid_points[:MAX_REASONS]
+            lines.append(f"    {s.program}: {len(s.eager_invalid_points)} point(s) set aside, the program raises eagerly "
+                         f"at them: {', '.join(shown)}{' ...' if len(s.eager_invalid_points) > len(shown) else ''}")
+        if s.cost_sizes:
+            lines.append(f"    {s.program}: costly at the given sizes, run smaller: "
+                         + ", ".join(f"{d or s.own_dtype or 'given'} at {list(z)}" for d, z in s.cost_sizes.items())
+                         + " (estimated eager work per point; sweep_plan.Cost)")
     v = cov.variants
     if v.get("total"):
         extra = [f"{v['dtype_limited']} at their rules' dtypes only" if v.get("dtype_limited") else "",

@@ -21,7 +21,7 @@ from eqsat_test.runners.checks.sweep_plan import (
     plan_points,
     point_inputs,
 )
-from eqsat_test.runners.oracle.inputs import InputSet
+from eqsat_test.runners.oracle.inputs import InputSet, to_device_as_is
 from eqsat_test.runners.oracle.judge import Verdict, judge
 from eqsat_test.runners.oracle.lenient import lenient_judge
 from eqsat_test.runners.oracle.referee import NO_REFEREE, RefereeVerdict, referee_crash, referee_mismatch, safely
@@ -121,7 +121,7 @@ class _Sweeper:
     def _prepare(self, point: Point) -> _Job | None:
         phase("eager")  # the worker pool: a death from here on is the program's own (SIGFPE in eager)
         point_vals = point_inputs(self.base, self.is_param, self.plan, point, self.cfg.seed)
-        inputs = {k: tuple(x.to(self.device) if isinstance(x, torch.Tensor) else x for x in v)
+        inputs = {k: tuple(to_device_as_is(x, self.device) if isinstance(x, torch.Tensor) else x for x in v)
                   for k, v in point_vals.items()}
         job = _Job(point, inputs)
         for set_name, vals in inputs.items():
@@ -425,7 +425,7 @@ def run_sweeps(mod, base, is_param, cfg: SweepConfig, *, backend: str = "inducto
         setattr(dyn_cfg, k, max(saved[k], 64 if k == "recompile_limit" else 1024))
     try:
         plan = analyse(mod, base, is_param, cfg)
-        static, dyn = plan_points(base, plan, cfg)
+        static, dyn = plan_points(base, plan, cfg, is_param)
         sw = _Sweeper(mod, base, is_param, cfg, plan, backend=backend, opts=opts or {}, device=device,
                       save_eager=save_eager, save_compiled=save_compiled, progress=progress)
         t_analysis = time.perf_counter() - t0
@@ -447,7 +447,8 @@ def run_sweeps(mod, base, is_param, cfg: SweepConfig, *, backend: str = "inducto
             setattr(dyn_cfg, k, v)
         torch._dynamo.reset()
     judged = [e for e in sw.entries if e.get("kind") not in ("skipped",)]
-    summary = {**plan.summary(), "points": [p.label for p in static], "dynamic_sizes": [list(a) for a in dyn],
+    summary = {**plan.summary(), "points": [p.label for p in static], "point_categories": [p.category for p in static],
+               "dynamic_sizes": [list(a) for a in dyn],
                "eager_invalid_points": skipped_points, "judged": len(judged),
                "failing": sum(1 for e in sw.entries if not e["ok"]), "compiles": sw.compiles,
                "truncated": sw.truncated, "seconds": round(time.perf_counter() - t0, 3),

@@ -1,4 +1,4 @@
-"""Dtype and size sweeps: run a program eager and compiled at dtypes and sizes beyond the ones its model file gives.
+"""Dtype, size and layout sweeps: run a program eager and compiled at dtypes, sizes and memory layouts beyond the ones its model file gives.
 
 A sweep runs in the worker as a task of its own (kind ``"sweep"``), beside the variant's
 ordinary task, so that a hang or a crash at some swept dtype or size costs the sweep only.
@@ -12,11 +12,18 @@ ordinary task, so that a hang or a crash at some swept dtype or size costs the s
    - *free size groups*: the dims of the non-parameter tensors (size > 1), grouped by equal
      size; a group is free when the program runs eagerly with all of its dims resized (s+1 or
      2s), else each member is tried alone. Parameters fix the dims tied to them.
-2. Points: every valid dtype at the given sizes ("dtype=int8"); sizes from `sizes` assigned to
-   the free groups ("sizes=[17, 33]", one size per group, within `max_elements`); each valid
-   dtype at odd sizes ("dtype=int8,sizes=[17, 33]"); and `dynamic=True` compilation called with
-   a sequence of sizes ("dynamic,sizes=[...]"). The seed gets every point; a variant gets a
-   small sample (one of each category, chosen by seed and variant id).
+   - *cost*: what one eager run does (elements written, matmul/conv FLOPs), counted on fake
+     tensors; a point at the given sizes whose eager work at its dtype is estimated beyond
+     `point_seconds` runs at the free sizes halved until it fits (sweep_plan.Cost).
+2. Points: every valid dtype at the given sizes ("dtype=int8"; a costly one at smaller sizes,
+   "dtype=int64,sizes=[256]", still in the dtype category); sizes assigned to the free groups
+   ("sizes=[17, 33]", one size per group, within `max_elements`; SHAPE_EDGES first: 0, 1 and odd
+   sizes around vector widths); each valid dtype at odd sizes ("dtype=int8,sizes=[17, 33]"); each
+   memory layout at the given dtype and sizes ("layout=strided", "layout=expanded":
+   inputs.with_layout; the seed's only); and `dynamic=True` compilation called with a sequence of
+   sizes ("dynamic,sizes=[...]"). The seed gets every point; a variant gets a small sample (one of
+   each category but layout, chosen by seed and variant id). A point the program refuses eagerly (an expanded
+   input it writes to) is set aside.
 3. Values per dtype: floats keep the given tensors' mean/std with the dtype's special values
    (runners/oracle/inputs.py); int8/uint8 uniform over their whole range, wider ints in [-1000, 1000],
    the "special" set adding iinfo min/max, 0, +-1 (iinfo.min left out when the program divides:
@@ -31,7 +38,8 @@ ordinary task, so that a hang or a crash at some swept dtype or size costs the s
    kind, symptom and dtype kind across variants collapse into one (`sweep_also_seen`).
 5. Cost (benchmarks/sweep_cost.py): with the defaults (seed: every point, ~24 static points in
    one batch + one dynamic compile; variants: 2 points in one batch) a run costs 2.3-3x the CPU
-   of a run without sweeps; `--sweep-points 0` sweeps the seeds only, `--no-sweep` nothing.
+   of a run without sweeps (measured before the shape-edge and layout points, which add 3 points
+   to the seed's batch of up to 32); `--sweep-points 0` sweeps the seeds only, `--no-sweep` nothing.
 
 The oracle is runners/oracle.judge, unchanged, with one documented leniency: float16/bfloat16
 points of programs containing discontinuous ops (comparisons, floor/ceil/round/trunc, sign,

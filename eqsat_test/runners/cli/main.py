@@ -86,7 +86,8 @@ def gen_options(f):
 
 
 _SWEEP_DTYPES = ("float16", "bfloat16", "float64", "int8", "uint8", "int16", "int32", "int64", "bool")  # = sweeps.DEFAULT_DTYPES
-_SWEEP_SIZES = (1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)  # = sweeps.DEFAULT_SIZES
+_SWEEP_SIZES = (0, 1, 7, 8, 9, 15, 16, 17, 18, 31, 32, 33, 63, 64, 65, 127, 128, 129)  # = sweeps.DEFAULT_SIZES
+_INPUT_KINDS = ("given", "random", "special", "huge", "domain")  # = oracle.inputs.KINDS
 
 
 _DEFAULT_BATCH = "auto"  # variants per compile by graph size (runners/exec/batch.py); see benchmarks/throughput.py
@@ -109,7 +110,8 @@ def exec_options(f):
                      help="Compile this many variants of a graph as one program; every variant that is not a clean "
                           "match is re-run alone and judged there. 'auto' (default): by graph size (small graphs "
                           "gain, big ones do not); 1: off."),
-        click.option("--inputs", "input_kinds", default="given,random,special", show_default=True, help="Input sets: given, random, special."),
+        click.option("--inputs", "input_kinds", default=",".join(_INPUT_KINDS), show_default=True,
+                     help=f"Input sets: {', '.join(_INPUT_KINDS)} (docs/running.md)."),
         click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout; everything else on stderr."),
         click.option("--no-minimize", "no_minimize", is_flag=True, help="Report findings without shrinking them first."),
         click.option("--minimize-known", "minimize_known", is_flag=True,
@@ -189,9 +191,9 @@ def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_
     elif not str(batch).isdigit() or int(batch) < 1:
         raise click.UsageError(f"--batch: 'auto' or a whole number of at least 1, not {batch!r}")
     kinds = tuple(k.strip() for k in input_kinds.split(",") if k.strip())
-    bad = set(kinds) - {"given", "random", "special"}
+    bad = set(kinds) - set(_INPUT_KINDS)
     if bad or not kinds:
-        raise click.UsageError(f"--inputs: unknown input set kind(s) {sorted(bad)}; use given, random, special")
+        raise click.UsageError(f"--inputs: unknown input set kind(s) {sorted(bad)}; use {', '.join(_INPUT_KINDS)}")
     if minimize_seconds <= 0:
         raise click.UsageError(f"--minimize-seconds: a positive number of seconds, not {minimize_seconds:g}")
     from eqsat_test.runners.pipeline import ExecOptions

@@ -57,3 +57,21 @@ def test_cut_short_names_the_sweeps_own_cap_and_no_sweep_says_so():
     assert coverage_lines(sweep_coverage([], MANIFEST, None), None)[0].startswith("  sweeps: none (--no-sweep")
     failed = Result.from_dict({"variant": "g0_seed", "status": "timeout", "error": {"message": "no result within 300 s"}})
     assert "sweep task ended in timeout" in "\n".join(coverage_lines(sweep_coverage([failed], MANIFEST, CFG), {}))
+
+
+def test_layouts_costly_points_and_points_set_aside_are_named():
+    points = ["dtype=float16,sizes=[256]", "dtype=float64", "sizes=[0]", "sizes=[7]", "dtype=float16,sizes=[7]",
+              "layout=strided,sizes=[256]", "layout=expanded,sizes=[256]"]
+    cats = ["dtype", "dtype", "sizes", "sizes", "dtype,sizes", "layout", "layout"]
+    r = _seed(groups=["input0.0+input0.1=512"], points=points, point_categories=cats,
+              cost_sizes={"": [256], "float16": [256]}, eager_invalid_points=["layout=expanded,sizes=[256]"])
+    cov = sweep_coverage([r], MANIFEST, CFG)
+    (seed,) = cov.seeds
+    assert seed.size_points == 3 and seed.layouts == ("strided", "expanded")  # cost-sized dtype points are no size points
+    assert SweepCoverage.from_dict(json.loads(json.dumps(cov.to_dict()))) == cov
+    text = "\n".join(coverage_lines(cov, {}))
+    assert "layouts swept: strided, expanded" in text
+    assert "costly at the given sizes, run smaller: float32 at [256], float16 at [256]" in text
+    assert "1 point(s) set aside, the program raises eagerly at them: layout=expanded,sizes=[256]" in text
+    costly = _seed(skipped={"layouts": "too costly: ~9 s of eager work an input set at float32 (...)"})
+    assert "layouts not swept: too costly: ~9 s" in "\n".join(coverage_lines(sweep_coverage([costly], MANIFEST, CFG), {}))

@@ -74,8 +74,9 @@ def test_parse_dtypes_and_sizes():
         parse_dtypes("float7")
     assert parse_sizes("17,1-3,17") == (1, 2, 3, 17)
     assert parse_sizes("none") == ()
+    assert parse_sizes("0,1") == (0, 1)  # 0: an empty dim
     with pytest.raises(ValueError):
-        parse_sizes("0")
+        parse_sizes("-1")
     assert SweepConfig.from_dict(SweepConfig(dtypes=("int8",), sizes=(7,)).to_dict()) == \
         SweepConfig(dtypes=("int8",), sizes=(7,))
 
@@ -164,12 +165,14 @@ def test_points_seed_full_variant_sample(tmp_path):
     plan = analyse(mod, [x, y], [False, False], cfg)
     full, dyn = plan_points([x, y], plan, cfg)
     cats = {p.category for p in full}
-    assert cats == {"dtype", "sizes", "dtype,sizes"}
+    assert cats == {"dtype", "sizes", "dtype,sizes", "layout"}
     assert len([p for p in full if p.category == "dtype"]) == len(plan.dtypes)
     assert dyn and 1 not in dyn[0] and len(set(dyn[0])) == len(dyn[0])  # distinct first sizes (duck sizing)
     small, sdyn = plan_points([x, y], plan, SweepConfig(full=False, key="g0_v001", points=3))
     assert len(small) == 3 and {p.category for p in small} == {"dtype", "sizes", "dtype,sizes"}
     assert set(small) <= set(full) and sdyn == []  # dynamic: the seed only by default
+    many, _ = plan_points([x, y], plan, SweepConfig(full=False, key="g0_v001", points=40))
+    assert not any(p.layout for p in many) and any(p.layout for p in full)  # layouts: the seed's only
     assert small == plan_points([x, y], plan, SweepConfig(full=False, key="g0_v001", points=3))[0]  # deterministic
     assert len(plan_points([x, y], plan, SweepConfig(full=False, key="g0_v001"))[0]) == 2  # the default
     others = {tuple(plan_points([x, y], plan, SweepConfig(full=False, key=f"g0_v{k:03d}"))[0]) for k in range(8)}
@@ -287,8 +290,8 @@ def test_planted_size_bug_and_crash_bisected_out_of_the_batch(tmp_path):
         return gm
 
     register_backend(name="planted_crash", compiler_fn=crashing)
-    out = run_sweeps(mod, [x], [False], SweepConfig(dtypes=("int8", "int16", "float16"), sizes=(), dynamic="none"),
-                     backend="planted_crash")
+    out = run_sweeps(mod, [x], [False], SweepConfig(dtypes=("int8", "int16", "float16"), sizes=(), dynamic="none",
+                                                    layouts=()), backend="planted_crash")
     crashes = [e for e in out["entries"] if e["kind"] == "compile-crash"]
     assert [e["sweep"] for e in crashes] == ["dtype=int16"] and crashes[0]["confirmed"]
     assert sum(1 for e in out["entries"] if e["ok"] and e["kind"] == "match") == 4  # int8, float16 x 2 sets
@@ -298,7 +301,7 @@ def test_failures_only_in_a_batch_are_notes(tmp_path):
     x = torch.randn(6, 9)
     mod = _module(tmp_path, "pl4", "x", "return (x - 1,)", [x])
     backend = _planted("planted_batch", lambda ts: len(ts) > 1)  # wrong only when two programs share a graph
-    out = run_sweeps(mod, [x], [False], SweepConfig(dtypes=("int8", "float16"), sizes=(), dynamic="none"),
+    out = run_sweeps(mod, [x], [False], SweepConfig(dtypes=("int8", "float16"), sizes=(), dynamic="none", layouts=()),
                      backend=backend)
     bad = [e for e in out["entries"] if not e["ok"]]
     assert bad and not any(e.get("confirmed") for e in bad)
@@ -463,3 +466,101 @@ def test_variant_of_a_size_fixing_rule_is_not_swept_over_sizes(tmp_path):
     assert tuple(cfg["g0_v001"]["sizes"]) == () and cfg["g0_v001"]["dynamic"] == "none"
     assert tuple(cfg["g0_v001"]["dtypes"]) == DEFAULT_DTYPES
     assert tuple(cfg["g0_v002"]["sizes"]) == tuple(SweepConfig().sizes) and cfg["g0_v002"]["dynamic"] == "all"
+
+
+# ----------------------------------------------------------------------------------------------
+# shape edges, layouts and points sized by their cost
+
+
+def test_static_size_points_take_the_shape_edges(tmp_path):
+    from eqsat_test.runners.checks.sweep_plan import SHAPE_EDGES
+    x, y = torch.randn(12, 7), torch.randn(12, 7)
+    mod = _module(tmp_path, "edges", "x, y", "return (x * y + 1.0, (x - y).sum(0))", [x, y])
+    plan = analyse(mod, [x, y], [False, False], SweepConfig())
+    pts, dyn = plan_points([x, y], plan, SweepConfig(), [False, False])
+    sized = [p.sizes for p in pts if p.category == "sizes"]
+    for g in range(2):  # every group takes every edge size once: empty, 1, odd sizes around vector widths
+        assert sorted(a[g] for a in sized) == sorted(SHAPE_EDGES)
+    assert dyn and all(0 not in a and 1 not in a for a in dyn)  # specialised sizes stay out of dynamic
+    out = run_sweeps(mod, [x, y], [False, False], SweepConfig(dtypes=(), dynamic="none", layouts=()), backend="eager")
+    judged = {e["sweep"] for e in out["entries"] if e["kind"] != "skipped"}
+    assert {"sizes=[0, 18]", "sizes=[17, 0]", "sizes=[18, 1]"} <= judged and out["summary"]["failing"] == 0
+
+
+def _recording(name: str, seen: list):
+    """A Dynamo backend that runs the graph eagerly and records its example inputs' strides."""
+    from torch._dynamo import register_backend
+
+    def backend(gm, example_inputs):
+        seen.extend(tuple(t.stride()) for t in example_inputs if isinstance(t, torch.Tensor))
+        return gm
+
+    register_backend(name=name, compiler_fn=backend)
+    return name
+
+
+def test_layout_points_reach_the_compiler_and_are_judged(tmp_path):
+    x, y = torch.randn(6, 9), torch.randn(6, 9)
+    mod = _module(tmp_path, "lay", "x, y", "return ((x * 2 + y).sum(1), x.t() @ y)", [x, y])
+    seen: list = []
+    out = run_sweeps(mod, [x, y], [False, False], SweepConfig(dtypes=(), sizes=(), dynamic="none"),
+                     backend=_recording("recording_strides", seen))
+    assert out["summary"]["points"] == ["layout=strided", "layout=expanded"]
+    assert out["summary"]["point_categories"] == ["layout", "layout"]
+    assert {e["sweep"] for e in out["entries"] if e["ok"] and e["kind"] == "match"} == set(out["summary"]["points"])
+    assert (0, 1) in seen  # expanded: the first dim broadcast (stride 0)
+    assert (2, 13) in seen  # strided: transposed in memory, every other column
+
+
+def test_layout_a_program_writes_to_is_set_aside_when_expanded(tmp_path):
+    x = torch.randn(6, 9)
+    mod = _module(tmp_path, "inplace", "x", "y = x * 1.0\ny.add_(1.0)\nx.mul_(2.0)\nreturn (y,)", [x])
+    out = run_sweeps(mod, [x], [False], SweepConfig(dtypes=(), sizes=(), dynamic="none"), backend="eager")
+    assert out["summary"]["eager_invalid_points"] == ["layout=expanded"]  # eager refuses a write to stride 0
+    assert any(e["sweep"] == "layout=strided" for e in out["entries"])
+
+
+def test_planted_layout_bug_is_confirmed_with_its_layout_saved(tmp_path):
+    x = torch.randn(6, 9)
+    mod = _module(tmp_path, "pl5", "x", "return (x.abs() * 2,)", [x])
+    backend = _planted("planted_stride0", lambda ts: any(0 in t.stride() for t in ts))
+    out = run_sweeps(mod, [x], [False], SweepConfig(dtypes=("int8",), sizes=(7,), dynamic="none", batch=1),
+                     backend=backend, save_compiled=str(tmp_path / "c"))
+    bad = [e for e in out["entries"] if not e["ok"] and e.get("confirmed")]
+    assert bad and {e["sweep_key"] for e in bad} == {"layout=expanded"}
+    saved = torch.load(bad[0]["inputs_file"])
+    assert saved[0].stride() == (0, 1)  # repro.py loads the same layout
+
+
+def test_costly_points_run_smaller_and_say_so(tmp_path):
+    from eqsat_test.runners.checks.sweep_plan import Cost, program_cost
+    a, b, c = torch.randn(64, 64), torch.randn(64, 64), torch.randn(64, 64)
+    mod = _module(tmp_path, "mm", "a, b, c", "return (torch.relu(a @ b) @ c,)", [a, b, c])
+    cost = program_cost(mod, (a, b, c))
+    assert cost == Cost(elements=3 * 64 * 64, flops=2 * 2 * 64**3)
+    assert cost.seconds(torch.int64) > cost.seconds(torch.float32)  # no BLAS for integers
+    cfg = SweepConfig(dtypes=("int64", "float64"), sizes=(7,), point_seconds=cost.seconds(torch.float32) / 4)
+    plan = analyse(mod, [a, b, c], [False] * 3, cfg)
+    assert set(plan.cost_sizes) == {"", "int64", "float64"} and plan.dtypes.keys() == {"int64", "float64"}
+    for d, (z,) in plan.cost_sizes.items():
+        small = program_cost(mod, tuple(torch.randn(z, z) for _ in range(3)))
+        assert z < 64 and small.seconds(DTYPE[d]) <= cfg.point_seconds
+    pts, _ = plan_points([a, b, c], plan, cfg, [False] * 3)
+    p = next(p for p in pts if p.dtype == "int64" and p.cost_sized)
+    assert p.label == f"dtype=int64,sizes=[{plan.cost_sizes['int64'][0]}]"  # the sizes used, recorded
+    assert p.category == "dtype" and p.key == "dtype=int64"  # still the dtype point
+    assert all(p.sizes is not None and p.sizes[0] <= plan.cost_sizes[""][0] for p in pts if p.layout)
+    out = run_sweeps(mod, [a, b, c], [False] * 3, cfg, backend="eager")
+    shapes = {e["sweep"]: e["shapes"][0] for e in out["entries"]}
+    assert shapes[p.label] == [p.sizes[0]] * 2 and out["summary"]["cost_sizes"]["int64"] == list(p.sizes)
+
+
+def test_costly_point_no_free_dim_shrinks_is_not_swept(tmp_path):
+    w, x = torch.randn(64, 64), torch.randn(64)
+    mod = _module(tmp_path, "mv", "w, x", "return (w @ x,)", [w, x])
+    plan = analyse(mod, [w, x], [True, False], SweepConfig(dtypes=("int32",), point_seconds=1e-9))
+    assert not plan.groups and "too costly" in plan.skipped["dtype=int32"] and "layouts" in plan.skipped
+    assert plan_points([w, x], plan, SweepConfig(point_seconds=1e-9), [True, False])[0] == []
+
+
+DTYPE = {"": torch.float32, "int64": torch.int64, "float64": torch.float64}
