@@ -35,6 +35,7 @@ from eqsat_test.runners.protocol import (
     load_module,
     on_cpu,
     phase,
+    program_entry,
     to_cpu,
 )
 from eqsat_test.runners.records import FindingKind, Result, ResultDraft, ResultStatus
@@ -156,6 +157,12 @@ class _Sweeper:
             opts.setdefault("dynamic", False)
         return torch.compile(fn, backend=self.backend, **opts)
 
+    def _compile_program(self, dynamic: bool):
+        """The program alone, compiled as the worker compiles it: one that writes its inputs, as it writes them
+        (protocol.program_entry); called like `forward`."""
+        entry, wrap = program_entry(self.mod)
+        return wrap(self._compile(entry, dynamic=dynamic))
+
     def _call(self, fn, args):
         with torch.no_grad():
             torch.manual_seed(0)
@@ -232,7 +239,7 @@ class _Sweeper:
     def _confirm_static(self, job: _Job, set_name: str) -> tuple[bool, Any, Verdict | BaseException]:
         """Fresh compile of the program alone on this set: (still fails, output, verdict or error)."""
         t0 = time.perf_counter()
-        fn = self._compile(self.mod.forward, dynamic=False)
+        fn = self._compile_program(dynamic=False)
         try:
             got = self._call(fn, job.inputs[set_name])
         except Exception as e:
@@ -391,7 +398,7 @@ class _Sweeper:
         tries: list = [[]] + ([[first.inputs["random"]]] if first is not None else [])
         for warm in tries:
             t0 = time.perf_counter()
-            fn = self._compile(self.mod.forward, dynamic=True)
+            fn = self._compile_program(dynamic=True)
             try:
                 try:
                     for w in warm:

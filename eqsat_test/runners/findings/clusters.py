@@ -133,14 +133,18 @@ def symptom_class(f: dict) -> str:
 _FLOATING = {"float16", "bfloat16", "float32", "float64", "complex64", "complex128"}
 
 
+# input sets whose values are a class of their own (runners/oracle/inputs.py), by the kind their name starts with
+_SET_CLASSES = (("special", "special values"), ("huge", "huge values"), ("domain", "domain edges"))
+
+
 def input_class(f: dict) -> str:
-    """The inputs that show it: special values or ordinary ones; the dtype, where it is not floating
+    """The inputs that show it: special values, huge ones, domain edges or ordinary ones; the dtype, where it is not floating
     (the swept one, else the inputs' own: each integer dtype and bool is a class of its own, integer
     bugs being width-specific, while a float bug shows at every float dtype); dynamic shapes."""
     name = str(f.get("input_set") or "")
     sweep = str(f.get("sweep_key") or f.get("sweep") or "")
-    special = name.startswith("special") or name.endswith("special") or "-special" in name
-    parts = ["special values" if special else "ordinary values"]
+    parts = [next((what for kind, what in _SET_CLASSES if name.startswith(kind) or name.endswith(kind)
+                   or f"-{kind}" in name), "ordinary values")]
     swept = f.get("sweep_dtype") or next((p.split("=", 1)[1] for p in sweep.split(",") if p.startswith("dtype=")), None)
     dtypes = {str(swept)} if swept else set(f.get("input_dtypes") or ())
     dtypes -= _FLOATING

@@ -48,6 +48,7 @@ from eqsat_test.runners.findings.shrink import (
     value_meta,
     with_meta,
 )
+from eqsat_test.runners.oracle.inputs import KINDS
 from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
 from eqsat_test.runners.protocol import past
 from eqsat_test.runners.records import (
@@ -178,7 +179,7 @@ def _kind_of_set(name: str | None) -> str | None:
     if not name:
         return None
     head = name.split("-", 1)[0]
-    return head if head in ("given", "random", "special") else None
+    return head if head in KINDS else None
 
 
 def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool, work: Path, *,

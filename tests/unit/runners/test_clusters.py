@@ -181,6 +181,8 @@ def test_names_and_inputs():
     assert input_class({"input_set": "sweep-x-random", "sweep_key": "dtype=bfloat16", "sweep_dtype": "bfloat16"}) == \
         "ordinary values"
     assert input_class({"input_set": "given", "input_dtypes": ["float16"]}) == "ordinary values"
+    assert input_class({"input_set": "huge-0"}) == "huge values"
+    assert input_class({"input_set": "domain-0", "input_dtypes": ["float64"]}) == "domain edges"
 
 
 def test_cone_of_one_output():
