@@ -53,3 +53,29 @@ def to_graph(program: Program, input_names: tuple[str, ...] | list[str]) -> torc
     g.output(val(program.output))
     g.lint()
     return g
+
+
+def largest_value(program: Program, input_names: tuple[str, ...] | list[str], inputs) -> int | None:
+    """The most elements any value of `program` holds, run on fake copies of `inputs` (shapes only, no data, no
+    kernel); None where the fake run fails (an op without a fake kernel, a data-dependent shape)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    largest = 0
+
+    class Sizes(torch.fx.Interpreter):
+        def run_node(self, n):
+            nonlocal largest
+            out = super().run_node(n)
+            for t in torch.utils._pytree.tree_leaves(out):
+                if isinstance(t, torch.Tensor):
+                    largest = max(largest, t.numel())
+            return out
+
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+            fakes = [mode.from_tensor(x) if isinstance(x, torch.Tensor) else x for x in inputs]
+            with torch.no_grad():
+                Sizes(to_fx(program, input_names)).run(*fakes)
+    except Exception:  # noqa: BLE001 - no fake run: no bound from it
+        return None
+    return largest

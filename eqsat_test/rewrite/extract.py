@@ -422,7 +422,7 @@ class Extraction:
 def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform", "near-original"),
                      mutation: float = 0.3, max_ops: int | None = None, exclude: set[str] | frozenset[str] = frozenset(),
                      max_attempts: int | None = None, labels=None, pool: int = 3, weight=None,
-                     rng: random.Random | None = None) -> Extraction:
+                     rng: random.Random | None = None, accept=None) -> Extraction:
     """Up to `n` distinct variants, alternating between `modes`; `exclude` holds program keys
     (e.g. the original's) that do not count as variants.
 
@@ -433,7 +433,8 @@ def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform",
 
     `weight((class, node index) -> float)`: each e-class orders its e-nodes by a weighted draw
     instead of a uniform shuffle (coverage-guided extraction, rewrite/guide.py); `rng` continues a
-    stream across calls (extraction in rounds)."""
+    stream across calls (extraction in rounds). `accept(program) -> bool`: a distinct variant it refuses (one too
+    costly to run) is not counted and sampling goes on."""
     rng = rng if rng is not None else random.Random(seed)
     want = n if labels is None else max(n, pool * n)
     max_attempts = max_attempts or 20 * want + 50
@@ -459,6 +460,8 @@ def extract_variants(g: EClassGraph, n: int, *, seed: int = 0, modes=("uniform",
             if k in seen:
                 continue
             seen.add(k)
+            if accept is not None and not accept(p):
+                continue
             out.append((p, mode))
             changed.append(frozenset((c, i) for (c, _), (i, _) in choice.items() if g.original.get(c) != i))
 

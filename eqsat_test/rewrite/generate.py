@@ -19,6 +19,7 @@ from eqsat_test.lowering.capture import capture
 from eqsat_test.lowering.functionalize import functionalize
 from eqsat_test.lowering.lift import lift_fx
 from eqsat_test.lowering.load import BadInput, load_model
+from eqsat_test.lowering.lower import largest_value
 from eqsat_test.lowering.program import CALL, LIT, SEQ, UID_KW, Program
 from eqsat_test.rewrite.compile_rules import CompiledRule, compile_rules
 from eqsat_test.rewrite.extract import extract_variants, read_egraph
@@ -39,6 +40,9 @@ class GenerateOptions:
     budget: Budget = field(default_factory=Budget)
     modes: tuple = ("uniform", "near-original")
     max_growth: float = 4.0  # a variant may have at most this many times the seed's ops (+16)
+    # a variant may hold a value of at most this many times the elements of the seed's largest (or SIZE_FLOOR): a
+    # rewrite that materialises a broadcast product (x @ y as (x[..., None] * y).sum) costs seconds and GBs eagerly
+    max_size_growth: float = 16.0
     sizes: str = "test"  # "test": free sizes scaled down to max_elements per input (lowering/load.py); "given"
     max_elements: int = 2 ** 18
     deadline: float | None = None  # time.monotonic() the run's --time-budget ends at: every stage stops there
@@ -169,6 +173,23 @@ def _variant_dtypes(applied, rule_dtypes: dict) -> list[str] | None:
     return None if allowed is None else sorted(allowed)
 
 
+SIZE_FLOOR = 2 ** 22  # elements any variant may hold in one value, whatever its seed's largest
+
+
+def size_bound(seed: Program, input_names, inputs, growth: float):
+    """An `accept` for extraction: a variant whose largest value (on fake tensors) holds more than `growth` times the
+    seed's largest, and more than SIZE_FLOOR elements, is refused; None where the seed has no fake run."""
+    largest = largest_value(seed, input_names, inputs)
+    if largest is None:
+        return None
+    bound = max(SIZE_FLOOR, growth * largest)
+
+    def accept(p: Program) -> bool:
+        v = largest_value(p, input_names, inputs)
+        return v is None or v <= bound
+    return accept
+
+
 def initial_count(per_graph: int, modes: tuple) -> int:
     """Variants a graph gets at generation: all, or with guided extraction a first round (a quarter, at
     least 4); rewrite/guide.py draws the rest as results come."""
@@ -190,6 +211,7 @@ class GraphState:
     rules_info: dict  # the manifest's "rules"
     max_ops: int
     budget: int  # variants this graph may have in all
+    accept: object = None  # size_bound's: a variant too large to run is not drawn
     seen: set = field(default_factory=set)  # program keys drawn so far (the seed's included)
     count: int = 0  # variants written
     changed: dict = field(default_factory=dict)  # variant id -> the (class, node) it chose over the seed's
@@ -358,8 +380,9 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         credit = timed("extract", read_credit, eg.freeze(), eg, manifest["rules"]["numerics"])
         first = initial_count(per_graph, opts.modes)  # guided extraction: the rest come in rounds (rewrite/guide.py)
         sampling = tuple(m for m in opts.modes if m != "guided") or ("uniform", "near-original")
+        accept = size_bound(prog, lifted.input_names, inputs, opts.max_size_growth)
         ex = timed("extract", extract_variants, ec, first, seed=opts.seed, modes=sampling,
-                   max_ops=int(prog.num_ops * opts.max_growth) + 16, exclude={prog.key()})
+                   max_ops=int(prog.num_ops * opts.max_growth) + 16, exclude={prog.key()}, accept=accept)
         del eg, sat.lifted.egraph  # drop the e-graph on the thread that made it
         timed("extract", credit.set_seed, prog)
         for name, n in sat.fired.items():
@@ -373,7 +396,7 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
                                "distinct": ex.distinct_seen}
         state = GraphState(gid, g.index, Path(str(model_path)).name, prog, ec, credit, write, manifest["rules"],
                            max_ops=int(prog.num_ops * opts.max_growth) + 16, budget=per_graph,
-                           seen={prog.key()})
+                           seen={prog.key()}, accept=accept)
         for (p, mode), changed in zip(ex.variants, ex.changed):
             manifest["variants"].append(timed("render", state.add, p, mode, changed))
         if keep is not None:

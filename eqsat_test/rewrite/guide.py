@@ -219,7 +219,7 @@ class Guide:
 
     def _draw(self, state, mode: str):
         ex = extract_variants(state.ec, 1, modes=(mode,), max_ops=state.max_ops, exclude=set(state.seen),
-                              weight=self.weight_fn(state), rng=self.rng, max_attempts=40)
+                              weight=self.weight_fn(state), rng=self.rng, max_attempts=40, accept=state.accept)
         return (ex.variants[0][0], f"guided-{mode}", ex.changed[0]) if ex.variants else None
 
     @staticmethod
