@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -49,7 +50,7 @@ class ExactLeaf:
     g: torch.Tensor  # compiled
     what: str
     alts: tuple  # the fp64 run and the runs under other roundings (their integer leaves count)
-    beyond: torch.Tensor | None  # rule 8: eager's own overflow, or no reference (judge._exact_beyond_mask)
+    beyond: Any  # rule 8: eager's own overflow, or no reference (a mask, None, or a call that makes it)
 
 
 @behaviour("exact.differs")
@@ -59,9 +60,10 @@ def exact_differs(x: ExactLeaf, _pending) -> Hit:
 
 @behaviour("exact.beyond-range")
 def exact_beyond_range(x: ExactLeaf, pending: torch.Tensor) -> Hit | None:
-    if x.beyond is None:
+    beyond = x.beyond() if callable(x.beyond) else x.beyond
+    if beyond is None:
         return None
-    return Hit(pending & x.beyond,
+    return Hit(pending & beyond,
                lambda n: f"{x.what}: compiled differs from eager at {n} elements that depend on an intermediate eager "
                          f"itself overflowed, or on a conversion of NaN/inf to an integer: not judged")
 
@@ -79,13 +81,13 @@ def exact_between_runs(x: ExactLeaf, pending: torch.Tensor) -> Hit:
                          f"run, as is or under another rounding of the intermediates: not judged")
 
 
-def judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = (),
-                beyond: torch.Tensor | None = None) -> LeafResult:
+def judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = (), beyond: Any = None) -> LeafResult:
     """Integer and bool leaves: exact; but an element where compiled lies between eager and the fp64
     run, as is, under Monte Carlo rounding of the intermediates or as an alternative run (`alts`), is
     decided by rounding (a count of nonzero FMA residuals: eager 1028, such a run 2048, compiled
     2047): a note. `beyond`: elements that depend on an intermediate eager itself overflowed, or on an
-    undefined conversion of NaN/inf to an integer (rule 8): not judged."""
+    undefined conversion of NaN/inf to an integer (rule 8): not judged (a mask, or a call that makes it where
+    an element is charged)."""
     out = apply(EXACT, ExactLeaf(r, g, what, tuple(alts), beyond))
     diff = out.charges["exact.differs"]
     if r.dtype == torch.bool:

@@ -1,7 +1,9 @@
 """The behaviour of the oracle's rules on floating leaves (rules.py's FLOAT scope: rules 1, 2, 3, 8), per element, and the detail of a failing leaf."""
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -41,7 +43,7 @@ class FloatLeaf:
     nan_f: torch.Tensor
     e_is_f: torch.Tensor  # e has f's value or both are NaN
     marked: torch.Tensor | None  # depends on a value beyond acc(D)'s range in some order (rule 8: the fp64 run's marks)
-    own_over: torch.Tensor  # depends on an intermediate eager itself overflowed (runs.EagerOrigin.overflow)
+    over: Callable[[], torch.Tensor | None]  # eager's own overflow (runs.overflow_of), made where a rule asks
     f_d: torch.Tensor  # f rounded to D: +-inf where it overflows D
     e_over: torch.Tensor  # e non-finite, f finite: eager overflowed
     e_right: torch.Tensor  # ... to the infinity f rounds to
@@ -49,6 +51,12 @@ class FloatLeaf:
     bnd: nx.Bound  # rule 1's bound without S
     sens: tuple  # S's parts, cumulative: perturbed inputs, + Monte Carlo, + walk (None where absent)
     limit: torch.Tensor  # the bound with S
+
+    @functools.cached_property
+    def own_over(self) -> torch.Tensor:
+        """Where the element depends on an intermediate eager itself overflowed (all False where none is known)."""
+        m = self.over()
+        return m.reshape(self.e.shape) if m is not None else torch.zeros_like(self.fin_e)
 
     def within(self, limit: torch.Tensor) -> torch.Tensor:
         return (self.c - self.f).abs() <= limit
@@ -58,11 +66,12 @@ class FloatLeaf:
 
 
 def float_leaf(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, shape: tuple[int, ...], extreme: bool,
-               runs: LeafRuns, low: torch.dtype | None, over: torch.Tensor | None = None) -> FloatLeaf:
+               runs: LeafRuns, low: torch.dtype | None, over: Callable[[], torch.Tensor | None] | None = None
+               ) -> FloatLeaf:
     """The context of the FLOAT rules: eager and compiled as float64 tensors of one shape (complex as (re, im)
     pairs), D = dt, the fp64 runs' leaves (float64 tensors of that shape, or None), the coarsest dtype the fp64
-    run rounds its data to (`low`), the elements that depend on eager's own overflow (`over`, a bool tensor of
-    that shape; None: none known)."""
+    run rounds its data to (`low`), a call that gives the elements that depend on eager's own overflow (`over`:
+    a bool tensor of that shape, or None where none is known; only a rule that asks makes it)."""
     f = runs.fp64
     given = f is not None
     rounding = runs.rounding
@@ -107,7 +116,7 @@ def float_leaf(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, sha
         e=e, c=c, f=f, given=given, dt=dt, what=what, shape=shape, extreme=extreme, rounding=rounding, marks=marks,
         reference=reference, independent=independent, why_not=why_not, fin_e=fin_e, fin_c=fin_c, fin_f=fin_f,
         nan_c=nan_c, nan_f=nan_f, e_is_f=(e == f) | (nan_e & nan_f), marked=marked,
-        own_over=over.reshape(e.shape) if over is not None else torch.zeros_like(fin_e), f_d=f_d, e_over=e_over, e_right=e_over & (e == f_d),
+        over=over if over is not None else (lambda: None), f_d=f_d, e_over=e_over, e_right=e_over & (e == f_d),
         f_over=fin_f & ~torch.isfinite(f_d), bnd=bnd, sens=tuple(cumulative),
         limit=bnd.bound if total is None else bnd.bound + nx.SENS_MULT * total)
 

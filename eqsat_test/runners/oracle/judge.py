@@ -25,7 +25,7 @@ from eqsat_test.runners.oracle.exact import LeafResult, first_true, fmt, index_s
 from eqsat_test.runners.oracle.float_rules import float_leaf, judge_float
 from eqsat_test.runners.oracle.numerics import leaves, to_fp64, tolerance  # noqa: F401 (re-exported)
 from eqsat_test.runners.oracle.rules import TENSOR
-from eqsat_test.runners.oracle.runs import Antithetic, EagerOrigin, LeafRuns, RoundingRuns
+from eqsat_test.runners.oracle.runs import Antithetic, EagerOrigin, LeafRuns, RoundingRuns, overflow_of
 from eqsat_test.runners.oracle.verdict import (
     MATCH,
     MISMATCH,
@@ -108,10 +108,10 @@ def _pair(r: Any, g: Any, path: str, out: list) -> tuple[str, str] | None:
 
 
 def _judge_float(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, shape: tuple[int, ...],
-                 extreme: bool, runs: LeafRuns, low: torch.dtype | None, over: torch.Tensor | None = None) -> LeafResult:
+                 extreme: bool, runs: LeafRuns, low: torch.dtype | None, over=None) -> LeafResult:
     """A floating leaf as float64 tensors of one shape (complex as (re, im) pairs), dt its tolerance dtype, `over`
-    eager's own overflow (runs.EagerOrigin.overflow, that shape): the FLOAT rules (float_rules.py), unless
-    compiled equals eager bitwise (which passes every rule)."""
+    a call that gives eager's own overflow (runs.overflow_of, that shape): the FLOAT rules (float_rules.py),
+    unless compiled equals eager bitwise (which passes every rule)."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):
         return LeafResult(True)
     return judge_float(float_leaf(e, c, dt, what, shape, extreme, runs, low, over))
@@ -119,7 +119,7 @@ def _judge_float(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, s
 
 def _real_mask(m: torch.Tensor | None, r: torch.Tensor) -> torch.Tensor | None:
     """An element mask of tensor r as its float64 values are judged (complex: each element's (re, im) pair)."""
-    if m is None or tuple(m.shape) != tuple(r.shape):
+    if not isinstance(m, torch.Tensor) or tuple(m.shape) != tuple(r.shape):
         return None
     m = m.to(r.device)
     if r.is_complex():
@@ -168,7 +168,7 @@ def _exact_beyond_mask(fb: Any, r: torch.Tensor, origin: EagerOrigin | None) -> 
     m = None
     if isinstance(fb, torch.Tensor) and fb.is_floating_point() and tuple(fb.shape) == tuple(r.shape):
         m = (fb >= 2).to(r.device)
-    own = _real_mask(origin.overflow, r) if origin is not None else None
+    own = _real_mask(overflow_of(origin), r)
     if own is not None:
         m = own if m is None else m | own
     return m
@@ -215,11 +215,10 @@ def _judge_leaf(path: str, r: Any, g: Any, hint: torch.dtype | None, index: tupl
             rounding = runs.rounding.map(leaf) if runs.rounding is not None else None
             res = _judge_float(e64, nx.as_real64(g), nx.tol_dtype(r.dtype, hint), desc, tuple(e64.shape), extreme,
                                LeafRuns(leaf(f), tuple(p.map(leaf) for p in runs.perturbed), rounding,
-                                        leaf(runs.beyond)), low,
-                               _real_mask(origin.overflow, r) if origin is not None else None)
+                                        leaf(runs.beyond)), low, lambda: _real_mask(overflow_of(origin), r))
         else:
             alts = runs.rounding.all() if runs.rounding is not None else []
-            res = judge_exact(r, g, desc, [f, *alts], _exact_beyond_mask(runs.beyond, r, origin))
+            res = judge_exact(r, g, desc, [f, *alts], lambda: _exact_beyond_mask(runs.beyond, r, origin))
         if strides.notes and res.ok:
             res.notes.extend(strides.notes)
             res.rules.extend(strides.counts)
@@ -396,7 +395,7 @@ def _judge_by_kind(path: str, r: Any, g: Any, r2: Any, f: Any, origin: EagerOrig
     f64 = _fp64_leaf(f, r)
     if f64 is not None:
         fin &= torch.isfinite(f64)
-    own = _real_mask(origin.overflow, r) if origin is not None else None
+    own = _real_mask(overflow_of(origin), r) if bool(fin.any()) else None
     if own is not None:
         fin &= ~own
     if not bool(fin.any()):

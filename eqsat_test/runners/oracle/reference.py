@@ -20,7 +20,7 @@ from eqsat_test.runners.oracle.modes import (
     coarsest,
     float64_default,
 )
-from eqsat_test.runners.oracle.origins import EagerOrigins
+from eqsat_test.runners.oracle.origins import EagerOrigins, replay
 from eqsat_test.runners.oracle.runs import Antithetic, RoundingRuns
 from eqsat_test.runners.oracle.verdict import RuleCount
 from eqsat_test.runners.protocol import to_cpu
@@ -67,7 +67,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     torch.manual_seed(0)
     with torch.no_grad():
         ref = forward(*s.inputs)
-        rec = EagerOrigins()
+        rec, again = EagerOrigins(), replay(forward, s.inputs)  # its overflow: run again where a verdict asks
         with rec:
             ref2 = forward(*s.inputs)
         idx = index_sources(*s.inputs)
@@ -91,7 +91,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     name = lambda d: str(d).removeprefix("torch.") if d else None  # noqa: E731
     low64 = coarsest(rec64.narrowed)
     if fp64 is None:
-        return EagerRef(s, ref, ref2, None, idx, name(low), origins=rec.origins(ref2))
+        return EagerRef(s, ref, ref2, None, idx, name(low), origins=rec.origins(ref2, again))
     # one float64 copy of the inputs, made now (the compiled run comes between, and a miscompile may
     # write into its inputs); the deferred runs derive theirs from it only on a failing verdict
     plain = torch.utils._pytree.tree_map(
@@ -104,7 +104,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64),
                     fp64p=_once(lambda: _perturbed_runs(forward, plain, delta)),
                     fp64mc=_once(lambda: _rounding_runs(forward, plain, low, low64)) if low is not None else None,
-                    fp64_beyond=beyond, ties=_deferred_ties(forward, plain), origins=rec.origins(ref2))
+                    fp64_beyond=beyond, ties=_deferred_ties(forward, plain), origins=rec.origins(ref2, again))
 
 
 def _run(forward, inputs: Callable[[], tuple | None], mode: Callable[[], Any] | None = None) -> Any:

@@ -102,5 +102,13 @@ class EagerOrigin:
     dtype: Any = None  # torch.dtype: the coarsest floating dtype of the ops on its path (None: no floating op)
     random: bool = False  # depends on a random draw or on uninitialized memory (torch.empty)
     # a bool tensor of the leaf's shape: the elements that depend on an intermediate eager itself overflowed
-    # (an infinity of finite operands) or converted undefinedly (NaN, inf or out of range to an integer); None: none
+    # (an infinity of finite operands) or converted undefinedly (NaN, inf or out of range to an integer); None:
+    # none; or a call that makes it (eager run again, only where a rule asks: overflow_of)
     overflow: Any = None
+
+
+def overflow_of(origin: EagerOrigin | None) -> Any:
+    """An origin's overflow mask (made on first use where deferred), or None."""
+    if origin is None or origin.overflow is None:
+        return None
+    return origin.overflow() if callable(origin.overflow) else origin.overflow

@@ -6,15 +6,28 @@ import math
 import torch
 import torch.nn.functional as F
 
-from eqsat_test.runners.oracle.origins import EagerOrigins
+from eqsat_test.runners.oracle.origins import EagerOrigins, replay
+from eqsat_test.runners.oracle.runs import overflow_of
 
 
 def record(prog, *inputs):
-    rec = EagerOrigins()
+    rec = EagerOrigins(overflow=True)
     with rec:
         out = prog(*inputs)
     assert not rec.failed
     return out, rec.origins(out)
+
+
+def test_the_eager_run_records_dtypes_and_draws_and_a_replay_its_overflow():
+    """The eager run itself records the cheap part (no pass over any op's results); the overflow comes from the
+    program run again, only where a rule asks for it."""
+    x = torch.tensor([100.0, 1.0])
+    rec = EagerOrigins()
+    with rec:
+        out = 1 / torch.exp(x)
+    assert not rec.overflow
+    o = rec.origins(out, replay(lambda t: 1 / torch.exp(t), (x,)))[""]
+    assert o.dtype == torch.float32 and callable(o.overflow) and overflow_of(o).tolist() == [True, False]
 
 
 def over(o) -> list[bool]:
