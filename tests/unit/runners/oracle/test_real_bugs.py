@@ -338,21 +338,21 @@ def test_a_deterministic_output_of_a_random_training_step():
 
 def test_a_float64_leaf_is_judged_at_its_own_dtype_beside_a_float32_one():
     """erfinv of float64 inputs near 1 beside a float32 output: the float64 leaf is judged at float64 (its
-    own ops), not at the program's coarsest dtype; compiled's erfinv 3.6e-4 off at 1 - 2^-53 (what
-    Inductor gives on a CPU, torch 2.13: the slow test below) must fail."""
-    p = torch.tensor([1 - 2 ** -53, -(1 - 1e-14), 0.5, 0.25], dtype=torch.float64)
+    own ops), not at the program's coarsest dtype; compiled's erfinv 5.6e-6 off at 1 - 1e-13 (what
+    Inductor gives on a CPU, torch 2.13: the slow test below; far within float32's tolerance) must fail."""
+    p = torch.tensor([1 - 1e-13, -(1 - 1e-12), 0.5, 0.25], dtype=torch.float64)
     y = torch.randn(8, generator=gen(20))
     prog = lambda a, b: (torch.erfinv(a), torch.sigmoid(b))  # noqa: E731
     r = eager(prog, p, y)
     assert r.compute_dtype == "float32" and r.origins["[0]"].dtype == torch.float64
     got = prog(p, y)
-    got[0][0] += 3.6e-4
+    got[0][0] += 5.6e-6
     assert fails_at(judge_against(r, got), "[0]", "(0,)")
 
 
 @pytest.mark.slow
 def test_a_float64_leaf_is_judged_at_its_own_dtype_compiled_by_inductor():
-    p = 1 - torch.logspace(-8, -16, 9, dtype=torch.float64)
+    p = 1 - torch.logspace(-6, -13, 8, dtype=torch.float64)
     y = torch.randn(8, generator=gen(20))
     prog = lambda a, b: (torch.erfinv(a), torch.sigmoid(b))  # noqa: E731
     torch._dynamo.reset()
