@@ -203,8 +203,10 @@ def finite_non_finite(x: FloatLeaf, _pending) -> Hit:
 @behaviour("finite.overflow-order")
 def finite_overflow_order(x: FloatLeaf, pending: torch.Tensor) -> Hit:
     near = torch.maximum(x.e.abs(), x.f.abs()) * nx.OVERFLOW_MARGIN >= nx.max_finite(x.dt)
-    return Hit(pending & near,
-               lambda n: f"{x.what}: compiled non-finite where eager and fp64 are finite at {n} elements within "
+    # an infinity of the value's sign (a NaN needs infinities of both signs: eager's own overflow, finite.beyond-range)
+    inf = torch.isinf(x.c) & ((torch.sign(x.c) == torch.sign(x.e)) | (torch.sign(x.c) == torch.sign(x.f)))
+    return Hit(pending & near & inf,
+               lambda n: f"{x.what}: compiled infinite where eager and fp64 are finite at {n} elements within "
                          f"{nx.OVERFLOW_MARGIN:g}x of the range of {_d(x.dt)}: an overflow in another order, not judged")
 
 

@@ -125,8 +125,8 @@ RULES: tuple[OracleRule, ...] = (
         f"{TESTS}::test_finite_non_finite"),
     OracleRule(
         "finite.overflow-order", FLOAT, CLEARS, "3",
-        "a non-finite c where |e| or |f| is within OVERFLOW_MARGIN of D's max (eager's own value at the edge of "
-        "the range)",
+        "an infinite c of the sign of e or f where |e| or |f| is within OVERFLOW_MARGIN of D's max (eager's own "
+        "value at the edge of the range; a NaN needs infinities of both signs: finite.beyond-range)",
         "an overflow in another order: a result at the edge of the range passes it in another order of its "
         "roundings or partial sums",
         "no evaluation order is specified",

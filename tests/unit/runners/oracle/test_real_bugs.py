@@ -126,13 +126,22 @@ def test_an_infinity_of_another_sign_no_rounding_gives():
 
 def test_nan_beside_an_element_eager_overflowed():
     """exp of a row where one element overflows float32 (eager's +inf is right): compiled's NaN at an
-    ordinary element of that row (an elementwise op: no neighbour's terms are its) must fail."""
+    ordinary element of that row (an elementwise op: no neighbour's terms are its) must fail; so must a NaN
+    at 2.7e38, where eager overflowed nowhere (another order's overflow there is an infinity)."""
     x = torch.randn(2, 40, generator=gen(5))
     x[0, 0] = 100.0
     r = eager(torch.exp, x)
     got = r.ref.clone()
     got[0, 5] = NAN
     assert fails_at(judge_against(r, got), "", "(0, 5)", "finite.overflow-order")
+    # nor a NaN at the edge of the range, where eager did not overflow: another order's overflow is an infinity
+    y = torch.tensor([88.5, 1.0, 2.0])  # exp(88.5) = 2.7e38
+    r = eager(torch.exp, y)
+    got = r.ref.clone()
+    got[0] = NAN
+    assert fails_at(judge_against(r, got), "", "(0,)", "finite.overflow-order")
+    got[0] = INF
+    assert judge_against(r, got).ok
 
 
 def test_std_of_float32_data_at_1e30():
