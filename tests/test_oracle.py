@@ -154,9 +154,13 @@ def test_eager_overflow_where_compiled_matches_fp64_passes():
     g = torch.tensor([60000.0, 1.0], dtype=torch.float16)
     fp64 = torch.tensor([60000.0, 1.0], dtype=torch.float64)
     assert judge(r, g, fp64).ok
-    # without fp64 nothing says who is right: 60000 >= sqrt(65504), eager's square may have overflowed
-    assert judge(r, g).ok and "not judged" in judge(r, g).detail
-    assert not judge(r, torch.tensor([3.0, 1.0], dtype=torch.float16)).ok  # a small c where eager is inf fails
+    # without fp64 nothing says who is right where eager's square overflowed (its run's record): 60000 >=
+    # sqrt(65504); an infinity eager did not make of finite operands (an input's) stays judged
+    from eqsat_test.runners.oracle.runs import EagerOrigin
+    own = {"": EagerOrigin(overflow=torch.tensor([True, False]))}
+    assert judge(r, g, origins=own).ok and "not judged" in judge(r, g, origins=own).detail
+    assert not judge(r, g).ok
+    assert not judge(r, torch.tensor([3.0, 1.0], dtype=torch.float16), origins=own).ok  # a small c where eager is inf
     # where eager overflowed (non-finite, fp64 finite) both are wrong and compiled is judged by kind
     # only: any finite value passes there; the other elements are still judged
     assert judge(r, torch.tensor([50000.0, 1.0], dtype=torch.float16), fp64).ok
@@ -385,10 +389,19 @@ def test_overflow_on_injected_extreme_inputs_is_not_judged():
 def test_no_reference_eager_overflow_on_special_inputs_is_not_judged():
     """examples/mlp.py at default settings: a LayerNorm row of the special set overflows in eager
     (NaN row) and not in compiled (0.55); the variant has no independent fp64 run. Nothing says
-    which is right: not judged on a special set; on ordinary inputs it still fails."""
-    eager = torch.tensor([[float("nan")] * 4, [0.1, 0.2, 0.3, 0.4]])
-    got = torch.tensor([[0.554, -1.2, 0.3, 0.35], [0.1, 0.2, 0.3, 0.4]])
-    v = judge(eager, got, None, extreme_inputs=True)
+    which is right: not judged on a special set; on ordinary inputs it still fails, and so does a NaN
+    eager did not make itself (its run's record: the layer norm's kernel overflowed inside)."""
+    from eqsat_test.runners.oracle.inputs import InputSet
+    from eqsat_test.runners.oracle.reference import eager_reference
+    from eqsat_test.runners.oracle.runs import overflow_of
+    x = torch.tensor([[3e30, -1e30, 2e30, 5e29], [0.1, 0.2, 0.3, 0.4]])
+    r = eager_reference(lambda t: torch.nn.functional.layer_norm(t, (4,)), lambda *a: {}, InputSet("special-0", (x,)))
+    eager = r.ref
+    assert bool(torch.isnan(eager[0]).all()) and bool(overflow_of(r.origins[""])[0].all())
+    got = eager.clone()
+    got[0] = torch.tensor([0.554, -1.2, 0.3, 0.35])
+    v = judge(eager, got, None, extreme_inputs=True, origins=r.origins)
     assert v.ok and "not judged" in v.detail
-    assert not judge(eager, got, None).ok
-    assert not judge(eager, got, eager.double(), extreme_inputs=True).ok  # an fp64 run that is NaN too convicts
+    assert not judge(eager, got, None, origins=r.origins).ok
+    assert not judge(eager, got, None, extreme_inputs=True).ok  # no record of eager's own overflow
+    assert not judge(eager, got, eager.double(), extreme_inputs=True, origins=r.origins).ok  # an fp64 run that is NaN too convicts

@@ -107,7 +107,8 @@ class _Sweeper:
             except Exception:
                 pass
         return {"ref": r.ref, "ref2": r.ref2, "fp64": r.fp64, "fp64p": r.fp64p, "fp64mc": r.fp64mc,
-                "fp64_beyond": r.fp64_beyond, "ties": r.ties, "ref32": ref32, "idx": r.idx, "low": r.compute_dtype, "fp64_low": r.fp64_low}
+                "fp64_beyond": r.fp64_beyond, "ties": r.ties, "ref32": ref32, "idx": r.idx, "low": r.compute_dtype, "fp64_low": r.fp64_low,
+                "origins": r.origins}
 
     def _lenient(self, point: Point) -> bool:
         return bool(point.dtype and DTYPES[point.dtype] in LOW_PRECISION and self.plan.discontinuous)
@@ -174,17 +175,20 @@ class _Sweeper:
     def _judge(self, job: _Job, set_name: str, got) -> Verdict:
         deferred = ("fp64p", "fp64mc", "fp64_beyond", "ties")
         e = to_cpu({k: v for k, v in job.eager[set_name].items() if k not in ("low",) + deferred})  # CPU copies
+        origins = job.eager[set_name].get("origins")  # (their masks are on the CPU)
         low = job.eager[set_name].get("low")  # the coarsest dtype the program computes in
         extreme = set_name.startswith("special")  # values near the dtype's range
         got = to_cpu(got)
         if self._lenient(job.point):
             return conditioned(lambda fp, mc, beyond, g: lenient_judge(
                 e["ref"], g, e["fp64"], e["ref32"], ref2=e["ref2"], index_info=e["idx"], dtype_hint=low,
-                extreme_inputs=extreme, fp64_perturbed=fp, fp64_low=e["fp64_low"], fp64_rounded=mc, fp64_beyond=beyond),
+                extreme_inputs=extreme, fp64_perturbed=fp, fp64_low=e["fp64_low"], fp64_rounded=mc, fp64_beyond=beyond,
+                origins=origins),
                 e["ref"], got, *(job.eager[set_name][k] for k in deferred), index_paths=set(e["idx"] or {}))
         return conditioned(lambda fp, mc, beyond, g: judge(e["ref"], g, e["fp64"], ref2=e["ref2"], index_info=e["idx"],
                                                         dtype_hint=low, extreme_inputs=extreme, fp64_perturbed=fp,
-                                                        fp64_low=e["fp64_low"], fp64_rounded=mc, fp64_beyond=beyond),
+                                                        fp64_low=e["fp64_low"], fp64_rounded=mc, fp64_beyond=beyond,
+                                                        origins=origins),
                            e["ref"], got, *(job.eager[set_name][k] for k in deferred), index_paths=set(e["idx"] or {}))
 
     def _entry(self, job: _Job, set_name: str, **kw) -> dict:

@@ -76,7 +76,7 @@ def compile_context(backend: str):
 def judge_step(r: EagerRef, got: Any, t: Training) -> tuple[Verdict, dict]:
     """The verdict on one input set and what the worker adds to its entry: `part` (forward |
     gradient) of a failing verdict, and the input whose gradient failed (`grad_input`)."""
-    v = random_stream(judge_against(r, got), t.random)  # the compiled code may have drawn other numbers
+    v = random_stream(judge_against(r, got), t.random, r.origins)  # the compiled code may have drawn other numbers
     if v.ok:
         return v, {}
     extra: dict = {"part": part_of(v.leaf)}

@@ -84,11 +84,11 @@ WALK_LINEAR = 0.25
 # NaN, infinity, overflow (rules 2, 3, 8)
 
 # A non-finite compiled value where eager and fp64 are finite is an overflow in another order where
-# |fp64| or |eager| is within this factor of D's largest finite value.
+# |fp64| or |eager| is within this factor of D's largest finite value: eager's own value at the edge of the
+# range (a sum whose partial sums reach it in another order). Elsewhere only eager's own overflow on the
+# element's path excuses it (origins.EagerOrigins): a compiled float32 accumulator that overflows where
+# eager's does not (std of float32 data at 1e30) is a bug.
 OVERFLOW_MARGIN = 16.0
-# ... or in a row (the smallest block of trailing dims of at least this many elements) where eager or
-# fp64 overflows: one overflowing element of a row's reduction shows its neighbours' terms are huge too.
-OVERFLOW_ROW = 32
 
 # ----------------------------------------------------------------------------------------------
 # indices, sorts, input sets

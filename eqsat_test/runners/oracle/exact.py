@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -49,7 +50,7 @@ class ExactLeaf:
     g: torch.Tensor  # compiled
     what: str
     alts: tuple  # the fp64 run and the runs under other roundings (their integer leaves count)
-    beyond: torch.Tensor | None  # rule 8's marks
+    beyond: Any  # rule 8: eager's own overflow, or no reference (a mask, None, or a call that makes it)
 
 
 @behaviour("exact.differs")
@@ -59,11 +60,12 @@ def exact_differs(x: ExactLeaf, _pending) -> Hit:
 
 @behaviour("exact.beyond-range")
 def exact_beyond_range(x: ExactLeaf, pending: torch.Tensor) -> Hit | None:
-    if x.beyond is None:
+    beyond = x.beyond() if callable(x.beyond) else x.beyond
+    if beyond is None:
         return None
-    return Hit(pending & x.beyond,
-               lambda n: f"{x.what}: compiled differs from eager at {n} elements that depend on an intermediate beyond "
-                         f"the range of the program's dtype: not judged")
+    return Hit(pending & beyond,
+               lambda n: f"{x.what}: compiled differs from eager at {n} elements that depend on an intermediate eager "
+                         f"itself overflowed, or on a conversion of NaN/inf to an integer: not judged")
 
 
 @behaviour("exact.between-runs")
@@ -79,12 +81,13 @@ def exact_between_runs(x: ExactLeaf, pending: torch.Tensor) -> Hit:
                          f"run, as is or under another rounding of the intermediates: not judged")
 
 
-def judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = (),
-                beyond: torch.Tensor | None = None) -> LeafResult:
+def judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = (), beyond: Any = None) -> LeafResult:
     """Integer and bool leaves: exact; but an element where compiled lies between eager and the fp64
     run, as is, under Monte Carlo rounding of the intermediates or as an alternative run (`alts`), is
     decided by rounding (a count of nonzero FMA residuals: eager 1028, such a run 2048, compiled
-    2047): a note. `beyond`: elements that depend on a value beyond the range (rule 8): not judged."""
+    2047): a note. `beyond`: elements that depend on an intermediate eager itself overflowed, or on an
+    undefined conversion of NaN/inf to an integer (rule 8): not judged (a mask, or a call that makes it where
+    an element is charged)."""
     out = apply(EXACT, ExactLeaf(r, g, what, tuple(alts), beyond))
     diff = out.charges["exact.differs"]
     if r.dtype == torch.bool:
@@ -150,7 +153,7 @@ def judge_index(r: torch.Tensor, g: torch.Tensor, source: torch.Tensor, dim: int
         f"{what}: selected values differ along dim {d} at {int(bad.sum())} of {ri.numel()} indices, first at "
         f"{index_str(p, tuple(ri.shape))}: eager index {int(ri.reshape(-1)[p])} -> {rv.reshape(-1)[p].item()}, "
         f"compiled index {int(gi.reshape(-1)[p])} -> {gv.reshape(-1)[p].item()} (an exact tie, or a near tie within "
-        f"{nx.NEAR_TIE_ULPS:g} eps of the row's largest magnitude, passes)",
+        f"{nx.NEAR_TIE_ULPS:g} eps of the row's largest magnitude of like size, passes)",
         rules=res.counts,
     )
 
@@ -176,15 +179,28 @@ def index_differs(x: IndexLeaf, _pending) -> Hit:
     return Hit(x.ri != x.gi, lambda n: "selected values differ")
 
 
+def _abs64(t: torch.Tensor) -> torch.Tensor:
+    return (t.abs() if t.is_complex() else t).to(torch.float64).abs()
+
+
 @behaviour("index.tie")
 def index_tie(x: IndexLeaf, pending: torch.Tensor) -> Hit:
     rv, gv = x.selected()
     ok = nx.equal_nan(rv, gv)
     if rv.is_floating_point() or rv.is_complex():
+        # the scale of the row's rounding: its largest magnitude among the peers of the values selected (at most
+        # PEER_RANGE times larger): a masked -1e9 beside logits of 1 says nothing of how the logits round
         sub = x.sub
         a = nx.as_real64(sub) if not sub.is_complex() else sub.abs().to(torch.float64)
         fin = torch.where(torch.isfinite(a), a.abs(), torch.zeros_like(a))
-        scale = fin.amax(dim=x.d, keepdim=True) if fin.numel() else fin
+        own = torch.maximum(_abs64(rv), _abs64(gv))
+        own = torch.where(torch.isfinite(own), own, torch.zeros_like(own))
+        scale = torch.zeros_like(own)
+        if fin.numel():
+            for k in range(rv.size(x.d)):  # each selected position against its row
+                lim = own.narrow(x.d, k, 1) * nx.PEER_RANGE
+                peers = torch.where(fin <= lim, fin, torch.zeros_like(fin)).amax(dim=x.d, keepdim=True)
+                scale.narrow(x.d, k, 1).copy_(peers)
         dt = nx.tol_dtype(sub.dtype, x.hint)
         near = (rv - gv).abs().to(torch.float64) <= nx.NEAR_TIE_ULPS * nx.eps(dt) * scale
         ok = ok | near

@@ -1,7 +1,9 @@
 """The behaviour of the oracle's rules on floating leaves (rules.py's FLOAT scope: rules 1, 2, 3, 8), per element, and the detail of a failing leaf."""
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -40,8 +42,8 @@ class FloatLeaf:
     nan_c: torch.Tensor
     nan_f: torch.Tensor
     e_is_f: torch.Tensor  # e has f's value or both are NaN
-    marked: torch.Tensor | None  # depends on a value beyond acc(D)'s range (rule 8)
-    beyond: torch.Tensor | None  # marked where f is finite
+    marked: torch.Tensor | None  # depends on a value beyond acc(D)'s range in some order (rule 8: the fp64 run's marks)
+    over: Callable[[], torch.Tensor | None]  # eager's own overflow (runs.overflow_of), made where a rule asks
     f_d: torch.Tensor  # f rounded to D: +-inf where it overflows D
     e_over: torch.Tensor  # e non-finite, f finite: eager overflowed
     e_right: torch.Tensor  # ... to the infinity f rounds to
@@ -49,6 +51,12 @@ class FloatLeaf:
     bnd: nx.Bound  # rule 1's bound without S
     sens: tuple  # S's parts, cumulative: perturbed inputs, + Monte Carlo, + walk (None where absent)
     limit: torch.Tensor  # the bound with S
+
+    @functools.cached_property
+    def own_over(self) -> torch.Tensor:
+        """Where the element depends on an intermediate eager itself overflowed (all False where none is known)."""
+        m = self.over()
+        return m.reshape(self.e.shape) if m is not None else torch.zeros_like(self.fin_e)
 
     def within(self, limit: torch.Tensor) -> torch.Tensor:
         return (self.c - self.f).abs() <= limit
@@ -58,10 +66,12 @@ class FloatLeaf:
 
 
 def float_leaf(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, shape: tuple[int, ...], extreme: bool,
-               runs: LeafRuns, low: torch.dtype | None) -> FloatLeaf:
+               runs: LeafRuns, low: torch.dtype | None, over: Callable[[], torch.Tensor | None] | None = None
+               ) -> FloatLeaf:
     """The context of the FLOAT rules: eager and compiled as float64 tensors of one shape (complex as (re, im)
     pairs), D = dt, the fp64 runs' leaves (float64 tensors of that shape, or None), the coarsest dtype the fp64
-    run rounds its data to (`low`)."""
+    run rounds its data to (`low`), a call that gives the elements that depend on eager's own overflow (`over`:
+    a bool tensor of that shape, or None where none is known; only a rule that asks makes it)."""
     f = runs.fp64
     given = f is not None
     rounding = runs.rounding
@@ -106,7 +116,7 @@ def float_leaf(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, sha
         e=e, c=c, f=f, given=given, dt=dt, what=what, shape=shape, extreme=extreme, rounding=rounding, marks=marks,
         reference=reference, independent=independent, why_not=why_not, fin_e=fin_e, fin_c=fin_c, fin_f=fin_f,
         nan_c=nan_c, nan_f=nan_f, e_is_f=(e == f) | (nan_e & nan_f), marked=marked,
-        beyond=fin_f & marked if marked is not None else None, f_d=f_d, e_over=e_over, e_right=e_over & (e == f_d),
+        over=over if over is not None else (lambda: None), f_d=f_d, e_over=e_over, e_right=e_over & (e == f_d),
         f_over=fin_f & ~torch.isfinite(f_d), bnd=bnd, sens=tuple(cumulative),
         limit=bnd.bound if total is None else bnd.bound + nx.SENS_MULT * total)
 
@@ -132,9 +142,9 @@ def kind_no_independent_run(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
     if x.independent:
         return None
     big = x.c.abs() >= math.sqrt(nx.max_finite(x.dt))
-    return Hit(pending & ((x.fin_c & (big | x.extreme)) | (~x.fin_c & x.extreme)),
-               lambda n: f"{x.what}: compiled finite (or another NaN/inf) where eager is non-finite, {x.why_not}, at {n} "
-                         f"elements (beyond sqrt of {_d(x.dt)}'s range, or special inputs): not judged")
+    return Hit(pending & x.own_over & ((x.fin_c & (big | x.extreme)) | (~x.fin_c & x.extreme)),
+               lambda n: f"{x.what}: compiled finite (or another NaN/inf) where eager is non-finite of its own overflow, "
+                         f"{x.why_not}, at {n} elements (beyond sqrt of {_d(x.dt)}'s range, or special inputs): not judged")
 
 
 @behaviour("kind.nan-beyond-float64")
@@ -156,10 +166,9 @@ def kind_eager_right_overflow(x: FloatLeaf, _pending) -> Hit:
 def kind_overflow_order_special(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
     if not x.extreme:
         return None
-    big = bool((x.fin_f & (x.f.abs() >= math.sqrt(nx.max_finite(x.dt)))).any())  # huge finite terms beside it
-    return Hit(pending & x.nan_c & torch.isinf(x.e) & (x.e_is_f | x.e_right) & big,
-               lambda n: f"{x.what}: compiled NaN where eager is the infinity fp64 is or rounds to, at {n} elements, "
-                         f"inputs near the range of {_d(x.dt)}: an overflow in another order, not judged")
+    return Hit(pending & x.nan_c & torch.isinf(x.e) & (x.e_is_f | x.e_right) & x.own_over,
+               lambda n: f"{x.what}: compiled NaN where eager is the infinity fp64 is or rounds to, of its own overflow, "
+                         f"at {n} elements, inputs near the range of {_d(x.dt)}: an overflow in another order, not judged")
 
 
 @behaviour("kind.nan-beyond-range")
@@ -193,26 +202,20 @@ def finite_non_finite(x: FloatLeaf, _pending) -> Hit:
 
 @behaviour("finite.overflow-order")
 def finite_overflow_order(x: FloatLeaf, pending: torch.Tensor) -> Hit:
-    ev = nx.rows(x.e_over | x.f_over)
-    near = ev.any(-1, keepdim=True).expand(ev.shape).reshape(x.shape)
-    near = near | (torch.maximum(x.e.abs(), x.f.abs()) * nx.OVERFLOW_MARGIN >= nx.max_finite(x.dt))
-    unjudged = x.extreme and not x.independent
-    if unjudged:  # the mirror of kind.no-independent-run: compiled's intermediates (a square) overflow where eager's do not
-        near = torch.ones_like(near)
-    return Hit(pending & near,
-               lambda n: f"{x.what}: compiled non-finite where eager and fp64 are finite at {n} elements near the range "
-                         f"of {_d(x.dt)}, beside an overflow{', or on inputs near it ' + x.why_not if unjudged else ''}: "
-                         f"an overflow in another order, not judged")
+    near = torch.maximum(x.e.abs(), x.f.abs()) * nx.OVERFLOW_MARGIN >= nx.max_finite(x.dt)
+    # an infinity of the value's sign (a NaN needs infinities of both signs: eager's own overflow, finite.beyond-range)
+    inf = torch.isinf(x.c) & ((torch.sign(x.c) == torch.sign(x.e)) | (torch.sign(x.c) == torch.sign(x.f)))
+    return Hit(pending & near & inf,
+               lambda n: f"{x.what}: compiled infinite where eager and fp64 are finite at {n} elements within "
+                         f"{nx.OVERFLOW_MARGIN:g}x of the range of {_d(x.dt)}: an overflow in another order, not judged")
 
 
 @behaviour("finite.beyond-range")
-def finite_beyond_range(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
-    if x.beyond is None:
-        return None
-    return Hit(pending & x.beyond,
+def finite_beyond_range(x: FloatLeaf, pending: torch.Tensor) -> Hit:
+    return Hit(pending & x.own_over,
                lambda n: f"{x.what}: compiled non-finite where eager and fp64 are finite at {n} elements that depend on "
-                         f"an intermediate beyond the range of {_d(nx.acc_dtype(x.dt))} (Inductor's decompositions, in "
-                         f"float64): an overflow in another order, not judged")
+                         f"an intermediate eager itself overflowed (an infinity of finite operands, or NaN/inf to an "
+                         f"integer): an overflow in another order, not judged")
 
 
 @behaviour("eager.overflow")
@@ -287,12 +290,10 @@ def bound_kept_precision(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
 
 
 @behaviour("bound.beyond-range")
-def bound_beyond_range(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
-    if x.beyond is None:
-        return None
-    return Hit(pending & x.beyond,
-               lambda n: f"{x.what}: compiled beyond the bound at {n} elements that depend on an intermediate beyond "
-                         f"the range of {_d(nx.acc_dtype(x.dt))}: not judged")
+def bound_beyond_range(x: FloatLeaf, pending: torch.Tensor) -> Hit:
+    return Hit(pending & x.own_over,
+               lambda n: f"{x.what}: compiled beyond the bound at {n} elements that depend on an intermediate eager "
+                         f"itself overflowed (an infinity of finite operands, or NaN/inf to an integer): not judged")
 
 
 @behaviour("note.signed-zero")

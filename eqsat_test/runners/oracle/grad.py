@@ -23,6 +23,7 @@ forward still disagrees, the streams differ: not judged (`random_stream`, the or
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any, Callable
 
 import torch
@@ -150,10 +151,15 @@ def is_random(forward: Callable, inputs) -> bool:
 
 
 @behaviour("training.random-stream")
-def random_stream(v: Verdict, random: bool) -> Verdict:
+def random_stream(v: Verdict, random: bool, origins: Mapping[str, Any] | None = None) -> Verdict:
     """A training step's verdict `v`, or, for a program that draws random numbers whose compiled outputs
-    disagree with eager's, that verdict not judged (rules.py `training.random-stream`)."""
+    disagree with eager's, that verdict not judged (rules.py `training.random-stream`). `origins` (the eager
+    run's, runs.EagerOrigin per leaf path): a failing leaf that depends on no random draw is judged all the same
+    (the judge names such a leaf first)."""
     if v.ok or not random or part_of(v.leaf) != "forward":
+        return v
+    origin = origins.get(v.leaf) if origins is not None and v.leaf is not None else None
+    if origin is not None and not origin.random:
         return v
     detail = ("nondeterministic, not judged: a program that draws random numbers, whose compiled forward disagrees "
               f"with eager's under the same seed (other random numbers): {v.detail}")

@@ -25,7 +25,7 @@ from eqsat_test.runners.oracle.exact import LeafResult, first_true, fmt, index_s
 from eqsat_test.runners.oracle.float_rules import float_leaf, judge_float
 from eqsat_test.runners.oracle.numerics import leaves, to_fp64, tolerance  # noqa: F401 (re-exported)
 from eqsat_test.runners.oracle.rules import TENSOR
-from eqsat_test.runners.oracle.runs import Antithetic, LeafRuns, RoundingRuns
+from eqsat_test.runners.oracle.runs import Antithetic, EagerOrigin, LeafRuns, RoundingRuns, overflow_of
 from eqsat_test.runners.oracle.verdict import (
     MATCH,
     MISMATCH,
@@ -108,12 +108,23 @@ def _pair(r: Any, g: Any, path: str, out: list) -> tuple[str, str] | None:
 
 
 def _judge_float(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, shape: tuple[int, ...],
-                 extreme: bool, runs: LeafRuns, low: torch.dtype | None) -> LeafResult:
-    """A floating leaf as float64 tensors of one shape (complex as (re, im) pairs), dt its tolerance dtype: the
-    FLOAT rules (float_rules.py), unless compiled equals eager bitwise (which passes every rule)."""
+                 extreme: bool, runs: LeafRuns, low: torch.dtype | None, over=None) -> LeafResult:
+    """A floating leaf as float64 tensors of one shape (complex as (re, im) pairs), dt its tolerance dtype, `over`
+    a call that gives eager's own overflow (runs.overflow_of, that shape): the FLOAT rules (float_rules.py),
+    unless compiled equals eager bitwise (which passes every rule)."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):
         return LeafResult(True)
-    return judge_float(float_leaf(e, c, dt, what, shape, extreme, runs, low))
+    return judge_float(float_leaf(e, c, dt, what, shape, extreme, runs, low, over))
+
+
+def _real_mask(m: torch.Tensor | None, r: torch.Tensor) -> torch.Tensor | None:
+    """An element mask of tensor r as its float64 values are judged (complex: each element's (re, im) pair)."""
+    if not isinstance(m, torch.Tensor) or tuple(m.shape) != tuple(r.shape):
+        return None
+    m = m.to(r.device)
+    if r.is_complex():
+        return m.unsqueeze(-1).expand(*m.shape, 2).reshape(*m.shape[:-1], -1) if m.dim() else m.expand(2)
+    return m
 
 
 @dataclass(frozen=True)
@@ -150,19 +161,28 @@ def _fp64_leaf(f: Any, r: torch.Tensor) -> torch.Tensor | None:
     return None
 
 
-def _fp64_beyond_mask(fb: Any, r: torch.Tensor) -> torch.Tensor | None:
-    """Rule 8 for an integer or bool leaf: where the BeyondRange runs' marks (a float64 leaf of r's shape) are set."""
+def _exact_beyond_mask(fb: Any, r: torch.Tensor, origin: EagerOrigin | None) -> torch.Tensor | None:
+    """Rule 8 for an integer or bool leaf: where eager itself overflowed or converted NaN/inf to an integer
+    (origin.overflow), or where the BeyondRange runs' marks (a float64 leaf of r's shape) say the fp64 run
+    did (2: beyond float64's range too, or such a conversion): no value there is a reference."""
+    m = None
     if isinstance(fb, torch.Tensor) and fb.is_floating_point() and tuple(fb.shape) == tuple(r.shape):
-        return (fb >= 1).to(r.device)
-    return None
+        m = (fb >= 2).to(r.device)
+    own = _real_mask(overflow_of(origin), r)
+    if own is not None:
+        m = own if m is None else m | own
+    return m
 
 
 def _judge_leaf(path: str, r: Any, g: Any, hint: torch.dtype | None, index: tuple | None, extreme: bool,
-                runs: LeafRuns, low: torch.dtype | None) -> LeafResult:
-    """One leaf against its eager value; `runs`: the fp64 runs' leaves at this path, as they are."""
+                runs: LeafRuns, low: torch.dtype | None, origin: EagerOrigin | None = None) -> LeafResult:
+    """One leaf against its eager value; `runs`: the fp64 runs' leaves at this path, as they are; `origin`: what
+    eager's own run says of it (None: not known; the program's coarsest dtype `hint` applies then)."""
     what = path or "output"
     kind = nx.scalar_kind(r)
     f = runs.fp64
+    if origin is not None:  # the dtypes this leaf was computed in, not the whole program's
+        hint = origin.dtype
     if kind in ("bool", "int"):
         if r == g:
             return LeafResult(True)
@@ -195,10 +215,10 @@ def _judge_leaf(path: str, r: Any, g: Any, hint: torch.dtype | None, index: tupl
             rounding = runs.rounding.map(leaf) if runs.rounding is not None else None
             res = _judge_float(e64, nx.as_real64(g), nx.tol_dtype(r.dtype, hint), desc, tuple(e64.shape), extreme,
                                LeafRuns(leaf(f), tuple(p.map(leaf) for p in runs.perturbed), rounding,
-                                        leaf(runs.beyond)), low)
+                                        leaf(runs.beyond)), low, lambda: _real_mask(overflow_of(origin), r))
         else:
             alts = runs.rounding.all() if runs.rounding is not None else []
-            res = judge_exact(r, g, desc, [f, *alts], _fp64_beyond_mask(runs.beyond, r))
+            res = judge_exact(r, g, desc, [f, *alts], lambda: _exact_beyond_mask(runs.beyond, r, origin))
         if strides.notes and res.ok:
             res.notes.extend(strides.notes)
             res.rules.extend(strides.counts)
@@ -264,7 +284,8 @@ def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | N
 
 def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info: Mapping[str, tuple] | None = None,
           dtype_hint: Any = None, extreme_inputs: bool = False, fp64_perturbed: Any = None,
-          fp64_low: Any = None, fp64_rounded: Any = None, fp64_beyond: Any = None) -> Verdict:
+          fp64_low: Any = None, fp64_rounded: Any = None, fp64_beyond: Any = None,
+          origins: Mapping[str, EagerOrigin] | None = None) -> Verdict:
     """Judge a program's compiled output `got` against its eager output `ref` (the rules: rules.py).
 
     fp64: the same program's eager output with floating inputs/parameters in float64 (None: no
@@ -286,14 +307,23 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     fp64 runs under Inductor's decompositions, a float64 leaf per output leaf: 1 where an element
     depends on a value beyond the range of acc(D) (D's arithmetic cannot hold it, and eager's finite
     value is luck: not judged, nor a NaN c where f is infinite), 2 where beyond float64's too or on a
-    conversion of NaN/inf to an integer (a NaN f there is no judge), else 0 (rule 8).
+    conversion of NaN/inf to an integer (a NaN f there is no judge), else 0 (rule 8). origins: per
+    tensor leaf path, what eager's own run says of it (runs.EagerOrigin, origins.EagerOrigins): the dtype
+    it was computed in (its tolerance dtype, in place of dtype_hint), whether it depends on a random
+    draw, and where eager itself overflowed; a compiled NaN/inf, or a value beyond the bound, where
+    eager and fp64 are finite is excused by an overflow only where eager's own overflow shows (rules 3,
+    8). With origins, the eager runs' disagreement sets aside only the leaves that disagree or depend on
+    a random draw; a disagreeing leaf without one is still judged by kind (a NaN/inf where both eager
+    runs and fp64 are finite fails).
     """
     hint, low64 = nx.parse_dtype(dtype_hint), nx.parse_dtype(fp64_low)
     index_info = dict(index_info or {})
-    if ref2 is not None:
-        diff = _bitwise_difference(ref, ref2, index_info)
-        if diff is not None:
-            path, why, e_abs, e_rel, n = diff
+    varies: dict[str, Any] = {}  # leaf path -> its second eager run, where the two eager runs differ
+    diff = _bitwise_difference(ref, ref2, index_info) if ref2 is not None else None
+    if diff is not None:
+        path, why, e_abs, e_rel, n = diff
+        varies = _varying_leaves(ref, ref2, index_info) if origins is not None else {}
+        if not varies:  # no origins, or runs whose structure differs: the whole output is set aside
             return Verdict(True, NONDETERMINISTIC, e_abs, e_rel, path, f"nondeterministic, not judged: {why}",
                            (LeafRules(path, (RuleCount("output.nondeterministic", n),)),))
     pairs: list = []
@@ -308,8 +338,17 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     failures: list[tuple[str, str]] = []
     notes: list[str] = []
     counts: list[LeafRules] = []
+    aside = 0  # leaves set aside as nondeterministic
     for path, r, g in pairs:
-        res = _judge_leaf(path, r, g, hint, index_info.get(path), extreme_inputs, by_path(path), low64)
+        origin = origins.get(path) if origins is not None else None
+        if diff is not None and (origin is None or origin.random):  # a random draw: no one right value
+            res = _set_aside(r, g)
+            aside += 1
+        elif path in varies:  # eager varies here without a random draw: judged by kind only
+            res = _judge_by_kind(path, r, g, varies[path], by_path(path).fp64, origin)
+            aside += res.ok
+        else:
+            res = _judge_leaf(path, r, g, hint, index_info.get(path), extreme_inputs, by_path(path), low64, origin)
         max_abs, max_rel = max(max_abs, res.abs_err), max(max_rel, res.rel_err)
         if not res.ok:
             failures.append((path, res.detail))
@@ -317,13 +356,77 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
         if res.rules:
             counts.append(LeafRules(path, tuple(res.rules)))
     if failures:
+        if origins is not None:  # a leaf that depends on no random draw first: its failure is the telling one
+            failures.sort(key=lambda fl: bool(getattr(origins.get(fl[0]), "random", True)))
         path, detail = failures[0]
         more = f" (+{len(failures) - 1} more failing leaves of {len(pairs)})" if len(failures) > 1 else ""
         return Verdict(False, MISMATCH, max_abs, max_rel, path, detail + more, tuple(counts))
+    if diff is not None:
+        path, why, e_abs, e_rel, _ = diff
+        judged = len(pairs) - aside
+        rest = f"; the other {judged} {'leaf agrees' if judged == 1 else 'leaves agree'}" if judged else ""
+        return Verdict(True, NONDETERMINISTIC, max(e_abs, max_abs), max(e_rel, max_rel), path,
+                       f"nondeterministic, not judged: {why} ({aside} of {len(pairs)} leaves set aside: they differ "
+                       f"between the eager runs or depend on a random draw{rest})", tuple(counts))
     detail = f"match: {len(pairs)} {'leaf agrees' if len(pairs) == 1 else 'leaves agree'}, max abs err {fmt(max_abs)}"
     if notes:
         detail += "; note: " + notes[0] + (f" (+{len(notes) - 1} more notes)" if len(notes) > 1 else "")
     return Verdict(True, MATCH, max_abs, max_rel, None, detail, tuple(counts))
+
+
+def _set_aside(r: Any, g: Any) -> LeafResult:
+    """A leaf that depends on a random draw, in a program whose eager runs differ: not judged; the count is the
+    elements where compiled differs from eager."""
+    if isinstance(r, torch.Tensor):
+        n = int((~nx.equal_nan(nx.dense(r), nx.dense(g).to(r.device))).sum())
+    else:
+        n = int(not (r == g or (isinstance(r, float) and isinstance(g, float) and math.isnan(r) and math.isnan(g))))
+    return LeafResult(True, rules=[RuleCount("output.nondeterministic", n)] if n else [])
+
+
+def _judge_by_kind(path: str, r: Any, g: Any, r2: Any, f: Any, origin: EagerOrigin | None) -> LeafResult:
+    """A floating leaf whose two eager runs differ though it depends on no random draw (a nondeterministic
+    kernel: atomics): compiled NaN/inf where both eager runs and the fp64 run are finite fails
+    (finite.non-finite), unless eager itself overflowed there; any other difference is set aside."""
+    if not (isinstance(r, torch.Tensor) and (r.is_floating_point() or r.is_complex())):
+        return _set_aside(r, g)
+    e, c, e2 = (nx.as_real64(nx.dense(t).to(r.device)) for t in (r, g, r2))
+    fin = torch.isfinite(e) & torch.isfinite(e2) & ~torch.isfinite(c)
+    f64 = _fp64_leaf(f, r)
+    if f64 is not None:
+        fin &= torch.isfinite(f64)
+    own = _real_mask(overflow_of(origin), r) if bool(fin.any()) else None
+    if own is not None:
+        fin &= ~own
+    if not bool(fin.any()):
+        return _set_aside(r, g)
+    p = first_true(fin)
+    what = f"{path or 'output'} {str(r.dtype).removeprefix('torch.')}{list(r.shape)}"
+    return LeafResult(False, math.inf, math.inf,
+                      f"{what}: compiled is non-finite where both eager runs (which differ elsewhere) and fp64 are "
+                      f"finite at {int(fin.sum())} elements, first at {index_str(p, tuple(e.shape))}: eager "
+                      f"{fmt(float(e.reshape(-1)[p]))}, compiled {fmt(float(c.reshape(-1)[p]))}",
+                      rules=[RuleCount("finite.non-finite", int(fin.sum()))])
+
+
+def _varying_leaves(ref: Any, ref2: Any, index_info: Mapping[str, tuple]) -> dict[str, Any]:
+    """Leaf path -> the second run's leaf, for each leaf where two eager runs of one structure differ (NaN ==
+    NaN); {} where their structures differ."""
+    pairs: list = []
+    if _pair(ref, ref2, "", pairs):
+        return {}
+    out = {}
+    for path, a, b in pairs:
+        if isinstance(a, torch.Tensor):
+            a, b = nx.dense(a), nx.dense(b).to(a.device)
+            if path in index_info and not (a.is_floating_point() or a.is_complex()):
+                if not judge_index(a, b, *index_info[path], torch.float64, path).ok:
+                    out[path] = b
+            elif not bool(nx.equal_nan(a, b).all()):
+                out[path] = b
+        elif not (a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))):
+            out[path] = b
+    return out
 
 
 def _runs_by_path(fp64: Any, perturbed: Any, rounded: RoundingRuns | None, beyond: Any):

@@ -23,6 +23,10 @@ def _close(g: torch.Tensor, a: torch.Tensor, rtol: float) -> torch.Tensor:
     return nan | (g64 == a64) | ((g64 - a64).abs() <= rtol + rtol * a64.abs())
 
 
+def _agrees(t: torch.Tensor, a: torch.Tensor, exact: bool) -> torch.Tensor:
+    return t == a.to(t.dtype) if exact else _close(t, a, LOOSE_TOL)
+
+
 @dataclass(frozen=True)
 class LenientLeaf:
     """A tensor leaf of a failing verdict at a lenient sweep point: eager's, compiled's (on eager's device) and
@@ -36,7 +40,9 @@ class LenientLeaf:
 @behaviour("lenient.wider-run")
 def lenient_wider_run(x: LenientLeaf, _pending=None) -> Hit | None:
     """The elements where compiled differs from eager (exactly for integers and bools, beyond the allclose
-    tolerance for floats) but agrees with a wider program (exactly, or within LOOSE_TOL); None where none differ."""
+    tolerance for floats) but agrees with a wider program (exactly, or within LOOSE_TOL) from which eager itself
+    differs there (a step that eager's rounding moved); None where none differ. Where eager agrees with the wider
+    programs, a compiled value of neither is judged as anywhere else."""
     r, g = x.r, x.g
     exact = not r.is_floating_point()
     differs = (r != g) if exact else ~_close(g, r, tolerance(r.dtype))
@@ -46,21 +52,21 @@ def lenient_wider_run(x: LenientLeaf, _pending=None) -> Hit | None:
     for a in x.alts:
         if isinstance(a, torch.Tensor) and a.shape == g.shape:
             a = a.to(g.device)
-            ok |= (g == a.to(g.dtype)) if exact else _close(g, a, LOOSE_TOL)
+            ok |= _agrees(g, a, exact) & ~_agrees(r, a, exact)
     return Hit(differs & ok, lambda n: f"excused {n} elements where compiled agrees with the float32/float64 program")
 
 
 def lenient_judge(ref, got, fp64, ref32, *, ref2=None, index_info=None, dtype_hint=None,
                   extreme_inputs=False, fp64_perturbed=None, fp64_low=None, fp64_rounded=None,
-                  fp64_beyond=None) -> Verdict:
+                  fp64_beyond=None, origins=None) -> Verdict:
     """judge(), excusing elements where compiled disagrees with (low-precision) eager but agrees
     with the program run in float32 or float64 (see the module docstring): those take compiled's value in
-    eager's output, which is judged again (with fp64 and index_info only). ref2: a second eager run, as for
+    eager's output, which is judged again (with fp64, index_info and origins only). ref2: a second eager run, as for
     judge(): a program whose two eager runs differ is "nondeterministic", not judged (the sweep must draw
     ref2 without reseeding, as runners/worker.py does)."""
     v = judge(ref, got, fp64, ref2=ref2, index_info=index_info, dtype_hint=dtype_hint, extreme_inputs=extreme_inputs,
               fp64_perturbed=fp64_perturbed, fp64_low=fp64_low, fp64_rounded=fp64_rounded,
-              fp64_beyond=fp64_beyond)
+              fp64_beyond=fp64_beyond, origins=origins)
     if v.ok or (ref32 is None and fp64 is None):
         return v
     r_leaves, g_leaves = leaves(ref), leaves(got)
@@ -85,7 +91,7 @@ def lenient_judge(ref, got, fp64, ref32, *, ref2=None, index_info=None, dtype_hi
     if not excused:
         return v
     it = iter(blended)
-    v2 = judge(rebuild(ref, lambda _leaf: next(it)), got, fp64, index_info=index_info)
+    v2 = judge(rebuild(ref, lambda _leaf: next(it)), got, fp64, index_info=index_info, origins=origins)
     for path, n in counts.items():
         v2 = v2.with_counts(path, [RuleCount("lenient.wider-run", n)])
     if not v2.ok:

@@ -61,6 +61,7 @@ def coarsest(dtypes) -> torch.dtype | None:
     """The least precise floating dtype of `dtypes` (None if there is none). The judge takes the
     less precise of it and each output's own dtype: a float64 program that rounds to float32
     inside is judged at float32, a float32 one that never goes below float32 at float32."""
+    dtypes = [d for d in dtypes if d is not None]
     return max(dtypes, key=lambda d: torch.finfo(d).eps) if dtypes else None
 
 
@@ -108,7 +109,7 @@ class BeyondRange(TorchDispatchMode):
         schema = func._schema
         aliased = any(r.alias_info is not None for r in schema.returns)
         inplace = aliased and any(r.alias_info is not None and r.alias_info.is_write for r in schema.returns)
-        elementwise = torch.Tag.pointwise in func.tags or func in _ELEMENTWISE
+        elementwise = torch.Tag.pointwise in func.tags or func in ELEMENTWISE
         seeded = torch.Tag.nondeterministic_seeded in func.tags
         # an op that is not pointwise: its results with the marked floating values 1 instead of NaN
         # (`other`), and where it has marked integers or bools (an index) with those 0 (`other`), then 1
@@ -160,7 +161,7 @@ class BeyondRange(TorchDispatchMode):
                         m |= ~nx.equal_nan(other[k], other1[k])
                 else:
                     m |= True
-            if func in _CASTS and not (o.is_floating_point() or o.is_complex()) and o.dtype != torch.bool \
+            if func in CASTS and not (o.is_floating_point() or o.is_complex()) and o.dtype != torch.bool \
                     and isinstance(args[0], torch.Tensor) and args[0].is_floating_point() and args[0].shape == o.shape:
                 x, info = args[0], torch.iinfo(o.dtype)  # a float to integer conversion C++ leaves undefined
                 m |= ~torch.isfinite(x) | (x < info.min) | (x > info.max)
@@ -223,28 +224,28 @@ class BeyondRange(TorchDispatchMode):
 
 
 _aten = torch.ops.aten
-_SUMS = {_aten.sum.dim_IntList, _aten.sum.default, _aten.mean.dim, _aten.mean.default, _aten.cumsum.default}
-_PRODS = {_aten.prod.dim_int, _aten.prod.default, _aten.cumprod.default}
+SUMS = {_aten.sum.dim_IntList, _aten.sum.default, _aten.mean.dim, _aten.mean.default, _aten.cumsum.default}
+PRODS = {_aten.prod.dim_int, _aten.prod.default, _aten.cumprod.default}
 _VARS = {_aten.var.correction, _aten.var_mean.correction}
-_PRODUCT_SUMS = {_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten.mv.default, _aten.dot.default,
+PRODUCT_SUMS = {_aten.mm.default, _aten.bmm.default, _aten.addmm.default, _aten.mv.default, _aten.dot.default,
                  _aten.baddbmm.default, _aten.convolution.default}
-_REDUCTIONS = _SUMS | _PRODS | _VARS | _PRODUCT_SUMS
+_REDUCTIONS = SUMS | PRODS | _VARS | PRODUCT_SUMS
 _ADDS = {_aten.add.Tensor, _aten.sub.Tensor}
-_CASTS = {_aten._to_copy.default, torch.ops.prims.convert_element_type.default}
+CASTS = {_aten._to_copy.default, torch.ops.prims.convert_element_type.default}
 # ops that map each element to the element of their result at the same place (broadcast), untagged pointwise
-_ELEMENTWISE = {_aten._to_copy.default, _aten.copy_.default, _aten.copy.default, _aten.where.ScalarOther,
+ELEMENTWISE = {_aten._to_copy.default, _aten.copy_.default, _aten.copy.default, _aten.where.ScalarOther,
                 _aten.where.ScalarSelf, _aten.where.Scalar, _aten.masked_fill.Tensor, _aten.lift_fresh_copy.default,
                 _aten.clone.default}
 
 
-def _finite(t: torch.Tensor) -> torch.Tensor:
+def finite_part(t: torch.Tensor) -> torch.Tensor:
     return t.where(torch.isfinite(t), 0.0)
 
 
 def _terms(func, args, kwargs, res: torch.Tensor) -> int:
     """How many terms each element of a reduction's result combines."""
     x = args[0]
-    if func in _PRODUCT_SUMS:
+    if func in PRODUCT_SUMS:
         w = args[1] if func in (_aten.convolution.default, _aten.mm.default, _aten.bmm.default,
                                 _aten.mv.default, _aten.dot.default) else args[2]
         return w[0].numel() if func is _aten.convolution.default else w.shape[0] if w.dim() == 1 else w.shape[-2]
@@ -259,7 +260,7 @@ def _on_magnitudes(func, args, kwargs, power: int = 1):
     (`power` 2: the terms' squared 2-norms)."""
     def mag(a):
         if isinstance(a, torch.Tensor) and a.is_floating_point():
-            return _finite(a).abs() ** power
+            return finite_part(a).abs() ** power
         return abs(a) ** power if isinstance(a, (int, float)) and not isinstance(a, bool) else a
     return func(*map(mag, args), **{k: mag(v) for k, v in kwargs.items()})
 
@@ -273,9 +274,9 @@ def _rounding_walk(func, args, kwargs, res: torch.Tensor) -> torch.Tensor:
     """sqrt of the sum of the squared partial results of a sum-like reduction (the result's shape): in
     order along the reduced dims for a sum, mean or cumsum; sqrt(n) times the terms' 2-norm for a
     matmul or convolution (partial sums of n terms of random signs)."""
-    if func in _PRODUCT_SUMS:
+    if func in PRODUCT_SUMS:
         return (_on_magnitudes(func, args, kwargs, 2) * _terms(func, args, kwargs, res)).sqrt()
-    x = _finite(args[0]).to(torch.float64)
+    x = finite_part(args[0]).to(torch.float64)
     if func is _aten.cumsum.default:
         d = args[1] if len(args) > 1 else kwargs["dim"]
         return x.cumsum(d).square().cumsum(d).sqrt()
@@ -298,12 +299,12 @@ def _order_reach(func, args, kwargs, out, r: BeyondRange) -> torch.Tensor | None
         return None
     try:
         n = _terms(func, args, kwargs, res)
-        if func in _PRODUCT_SUMS:  # every partial sum is at most the sum of its terms' magnitudes
+        if func in PRODUCT_SUMS:  # every partial sum is at most the sum of its terms' magnitudes
             return _on_magnitudes(func, args, kwargs) * (1 + n * r.eps) > r.max
         scan = func in (_aten.cumsum.default, _aten.cumprod.default)
         dims = args[1] if len(args) > 1 else kwargs.get("dim")
-        xf = _finite(x)
-        if func in _PRODS:
+        xf = finite_part(x)
+        if func in PRODS:
             inf = ~torch.isfinite(res)  # an infinity (or NaN) of the exact product: 0 · inf = NaN in some orders
             if scan:
                 return _scan_reach(x.to(torch.float64), dims, inf, r)
@@ -312,11 +313,15 @@ def _order_reach(func, args, kwargs, out, r: BeyondRange) -> torch.Tensor | None
             dims = list(range(x.dim())) if dims is None else [dims]
             big, small = logs.clamp(min=0).sum(dims, keep), logs.clamp(max=0).sum(dims, keep)
             return (big > r.log_max) | ((small < r.log_tiny) & ((small + big > r.log_tiny) | inf))
-        if func in _SUMS:
+        if func in SUMS:
+            # the terms of one sign that pass the range in some order decide nothing where an infinity of that
+            # sign is among the terms (the sum is that infinity, or NaN where the other sign's is, in any order)
             scale = n if func in (_aten.mean.dim, _aten.mean.default) else 1  # a mean's partial results are sums
-            top = torch.maximum(func(xf.clamp(min=0), *args[1:], **kwargs),
-                                -func(xf.clamp(max=0), *args[1:], **kwargs)) * scale
-            return top * (1 + n * r.eps) > r.max
+            sums = lambda t: func(t, *args[1:], **kwargs)  # noqa: E731
+            pos, neg = sums(xf.clamp(min=0)) * scale, -sums(xf.clamp(max=0)) * scale
+            has = lambda inf: sums((x == inf).to(x.dtype)) > 0  # noqa: E731
+            over = lambda t: t * (1 + n * r.eps) > r.max  # noqa: E731
+            return (over(pos) & ~has(math.inf)) | (over(neg) & ~has(-math.inf))
         # a variance: its partial sums of squared deviations (Welford's too) are at most the whole
         keep = bool(kwargs.get("keepdim", False))
         dims = list(range(x.dim())) if dims is None else dims
@@ -399,7 +404,7 @@ class RoundingNoise(TorchDispatchMode):
             return out
         if not self.walk:
             return torch.utils._pytree.tree_map(self._move, out)
-        if (func in _SUMS or func in _PRODUCT_SUMS or func in _ADDS) and isinstance(out, torch.Tensor):
+        if (func in SUMS or func in PRODUCT_SUMS or func in _ADDS) and isinstance(out, torch.Tensor):
             return self._move_sum(func, args, kwargs, out)
         return out
 

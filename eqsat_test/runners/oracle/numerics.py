@@ -10,13 +10,13 @@ from typing import Any
 import torch
 
 __all__ = [
-    "neighbourhoods", "rows", "max_errors", "equal_nan", "normalize_leaf", "scalar_kind", "type_name",
+    "neighbourhoods", "max_errors", "equal_nan", "kind_of_any", "normalize_leaf", "scalar_kind", "type_name",
     "leaves", "to_fp64", "tolerance", "special_values", "eps", "real_dtype", "parse_dtype", "tol_dtype",
     "acc_dtype", "ulp", "Bound", "bound", "sens_delta", "sensitivity", "walk_sensitivity", "over_peers", "multiplier",
     "acc_ulps", "max_finite",
     # the constants, re-exported from constants.py
     "ACC_ULPS", "ACC_ULPS_NOREF", "ACC_ULPS_ONE", "LOOSE_TOL", "M_MANY", "M_ONE", "MANY_PEERS", "NEAR_TIE_ULPS",
-    "NOREF_ACC_FACTOR", "OVERFLOW_MARGIN", "OVERFLOW_ROW", "OWN_ROUNDING_ULPS", "PEER_GRID", "PEER_RANGE", "ROUND_ULPS",
+    "NOREF_ACC_FACTOR", "OVERFLOW_MARGIN", "OWN_ROUNDING_ULPS", "PEER_GRID", "PEER_RANGE", "ROUND_ULPS",
     "ROUNDING_RUN_WEIGHT", "SENS_CAST_ULPS", "SENS_DELTA", "SENS_DRAWS", "SENS_MULT", "SENS_SMOOTH", "WALK_HALF",
     "WALK_LINEAR", "YARD_QUANTILE",
 ]
@@ -34,7 +34,6 @@ from eqsat_test.runners.oracle.constants import (
     NEAR_TIE_ULPS,
     NOREF_ACC_FACTOR,
     OVERFLOW_MARGIN,
-    OVERFLOW_ROW,
     OWN_ROUNDING_ULPS,
     PEER_GRID,
     PEER_RANGE,
@@ -375,18 +374,6 @@ def neighbourhoods(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(1, -1)
 
 
-def rows(t: torch.Tensor, least: int = OVERFLOW_ROW) -> torch.Tensor:
-    """t as a 2-D view (rows, n): each row the smallest block of trailing dims (size-1 dims
-    dropped) holding at least `least` elements, or the whole tensor when smaller."""
-    shape = [s for s in t.shape if s != 1]
-    n = 1
-    for s in reversed(shape):
-        if n >= least:
-            break
-        n *= s
-    return t.reshape(-1, n) if t.numel() else t.reshape(0, 1)
-
-
 # ----------------------------------------------------------------------------------------------
 # leaves as the judge compares them
 
@@ -404,6 +391,18 @@ def max_errors(r: torch.Tensor, g: torch.Tensor) -> tuple[float, float]:
     nz = rr != 0
     rel = float((d[nz] / rr[nz].abs()).max()) if bool(nz.any()) else 0.0
     return float(d.max()), rel
+
+
+def kind_of_any(g: torch.Tensor, runs: list) -> torch.Tensor:
+    """Where g (a leaf) has the kind of one of `runs` (tensors of its shape): finite where it is finite, NaN
+    where it is NaN, the same infinity; every element of an integer or bool g."""
+    if not (g.is_floating_point() or g.is_complex()):
+        return torch.ones(g.shape, dtype=torch.bool, device=g.device)
+    out = torch.zeros(g.shape, dtype=torch.bool, device=g.device)
+    for t in runs:
+        t = t.to(g.device)
+        out |= (torch.isfinite(g) & torch.isfinite(t)) | (torch.isnan(g) & torch.isnan(t)) | (torch.isinf(g) & (g == t))
+    return out
 
 
 def equal_nan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

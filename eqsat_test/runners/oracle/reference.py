@@ -20,6 +20,7 @@ from eqsat_test.runners.oracle.modes import (
     coarsest,
     float64_default,
 )
+from eqsat_test.runners.oracle.origins import EagerOrigins, replay
 from eqsat_test.runners.oracle.runs import Antithetic, RoundingRuns
 from eqsat_test.runners.oracle.verdict import RuleCount
 from eqsat_test.runners.protocol import to_cpu
@@ -53,6 +54,9 @@ class EagerRef(NamedTuple):
     # group of ties rotated by one (TieOrder); an element that differs between them depends on the order of tied keys and
     # is not judged. Made on the first call, by a verdict that still fails; None: no sort, or no fp64 run
     ties: Callable[[], tuple | None] | None = None
+    # per tensor leaf path of ref2, what eager's own run says of it (runs.EagerOrigin: the dtype it was computed
+    # in, a random draw, eager's own overflow; origins.EagerOrigins); None: not recorded
+    origins: dict | None = None
 
 def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> EagerRef:
     """Run the program eagerly on one input set (raises what the program raises). cpu_forward (the
@@ -63,7 +67,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     torch.manual_seed(0)
     with torch.no_grad():
         ref = forward(*s.inputs)
-        rec = FloatDtypes()
+        rec, again = EagerOrigins(), replay(forward, s.inputs)  # its overflow: run again where a verdict asks
         with rec:
             ref2 = forward(*s.inputs)
         idx = index_sources(*s.inputs)
@@ -87,7 +91,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     name = lambda d: str(d).removeprefix("torch.") if d else None  # noqa: E731
     low64 = coarsest(rec64.narrowed)
     if fp64 is None:
-        return EagerRef(s, ref, ref2, None, idx, name(low))
+        return EagerRef(s, ref, ref2, None, idx, name(low), origins=rec.origins(ref2, again))
     # one float64 copy of the inputs, made now (the compiled run comes between, and a miscompile may
     # write into its inputs); the deferred runs derive theirs from it only on a failing verdict
     plain = torch.utils._pytree.tree_map(
@@ -100,7 +104,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     return EagerRef(s, ref, ref2, fp64, idx, name(low), fp64_low=name(low64),
                     fp64p=_once(lambda: _perturbed_runs(forward, plain, delta)),
                     fp64mc=_once(lambda: _rounding_runs(forward, plain, low, low64)) if low is not None else None,
-                    fp64_beyond=beyond, ties=_deferred_ties(forward, plain))
+                    fp64_beyond=beyond, ties=_deferred_ties(forward, plain), origins=rec.origins(ref2, again))
 
 
 def _run(forward, inputs: Callable[[], tuple | None], mode: Callable[[], Any] | None = None) -> Any:
@@ -214,9 +218,10 @@ def _deferred_ties(forward, plain: tuple) -> Callable[[], tuple | None]:
 
 
 def untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, int]:
-    """got with eager's value where the tie orders' runs differ from the first (NaN == NaN), and how many
-    such elements got had otherwise; (got, 0) where the structures do not line up. Index outputs
-    (`index_paths`) keep theirs: the judge already weighs an index by the value it selects."""
+    """got with eager's value where the tie orders' runs differ from the first (NaN == NaN) and got is of the kind
+    of one of them (finite, NaN, that infinity: nx.kind_of_any), and how many such elements got had otherwise;
+    (got, 0) where the structures do not line up. Index outputs (`index_paths`) keep theirs: the judge already
+    weighs an index by the value it selects."""
     untied, counts = _untie(ref, got, ties, index_paths)
     return untied, sum(counts.values())
 
@@ -238,10 +243,10 @@ def _untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, dict[s
             for b in ts[1:]:
                 dep |= ~nx.equal_nan(ts[0], b)
             if bool(dep.any()):
-                n = int((dep & ~nx.equal_nan(g, r)).sum())
+                n = int((dep & ~nx.equal_nan(g, r) & nx.kind_of_any(g, ts)).sum())
                 if n:
                     counts[path] = counts.get(path, 0) + n
-                g = torch.where(dep, r, g)
+                g = torch.where(dep & nx.kind_of_any(g, ts), r, g)  # a NaN/inf no order of the ties gives stays
         out.append(g)
     it = iter(out)
     return nx.rebuild(got, lambda leaf: next(it)), counts
@@ -286,5 +291,6 @@ def judge_against(r: EagerRef, got: Any) -> Verdict:
     ref, got, fp64, ref2, idx = to_cpu((r.ref, got, r.fp64, r.ref2, r.idx))
     return conditioned(lambda fp, mc, beyond, g: judge(ref, g, fp64, ref2=ref2, index_info=idx, dtype_hint=r.compute_dtype,
                                                     fp64_perturbed=fp, extreme_inputs=r.set.name.startswith("special"),
-                                                    fp64_low=r.fp64_low, fp64_rounded=mc, fp64_beyond=beyond),
+                                                    fp64_low=r.fp64_low, fp64_rounded=mc, fp64_beyond=beyond,
+                                                    origins=r.origins),
                        ref, got, r.fp64p, r.fp64mc, r.fp64_beyond, r.ties, index_paths=set(idx or {}))

@@ -89,3 +89,26 @@ class LeafRuns:
     perturbed: tuple[Antithetic, ...] = ()  # inputs moved by 1 +- SENS_DELTA r: rule 1's S (a)
     rounding: RoundingRuns | None = None  # None: not made (a verdict that passes without them)
     beyond: Any = None  # rule 8's marks: 1 beyond acc(D)'s range, 2 beyond float64's too, else 0
+
+
+@dataclass(frozen=True)
+class EagerOrigin:
+    """What eager's own run (origins.EagerOrigins) says of one output leaf: the dtype its value was computed in,
+    whether it depends on a random draw, and where it depends on eager's own overflow. A leaf without an
+    origin (a Python scalar, a run whose record failed) is judged as before origins were recorded: at the
+    program's coarsest dtype (dtype_hint), set aside whole where the eager runs differ, and with no eager
+    overflow known."""
+
+    dtype: Any = None  # torch.dtype: the coarsest floating dtype of the ops on its path (None: no floating op)
+    random: bool = False  # depends on a random draw or on uninitialized memory (torch.empty)
+    # a bool tensor of the leaf's shape: the elements that depend on an intermediate eager itself overflowed
+    # (an infinity of finite operands) or converted undefinedly (NaN, inf or out of range to an integer); None:
+    # none; or a call that makes it (eager run again, only where a rule asks: overflow_of)
+    overflow: Any = None
+
+
+def overflow_of(origin: EagerOrigin | None) -> Any:
+    """An origin's overflow mask (made on first use where deferred), or None."""
+    if origin is None or origin.overflow is None:
+        return None
+    return origin.overflow() if callable(origin.overflow) else origin.overflow

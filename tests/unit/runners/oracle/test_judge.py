@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from eqsat_test.runners.oracle.inputs import input_sets
 from eqsat_test.runners.oracle.judge import MATCH, MISMATCH, NONDETERMINISTIC, judge
 from eqsat_test.runners.oracle.lenient import lenient_judge
+from eqsat_test.runners.oracle.runs import EagerOrigin, overflow_of
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -339,28 +340,31 @@ def test_fp64_run_that_rounds_to_the_programs_dtype_is_no_judge_of_nan():
     assert math.isnan(float(r.ref[1, 3])) and math.isnan(float(r.fp64[1, 3]))
     got = r.ref.clone()
     got[1, 3] = 1e30  # a compiled kernel that computed the square in float32 and cancelled it
-    kw = dict(dtype_hint=r.compute_dtype, extreme_inputs=True)
+    kw = dict(dtype_hint=r.compute_dtype, extreme_inputs=True, origins=r.origins)
+    assert bool(overflow_of(r.origins[""])[1, 3])  # eager's own overflow: the square is inf of finite operands
     assert not judge(r.ref, got, r.fp64, **kw).ok
     v = judge(r.ref, got, r.fp64, fp64_low=r.fp64_low, **kw)
     assert v.ok and "rounds to bfloat16 inside" in v.detail, v.detail
+    assert not judge(r.ref, got, r.fp64, fp64_low=r.fp64_low, dtype_hint=r.compute_dtype, extreme_inputs=True).ok
     # a constant made from integers is no rounding of the data: that fp64 run stays a judge
     r2 = eager_reference(lambda x: x * torch.arange(x.shape[-1]).float(), lambda *a: {}, InputSet("given", (x,)))
     assert r2.fp64_low is None
 
 
-def test_float64_special_inputs_overflow_in_another_order_is_a_note():
+def test_float64_special_inputs_overflow_in_another_order_is_judged_by_eagers_own_overflow():
     """CUDA corpus, norm_layer_norm at the float64 sweep on the special set (values near 1.8e308):
-    compiled's variance overflows (NaN rows) where eager's Welford does not; a float64 program has
-    no independent fp64 run, so nothing says which is right. On ordinary inputs it still fails, and
-    with a real fp64 run (a float32 program) it still fails on special inputs too."""
+    compiled's variance overflows (NaN rows) where eager's Welford does not. A float64 program has
+    no independent fp64 run, but eager's run shows it computed the row without overflowing: a compiled
+    NaN there is compiled's own overflow (a miscompile). Where eager itself overflowed on the row's
+    path (its run's record), it is an overflow in another order: not judged."""
     e = torch.randn(4, 16, dtype=torch.float64, generator=gen(1))
     c = e.clone()
     c[2] = math.nan
-    v = judge(e, c, e.clone(), extreme_inputs=True)
+    assert not judge(e, c, e.clone(), extreme_inputs=True).ok
+    own = {"": EagerOrigin(overflow=torch.arange(4)[:, None].expand(4, 16) == 2)}
+    v = judge(e, c, e.clone(), extreme_inputs=True, origins=own)
     assert v.ok and "in another order" in v.detail, v.detail
-    assert not judge(e, c, e.clone()).ok
-    e32 = e.float()
-    assert not judge(e32, c.float(), e, extreme_inputs=True).ok
+    assert not judge(e, c, e.clone(), origins={"": EagerOrigin()}).ok
 
 
 def test_another_libm_within_1e5_of_typical_magnitude_passes():

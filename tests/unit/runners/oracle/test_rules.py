@@ -12,7 +12,7 @@ from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.judge import MISMATCH, NONDETERMINISTIC, STRUCTURE_MISMATCH, judge
 from eqsat_test.runners.oracle.lenient import lenient_judge
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
-from eqsat_test.runners.oracle.runs import Antithetic, RoundingRuns
+from eqsat_test.runners.oracle.runs import Antithetic, EagerOrigin, RoundingRuns, overflow_of
 from eqsat_test.runners.oracle.verdict import LeafRules, RuleCount, Verdict, rule_totals
 
 REPO = Path(__file__).resolve().parents[4]
@@ -27,6 +27,11 @@ def ones(n: int = 64, dtype=torch.float32) -> torch.Tensor:
     return torch.ones(n, dtype=dtype)
 
 
+def own_overflow(*flags: bool) -> dict[str, EagerOrigin]:
+    """The eager run's record of a bare output: eager itself overflowed on the path of the elements flagged."""
+    return {"": EagerOrigin(overflow=torch.tensor(flags))}
+
+
 # ---------------------------------------------------------------------------------------------- the table
 
 
@@ -38,11 +43,17 @@ def test_every_rule_has_a_behaviour_a_test_and_a_row_in_the_docs():
     docs = (REPO / "docs" / "oracle.md").read_text()
     assert rules.markdown() in docs  # the docs' table is the table's own (python -m eqsat_test.runners.oracle.rules)
     here = globals()
+    real_bugs = (REPO / rules.REAL_BUGS).read_text()
     for r in rules.RULES:
         path, name = r.test.split("::")
         assert path == rules.TESTS and callable(here.get(name)), r.test
         assert f"`{r.id}`" in docs and name in docs, r.id
         assert r.effect in (rules.CONVICTS, rules.CLEARS, rules.NOTES)
+        # every clearing rule has a real bug of its shape it must not clear, a test of its own
+        assert bool(r.must_not_clear) == (r.effect == rules.CLEARS), r.id
+        if r.must_not_clear:
+            path, name = r.must_not_clear.split("::")
+            assert path == rules.REAL_BUGS and f"\ndef {name}(" in real_bugs and name in docs, r.must_not_clear
         for c in r.charges:  # a clearing rule clears what a convicting rule of its scope, before it, charged
             assert rules.BY_ID[c].effect == rules.CONVICTS and rules.BY_ID[c].scope == r.scope
             assert rules.RULES.index(rules.BY_ID[c]) < rules.RULES.index(r)
@@ -108,15 +119,17 @@ def test_kind_special():
 def test_kind_no_independent_run():
     e = torch.tensor([NAN, NAN, 1.0, 2.0])
     f = e.double()
-    c = torch.tensor([1e30, 5.0, 1.0, 2.0])  # 1e30 >= sqrt(float32's max): eager's square may have overflowed
-    low = dict(fp64_low="float32")  # the fp64 run rounds to float32 inside: no independent judge of NaN/inf
+    c = torch.tensor([1e30, 5.0, 1.0, 2.0])  # 1e30 >= sqrt(float32's max): eager's square overflowed
+    own = own_overflow(True, True, False, False)  # eager's NaN of its own overflow (its record)
+    low = dict(fp64_low="float32", origins=own)  # the fp64 run rounds to float32 inside: no independent judge
     v = judge(e, c, f, **low)
     assert not v.ok and "(1,)" in v.detail  # 5.0 is no overflow of anything
     assert counts(v) == {"kind.special": 2, "kind.no-independent-run": 1}
     c[1] = NAN
     v = judge(e, c, f, **low)
     assert v.ok and "rounds to float32 inside" in v.detail
-    assert not judge(e, c, f).ok  # an independent fp64 run's NaN convicts
+    assert not judge(e, c, f, origins=own).ok  # an independent fp64 run's NaN convicts
+    assert not judge(e, c, f, fp64_low="float32").ok  # no overflow of eager's own on record: judged
 
 
 def test_kind_nan_beyond_float64():
@@ -142,13 +155,15 @@ def test_kind_overflow_order_special():
     c = e.clone()
     c[1] = NAN  # finite terms near the range: +inf and -inf in another order
     c[2] = -INF  # no order makes -inf of them
-    v = judge(e, c, e.double(), extreme_inputs=True)
+    v = judge(e, c, e.double(), extreme_inputs=True, origins={"": EagerOrigin(overflow=torch.arange(32) < 3)})
     assert not v.ok and "(2,)" in v.detail
     assert counts(v) == {"kind.special": 2, "kind.overflow-order-special": 1}
     c[2] = INF
-    v = judge(e, c, e.double(), extreme_inputs=True)
+    own = {"": EagerOrigin(overflow=torch.arange(32) < 3)}  # eager's infinities are its own overflow
+    v = judge(e, c, e.double(), extreme_inputs=True, origins=own)
     assert v.ok and "overflow in another order" in v.detail
-    assert not judge(e, c, e.double()).ok  # not a special set
+    assert not judge(e, c, e.double(), origins=own).ok  # not a special set
+    assert not judge(e, c, e.double(), extreme_inputs=True).ok  # an infinity eager did not make of finite terms
 
 
 def test_kind_nan_beyond_range():
@@ -195,16 +210,28 @@ def test_finite_overflow_order():
     assert not v.ok and "(1,)" in v.detail
     assert counts(v) == {"finite.non-finite": 2, "finite.overflow-order": 1}
     c[1] = 1.0
-    assert "beside an overflow" in judge(e, c, e.double()).detail
+    assert "within 16x of the range of float32" in judge(e, c, e.double()).detail
 
 
 def test_finite_beyond_range():
     e = torch.tensor([1.0, 1.0, 2.0])
-    marks = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
     c = torch.tensor([NAN, NAN, 2.0])
-    v = judge(e, c, e.double(), fp64_beyond=marks)
+    v = judge(e, c, e.double(), origins=own_overflow(True, False, False))  # element 0: eager's own overflow
     assert not v.ok and "(1,)" in v.detail
     assert counts(v) == {"finite.non-finite": 2, "finite.beyond-range": 1}
+    marks = torch.tensor([1.0, 1.0, 0.0], dtype=torch.float64)  # what another order could do: no evidence
+    assert counts(judge(e, c, e.double(), fp64_beyond=marks)) == {"finite.non-finite": 2}
+    # a real one: exp(x) overflows eagerly and 1 / inf is 0; compiled's exp(-x) order gives NaN (inf * 0)
+    x = torch.tensor([100.0, 1.0, -2.0])
+    prog = lambda t: 1 / torch.exp(t) * torch.exp(t / 2) ** 0  # noqa: E731 - exp(100) is inf in float32
+    r = eager_reference(prog, lambda *a: {}, InputSet("given", (x,)))
+    assert float(r.ref[0]) == 0.0 and bool(overflow_of(r.origins[""])[0]) and not bool(overflow_of(r.origins[""])[1:].any())
+    got = r.ref.clone()
+    got[0] = NAN
+    v = judge_against(r, got)
+    assert v.ok and counts(v) == {"finite.non-finite": 1, "finite.beyond-range": 1}
+    got[1] = NAN
+    assert not judge_against(r, got).ok
 
 
 def test_eager_overflow():
@@ -312,9 +339,7 @@ def test_bound_beyond_range():
     e = ones(8)
     c = e.clone()
     c[0] = c[1] = 3.0
-    marks = torch.zeros(8, dtype=torch.float64)
-    marks[0] = 1.0
-    v = judge(e, c, e.double(), fp64_beyond=marks)
+    v = judge(e, c, e.double(), origins=own_overflow(*[k == 0 for k in range(8)]))
     assert not v.ok and "(1,)" in v.detail
     assert counts(v) == {"finite.bound": 2, "bound.beyond-range": 1}
 
@@ -346,10 +371,12 @@ def test_exact_differs():
 
 def test_exact_beyond_range():
     e = torch.tensor([True, True, False])
-    marks = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)  # element 0 compares an overflowed sum
-    v = judge(e, torch.tensor([False, False, False]), fp64_beyond=marks)
+    c = torch.tensor([False, False, False])
+    v = judge(e, c, origins=own_overflow(True, False, False))  # element 0 compares a sum eager overflowed
     assert not v.ok and "(1,)" in v.detail
     assert counts(v) == {"exact.differs": 2, "exact.beyond-range": 1}
+    marks = torch.tensor([2.0, 1.0, 0.0], dtype=torch.float64)  # 2: a NaN converted to an integer in the fp64 run
+    assert counts(judge(e, c, fp64_beyond=marks)) == {"exact.differs": 2, "exact.beyond-range": 1}
 
 
 def test_exact_between_runs():
@@ -398,17 +425,19 @@ def test_ties_sort_order():
 
 
 def test_lenient_wider_run():
-    e = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float16)
-    c = e.clone()
-    c[0] += 0.03  # within 4% of the float32 and float64 programs
-    c[1] += 0.5  # within 4% of neither
+    e = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float16)  # floor(...) eagerly
     ref32 = e.float()
-    v = lenient_judge(e, c, e.double(), ref32)
+    ref32[0] = 2.0  # eager's rounding moved element 0 across the floor's step: the float32 program's 2
+    f = e.double()  # (the fp64 run rounds to float16 inside as eager does)
+    c = e.clone()
+    c[0] = 2.0  # the wider programs' value
+    c[1] += 0.5  # within 4% of neither
+    v = lenient_judge(e, c, f, ref32)
     assert not v.ok and "(1,)" in v.detail and counts(v)["lenient.wider-run"] == 1
     c[1] = e[1]
-    v = lenient_judge(e, c, e.double(), ref32)
+    v = lenient_judge(e, c, f, ref32)
     assert v.ok and "excused 1 elements" in v.detail and counts(v) == {"lenient.wider-run": 1}
-    assert not judge(e, c, e.double()).ok  # the judge alone convicts it
+    assert not judge(e, c, f).ok  # the judge alone convicts it
 
 
 def test_training_random_stream():

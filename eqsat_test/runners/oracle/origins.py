@@ -1,0 +1,375 @@
+"""Eager's own run, recorded op by op beside its dtypes (modes.FloatDtypes) for the judge: per output leaf the dtype it was computed in, whether it depends on a random draw, and where it depends on eager's own overflow (runs.EagerOrigin)."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch.utils.weak import WeakIdKeyDictionary
+
+from eqsat_test.runners.oracle import numerics as nx
+from eqsat_test.runners.oracle.modes import (
+    CASTS,
+    ELEMENTWISE,
+    FloatDtypes,
+    coarsest,
+    finite_part,
+)
+from eqsat_test.runners.oracle.runs import EagerOrigin
+
+aten = torch.ops.aten
+# eager's kernel overflowed inside where its finite result is off from the op in float64 by more than this share
+# of the float64 result (a gross error: a batch norm's 0 for values of about 1)
+_GROSS = 0.5
+# ops whose results hold memory nobody wrote: what is read of them varies like a random draw
+_UNINITIALIZED = {aten.empty, aten.empty_like, aten.empty_strided, aten.new_empty, aten.new_empty_strided,
+                  aten.empty_permuted}
+
+
+class EagerOrigins(FloatDtypes):
+    """Eager's own run, recorded per output leaf (runs.EagerOrigin; `origins`), its values untouched:
+
+    - the coarsest floating dtype the leaf's value was computed in: of the ops on its path (an op
+      computes in its floating outputs' dtype, as FloatDtypes.seen counts), carried from operands to
+      results and kept per storage, so that a view, an in-place write and an out= write carry it too.
+      A float64 leaf computed apart from the program's float32 ops is judged at float64;
+    - whether it depends on a random draw (an op tagged nondeterministic_seeded) or on memory nobody
+      wrote (torch.empty and its kin): its two eager runs need not agree;
+    - per element, whether it depends on eager's own overflow: an infinity an op made of finite
+      operands (for an op that is not elementwise: still an infinity with the operands' NaN and
+      infinities set to 0, and not that very infinity with their finite values set to 0); a result of a
+      normalization kernel (layer, batch, group, RMS norm), on operands whose squares sum beyond its
+      dtype's range, that is NaN/inf where the op in float64 is finite, or more than half off it (it
+      overflowed inside: a batch norm's 0, a layer norm's NaN); or a conversion of NaN, an infinity or an
+      out-of-range float to an integer (C++ leaves it undefined). The marks are carried like
+      BeyondRange's: elementwise ops broadcast them, any other op marks the elements of its results that
+      change when its marked operands are NaN (marked integers: one more), views take their base's,
+      in-place ops update their argument's; a storage written with marks that its leaf's own mask does
+      not show (a write through another view) marks the whole leaf.
+
+    The oracle's rules that excuse a compiled NaN/inf or a compiled value beyond the bound where eager
+    and fp64 are finite (docs/oracle.md, rule 8) stand on this evidence of what eager did, not on what
+    a decomposed program could do in the accumulation dtype. A record that fails (an op the bookkeeping
+    cannot follow) gives no origins; the eager run itself is never changed."""
+
+    def __init__(self, overflow: bool = False) -> None:
+        super().__init__()
+        self.track = overflow  # record eager's own overflow too (a pass over each op's results: replay() only)
+        self.lineage: dict[int | None, tuple[torch.dtype | None, bool]] = {}  # storage -> (coarsest dtype, random)
+        self.overflow = WeakIdKeyDictionary()  # tensor -> bool mask of its shape
+        self.overflowed: set[int | None] = set()  # storages written with marks
+        self.failed = False
+        self._facts = WeakIdKeyDictionary()  # tensor -> (its version, its NaN/inf mask, whether it has any)
+        self._huge = WeakIdKeyDictionary()  # tensor -> (its version, the dtype maximum, whether its squares pass it)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        written = _written(func, args, kwargs)
+        before = None
+        if written and self.track and not self.failed:  # the operands' NaN/inf before an in-place op writes
+            try:
+                before = {id(t): ~torch.isfinite(t) for t in torch.utils._pytree.tree_leaves((args, kwargs))
+                          if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())}
+            except Exception:  # noqa: BLE001 - no record then (below)
+                self.failed = True
+        out = super().__torch_dispatch__(func, types, args, kwargs)
+        if not self.failed:
+            try:
+                self._record(func, args, kwargs, out, written, before)
+            except Exception:  # noqa: BLE001 - an op the bookkeeping cannot follow: no origins, eager unchanged
+                self.failed = True
+        return out
+
+    def _record(self, func, args, kwargs, out, written: list, before: dict | None) -> None:
+        flat = [t for t in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        results = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
+        aliased = any(r.alias_info is not None for r in func._schema.returns)
+        seeded = torch.Tag.nondeterministic_seeded in func.tags or func.overloadpacket in _UNINITIALIZED
+        # the lineage: the operands' storages', this op's floating results' dtypes, a random draw
+        dt, rnd = None, seeded
+        for t in flat:
+            d, r = self.lineage.get(_storage(t), (None, False))
+            dt, rnd = coarsest([dt, d]), rnd or r
+        dt = coarsest([dt, *(t.dtype for t in results if t.is_floating_point())])
+        targets = {id(t): t for t in [*written, *results]}
+        for t in targets.values():
+            key = _storage(t)
+            old = self.lineage.get(key) if aliased or written else None
+            self.lineage[key] = (coarsest([dt, old[0]]), rnd or old[1]) if old else (dt, rnd)
+        if not self.track:
+            return
+        # eager's own overflow
+        marked = [t for t in flat if t in self.overflow]
+        if aliased and not written:  # a view: the view of its base's mask
+            base = args[0] if args and isinstance(args[0], torch.Tensor) else None
+            if base is not None and base in self.overflow:
+                try:
+                    masks = func(self.overflow[base], *args[1:], **kwargs)
+                    masks = list(masks) if isinstance(masks, (tuple, list)) else [masks]
+                except Exception:  # noqa: BLE001 - a view the mask cannot take: all of it
+                    masks = [torch.ones_like(v, dtype=torch.bool) for v in results]
+                for v, mv in zip(results, masks):
+                    if isinstance(mv, torch.Tensor) and mv.shape == v.shape:
+                        self.overflow[v] = mv
+            return
+        elementwise = torch.Tag.pointwise in func.tags or func in ELEMENTWISE
+        probe = self._probe(func, args, kwargs) if marked and not seeded and not elementwise else None
+        wide = self._inside(func, args, kwargs, flat, results) if "norm" in func._schema.name else None
+        for k, o in enumerate(targets.values()):
+            m = _Mask(o)
+            if marked and not seeded:
+                if elementwise:
+                    for t in marked:
+                        if func is aten.copy_.default and t is args[0]:  # overwritten
+                            continue
+                        try:
+                            m |= self.overflow[t].expand(o.shape)
+                        except Exception:  # noqa: BLE001 - shapes that do not broadcast: all of it
+                            m |= True
+                elif probe is not None and k < len(probe) and isinstance(probe[k], torch.Tensor) \
+                        and probe[k].shape == o.shape:
+                    m |= ~nx.equal_nan(o, probe[k].to(o.dtype))
+                else:
+                    m |= True
+            if (o.is_floating_point() or o.is_complex()) and not seeded and _has_inf(o):
+                m |= o.isinf() & ~self._carried_inf(func, args, kwargs, o, k, flat, elementwise, before or {})
+            if wide is not None and k < len(wide) and isinstance(wide[k], torch.Tensor) and wide[k].shape == o.shape:
+                w = wide[k].to(o.device)  # eager's kernel overflowed inside: its result far from float64's, or NaN/inf
+                fin_o, fin_w = torch.isfinite(o), torch.isfinite(w)
+                m |= (fin_o != fin_w) | (fin_o & ((o.to(w.dtype) - w).abs() > _GROSS * w.abs()))
+            if func in CASTS and not (o.is_floating_point() or o.is_complex()) and o.dtype != torch.bool \
+                    and isinstance(args[0], torch.Tensor) and args[0].is_floating_point() and args[0].shape == o.shape:
+                x, info = args[0], torch.iinfo(o.dtype)  # a float to integer conversion C++ leaves undefined
+                m |= ~torch.isfinite(x) | (x < info.min) | (x > info.max)
+            if m.mask is not None and bool(m.mask.any()):
+                if o in self.overflow and self.overflow[o].shape == o.shape and (written or aliased):
+                    self.overflow[o].copy_(m.mask)  # in place: views of it share its mask
+                else:
+                    self.overflow[o] = m.mask
+                self.overflowed.add(_storage(o))
+            elif o in self.overflow and (written or aliased):
+                self.overflow[o].zero_()
+
+    def _carried_inf(self, func, args, kwargs, o: torch.Tensor, k: int, flat: list, elementwise: bool,
+                     before: dict) -> torch.Tensor:
+        """Where o's infinities are carried in from its operands' NaN/inf (bool, o's shape): an
+        elementwise op's operand non-finite at that element; any other op's result finite there with the
+        operands' NaN and infinities set to 0, or that very infinity with their finite values set to 0
+        (where those runs fail: none carried in)."""
+        ins = [t for t in flat if t.is_floating_point() or t.is_complex()]
+        if elementwise:
+            src = torch.zeros(o.shape, dtype=torch.bool, device=o.device)
+            for t in ins:
+                bad = before.get(id(t))
+                bad = self._nonfinite(t)[0] if bad is None else bad
+                try:
+                    src |= bad.expand(o.shape)
+                except Exception:  # noqa: BLE001 - shapes that do not broadcast: carried in everywhere
+                    src |= bool(bad.any())
+            return src
+        if not any(bool(before[id(t)].any()) if id(t) in before else self._nonfinite(t)[1] for t in ins):
+            return torch.zeros(o.shape, dtype=torch.bool, device=o.device)
+        if before:  # written in place: its operands' values before the write are gone; only its own NaN/inf
+            own = before.get(id(o))
+            return own if own is not None and own.shape == o.shape else torch.zeros_like(o, dtype=torch.bool)
+        # the op on the operands' finite values alone (NaN/inf as 0), and on their NaN/inf alone (finite values as
+        # 0): an infinity of the first is an overflow, unless the second gives that very infinity (an input +inf
+        # in a sum of huge positive terms is +inf in any order)
+        ok = lambda t: t.is_floating_point() or t.is_complex()  # noqa: E731
+        finite = self._rerun(func, args, kwargs, lambda t: t.masked_fill(self._nonfinite(t)[0], 0) if ok(t) else t)
+        if finite is None or k >= len(finite) or not isinstance(finite[k], torch.Tensor) or finite[k].shape != o.shape:
+            return torch.zeros(o.shape, dtype=torch.bool, device=o.device)
+        carried = ~finite[k].isinf()
+        if not bool((~carried & o.isinf()).any()):
+            return carried
+        special = self._rerun(func, args, kwargs, lambda t: t.masked_fill(~self._nonfinite(t)[0], 0) if ok(t) else t)
+        if special is not None and k < len(special) and isinstance(special[k], torch.Tensor) \
+                and special[k].shape == o.shape:
+            carried |= special[k].to(o.dtype) == o
+        return carried
+
+    def _nonfinite(self, t: torch.Tensor) -> tuple[torch.Tensor, bool]:
+        """t's NaN/inf mask and whether it has any, once per version of t (an input feeds many ops)."""
+        hit = self._facts.get(t)
+        if hit is None or hit[0] != t._version:
+            m = ~torch.isfinite(t)
+            hit = self._facts[t] = (t._version, m, bool(m.any()))
+        return hit[1], hit[2]
+
+    def _inside(self, func, args, kwargs, flat: list, results: list) -> list | None:
+        """A normalization kernel (layer, batch, group, RMS norm) may overflow inside and still return finite values
+        (a batch norm's variance of float32 data at 1e30 is inf, its result 0): where its statistics show it
+        (_overflowed_stats) and the squares of an operand's finite values sum beyond the largest value of a result's dtype, the op
+        again with its floating operands in float64, as a list of its results; None elsewhere (or where that run
+        fails). (Other kernels' overflow
+        shows: a sum's, a variance's or a norm's result is inf, a softmax's NaN.)"""
+        outs = [t for t in results if t.is_floating_point() and t.dtype != torch.float64]
+        if not outs or not _overflowed_stats(results):
+            return None
+        top = min(torch.finfo(t.dtype).max for t in outs)
+
+        def huge(t: torch.Tensor) -> bool:  # once per version of t; the largest magnitude first: one pass
+            if not (t.is_floating_point() and t.dtype != torch.float64 and t.numel()):
+                return False
+            hit = self._huge.get(t)
+            if hit is not None and hit[:2] == (t._version, top):
+                return hit[2]
+            big = max(abs(float(t.amax())), abs(float(t.amin())))  # (no copy of t)
+            out = not (math.isfinite(big) and big * big * t.numel() < top) \
+                and float(finite_part(t).to(torch.float64).square().sum()) >= top
+            self._huge[t] = (t._version, top, out)
+            return out
+        if not any(huge(t) for t in flat):
+            return None
+        return self._rerun(func, args, kwargs, lambda t: t.to(torch.float64) if t.is_floating_point() else t)
+
+    def _probe(self, func, args, kwargs) -> list | None:
+        """func's results with every marked floating value NaN and every marked integer one more: where they
+        change, they depend on the marks (None where that run fails)."""
+        def swap(t):
+            if not isinstance(t, torch.Tensor) or t not in self.overflow:
+                return t
+            m = self.overflow[t]
+            if t.is_floating_point() or t.is_complex():
+                return t.masked_fill(m, math.nan)
+            return t if t.dtype == torch.bool else torch.where(m, t + 1, t)
+        return self._rerun(func, args, kwargs, swap)
+
+    def _rerun(self, func, args, kwargs, swap) -> list | None:
+        """func on its operands with `swap` applied to each tensor (written operands cloned), as a list of
+        its results; None if it fails."""
+        writes = {i for i, a in enumerate(func._schema.arguments) if a.alias_info is not None and a.alias_info.is_write}
+        sw = lambda t: swap(t) if isinstance(t, torch.Tensor) else t  # noqa: E731
+        a2 = [torch.utils._pytree.tree_map(sw, a) for a in args]
+        a2 = [b.clone() if i in writes and isinstance(b, torch.Tensor) and b is a else b
+              for i, (a, b) in enumerate(zip(args, a2))]
+        k2 = {k: (v.clone() if isinstance(v, torch.Tensor) else v) if k == "out" else torch.utils._pytree.tree_map(sw, v)
+              for k, v in kwargs.items()}
+        try:
+            o = func(*a2, **k2)
+        except Exception:  # noqa: BLE001
+            return None
+        return [t for t in torch.utils._pytree.tree_leaves(o) if isinstance(t, torch.Tensor)]
+
+    def origins(self, out, replay: Callable[[str], torch.Tensor | None] | None = None) -> dict | None:
+        """Per tensor leaf path of the run's output `out`: its runs.EagerOrigin; None where the record failed. The
+        overflow masks (on the CPU) are this run's where it tracked them, else `replay`'s, made on first use."""
+        if self.failed:
+            return None
+        res = {}
+        masks = self.masks(out) if self.track else {}
+        for path, leaf in nx.leaves(out):
+            if isinstance(leaf, torch.Tensor):
+                dt, rnd = self.lineage.get(_storage(leaf), (None, False))
+                over = masks.get(path) if self.track else None if replay is None else _At(replay, path)
+                res[path] = EagerOrigin(dt, rnd, over)
+        return res
+
+    def masks(self, out) -> dict[str, torch.Tensor | None]:
+        """Per tensor leaf path of `out`: the elements that depend on eager's own overflow (bool, on the CPU), or
+        None where none do."""
+        res: dict[str, torch.Tensor | None] = {}
+        for path, leaf in nx.leaves(out):
+            if not isinstance(leaf, torch.Tensor):
+                continue
+            m = self.overflow.get(leaf)
+            if m is not None and m.shape != leaf.shape:
+                m = None
+            if _storage(leaf) in self.overflowed and (m is None or not bool(m.any())):  # written through a view
+                m = torch.ones(leaf.shape, dtype=torch.bool)
+            res[path] = m.detach().cpu().clone() if m is not None and bool(m.any()) else None
+        return res
+
+
+def replay(forward, inputs) -> Callable[[str], torch.Tensor | None]:
+    """Eager's own overflow, deferred: a copy of `inputs` made now; on the first call (a verdict whose failing
+    elements a rule 8 exemption would clear), the program run again on it under EagerOrigins(overflow=True)
+    (the seed reset, without grad), and each call gives a leaf path's mask (None: none, or no such run)."""
+    copy = _clone(inputs)
+    made: list[dict] = []
+
+    def at(path: str) -> torch.Tensor | None:
+        if not made:
+            rec = EagerOrigins(overflow=True)
+            try:
+                with torch.no_grad(), rec:
+                    torch.manual_seed(0)
+                    out = forward(*_clone(copy))
+                made.append({} if rec.failed else rec.masks(out))
+            except Exception:  # noqa: BLE001 - eager ran once: a second run that fails shows nothing
+                made.append({})
+        return made[0].get(path)
+    return at
+
+
+@dataclass(frozen=True)
+class _At:
+    """One leaf's overflow mask from a replay, made on first use (runs.EagerOrigin.overflow; runs.overflow_of)."""
+
+    replay: Callable[[str], torch.Tensor | None]
+    path: str
+
+    def __call__(self) -> torch.Tensor | None:
+        return self.replay(self.path)
+
+
+def _clone(inputs):
+    return torch.utils._pytree.tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t, inputs)
+
+
+def _overflowed_stats(results: list) -> bool:
+    """Whether a normalization kernel's statistics (its results after the first: the mean, then 1 / std) show a
+    variance that overflowed: a 1 / std of 0 or NaN/inf beside a finite mean (an input NaN makes the mean NaN)."""
+    stats = [t for t in results[1:] if t.is_floating_point() and t.numel()]
+    if not stats:
+        return False
+    mean, rest = (stats[0], stats[1:]) if len(stats) > 1 else (None, stats)
+    for t in rest:
+        bad = (t == 0) | ~torch.isfinite(t)
+        if mean is not None and mean.shape == t.shape:
+            bad &= torch.isfinite(mean)
+        if bool(bad.any()):
+            return True
+    return False
+
+
+def _has_inf(o: torch.Tensor) -> bool:
+    """Whether o holds an infinity: its sum first (one pass, no copy), which is finite where o is finite and
+    its sum does not overflow."""
+    if not o.numel():
+        return False
+    total = o.sum(dtype=torch.float64) if o.is_floating_point() else o.sum()
+    return not bool(torch.isfinite(total)) and bool(o.isinf().any())
+
+
+class _Mask:
+    """A bool mask of o's shape, made on the first element set (most ops set none)."""
+
+    def __init__(self, o: torch.Tensor) -> None:
+        self.o = o
+        self.mask: torch.Tensor | None = None
+
+    def __ior__(self, other) -> _Mask:
+        if self.mask is None:
+            self.mask = torch.zeros(self.o.shape, dtype=torch.bool, device=self.o.device)
+        self.mask |= other
+        return self
+
+
+def _storage(t: torch.Tensor) -> int | None:
+    """The identity of t's storage (shared by its views); None for a tensor without one."""
+    try:
+        return t.untyped_storage()._cdata
+    except Exception:  # noqa: BLE001 - sparse, nested: none
+        return None
+
+
+def _written(func, args, kwargs) -> list:
+    """The tensors an op writes into (in-place and out= arguments)."""
+    out = []
+    for i, a in enumerate(func._schema.arguments):
+        if a.alias_info is not None and a.alias_info.is_write:
+            v = args[i] if i < len(args) and not a.kwarg_only else kwargs.get(a.name)
+            out += [t for t in torch.utils._pytree.tree_leaves(v) if isinstance(t, torch.Tensor)]
+    return out

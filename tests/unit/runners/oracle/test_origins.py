@@ -1,0 +1,79 @@
+"""The eager run's record (runners/oracle/origins.py): each leaf's dtypes, random draws and eager's own overflow, through views, in-place writes and kernels; eager's values untouched."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from eqsat_test.runners.oracle.origins import EagerOrigins, replay
+from eqsat_test.runners.oracle.runs import overflow_of
+
+
+def record(prog, *inputs):
+    rec = EagerOrigins(overflow=True)
+    with rec:
+        out = prog(*inputs)
+    assert not rec.failed
+    return out, rec.origins(out)
+
+
+def test_the_eager_run_records_dtypes_and_draws_and_a_replay_its_overflow():
+    """The eager run itself records the cheap part (no pass over any op's results); the overflow comes from the
+    program run again, only where a rule asks for it."""
+    x = torch.tensor([100.0, 1.0])
+    rec = EagerOrigins()
+    with rec:
+        out = 1 / torch.exp(x)
+    assert not rec.overflow
+    o = rec.origins(out, replay(lambda t: 1 / torch.exp(t), (x,)))[""]
+    assert o.dtype == torch.float32 and callable(o.overflow) and overflow_of(o).tolist() == [True, False]
+
+
+def over(o) -> list[bool]:
+    return [] if o.overflow is None else o.overflow.reshape(-1).tolist()
+
+
+def test_each_leaf_has_the_dtypes_of_its_own_path():
+    x32, x64 = torch.randn(4), torch.randn(4, dtype=torch.float64)
+    _, o = record(lambda a, b: (torch.erfinv(b.clamp(-0.5, 0.5)), a.sigmoid(), a.double() * b, a.half().double()), x32, x64)
+    assert [o[p].dtype for p in ("[0]", "[1]", "[2]", "[3]")] == [torch.float64, torch.float32, torch.float64,
+                                                                 torch.float16]
+    out = torch.zeros(4, dtype=torch.float64)
+    _, o = record(lambda a, y: (y[:2].copy_(a[:2] * 3), y)[1], x32, out)  # written through a view: its base too
+    assert o[""].dtype == torch.float32
+
+
+def test_a_random_draw_and_unwritten_memory_are_random_and_nothing_else_is():
+    x = torch.randn(8)
+    _, o = record(lambda a: (F.dropout(a, 0.5, training=True), torch.empty(3), a * 2, a.clone().uniform_()), x)
+    assert [o[f"[{k}]"].random for k in range(4)] == [True, True, False, True]
+
+
+def test_eager_values_are_untouched_and_its_own_overflow_is_marked():
+    x = torch.tensor([100.0, 1.0, math.inf, 2.0])
+    out, o = record(lambda a: 1 / torch.exp(a), x)
+    assert torch.equal(out, 1 / torch.exp(x))
+    assert over(o[""]) == [True, False, False, False]  # exp(100) is inf of a finite operand; an input inf is not
+
+
+def test_an_infinity_a_sum_carries_in_is_no_overflow_but_one_of_its_finite_terms_is():
+    x = torch.tensor([[math.inf, 3e38, 3e38], [3e38, 3e38, 1.0], [1.0, 2.0, 3.0]])
+    _, o = record(lambda a: a.sum(-1), x)
+    assert over(o[""]) == [False, True, False]
+
+
+def test_a_kernel_that_overflowed_inside_is_marked_where_its_result_is_far_from_float64():
+    x = torch.randn(8, 4, generator=torch.Generator().manual_seed(0))
+    x[:, 1] *= 1e30  # batch norm: this channel's variance is inf in float32, its result 0
+    out, o = record(lambda a: F.batch_norm(a, None, None, training=True), x)
+    assert bool((out[:, 1] == 0).all())
+    m = o[""].overflow
+    assert bool(m[:, 1].all()) and not bool(m[:, [0, 2, 3]].any())
+
+
+def test_marks_follow_views_comparisons_and_conversions():
+    x = torch.tensor([100.0, 1.0, 2.0, math.nan])
+    _, o = record(lambda a: (torch.exp(a)[:2] > 5, torch.exp(a).view(2, 2), a.long()), x)
+    assert over(o["[0]"]) == [True, False] and over(o["[1]"]) == [True, False, False, False]
+    assert over(o["[2]"]) == [False, False, False, True]  # NaN to an integer: undefined in C++

@@ -1,0 +1,370 @@
+"""Each clearing rule of runners/oracle/rules.py against a real bug of the shape it clears: eager and the fp64 run agree, compiled differs (made by hand from the program's own eager run, or by Inductor itself), and the rule must not clear it; beside test_rules.py, whose tests show why each rule exists."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from eqsat_test.runners.oracle.grad import GradProgram, random_stream
+from eqsat_test.runners.oracle.inputs import InputSet
+from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
+from eqsat_test.runners.oracle.lenient import lenient_judge
+from eqsat_test.runners.oracle.reference import EagerRef, eager_reference, judge_against
+from eqsat_test.runners.oracle.runs import overflow_of
+from eqsat_test.runners.oracle.verdict import Verdict
+
+INF, NAN = math.inf, math.nan
+
+
+def gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def eager(prog, *inputs, name: str = "given", index=lambda *a: {}) -> EagerRef:
+    """The program's eager side on one input set, as a worker makes it (eager twice, fp64, the eager run's record)."""
+    return eager_reference(prog, index, InputSet(name, tuple(inputs)))
+
+
+def fails_at(v: Verdict, leaf: str, where: str, rule: str | None = None) -> bool:
+    """v fails at `where` (its first failing element) of `leaf`, and the clearing `rule` (where given) cleared
+    nothing (elsewhere it may clear other elements: the test counts them)."""
+    return not v.ok and v.leaf == leaf and f"first at {where}" in v.detail and (rule is None or rule not in v.totals())
+
+
+# ---------------------------------------------------------------------------------------------- output
+
+
+def test_a_leaf_without_a_random_draw_is_judged_beside_a_random_one():
+    """A random leaf (dropout) beside a deterministic one (a softmax): the eager runs differ in the first;
+    compiled's softmax with a NaN must still fail. So must a program whose eager runs differ without a
+    random draw (it writes sin() into its input through a view, then takes a softmax of it): a NaN where
+    both eager runs and fp64 are finite."""
+    x = torch.randn(8, 16, generator=gen(0))
+    prog = lambda t: (F.dropout(t, 0.5, training=True), torch.softmax(t, -1))  # noqa: E731
+    r = eager(prog, x)
+    assert not torch.equal(r.ref[0], r.ref2[0])  # other draws: nondeterministic
+    torch.manual_seed(7)
+    other = F.dropout(x, 0.5, training=True)
+    v = judge_against(r, (other, torch.softmax(x, -1)))
+    assert v.ok and v.kind == NONDETERMINISTIC, v.detail  # the random leaf set aside, the softmax agrees
+    bad = torch.softmax(x, -1)
+    bad[3, 5] = NAN
+    v = judge_against(r, (other, bad))
+    assert fails_at(v, "[1]", "(3, 5)") and v.rules[0].leaf == "[0]", v.detail  # only the random leaf set aside
+
+    def written(t):
+        t.view(-1)[:20].sin_()
+        return torch.softmax(t * 4, -1)
+    y = torch.randn(4, 16, generator=gen(1)) * 3
+    r = eager(written, y.clone())
+    got = written(y.clone())
+    got[2, 7] = NAN
+    assert fails_at(judge_against(r, got), "", "(2, 7)", "output.nondeterministic")
+
+
+# ---------------------------------------------------------------------------------------------- NaN and infinities
+
+
+def test_a_float64_nan_of_an_input_turned_finite_on_a_special_set():
+    """A float64 program (no independent fp64 run) on a special set: eager's NaN comes from an input NaN,
+    not from an overflow of its own; compiled's 0 there (NaN -> 0) must fail."""
+    x = torch.rand(32, dtype=torch.float64, generator=gen(2)) + 0.5
+    x[3] = NAN
+    r = eager(lambda t: torch.log(t) * 2, x, name="special-0")
+    got = r.ref.clone()
+    got[3] = 0.0
+    assert fails_at(judge_against(r, got), "", "(3,)", "kind.no-independent-run")
+
+
+def test_a_nan_of_an_input_beside_the_fp64_runs_own_overflow():
+    """exp(1000) * 0 is NaN in eager and in the fp64 run (float64's own overflow): not judged there; beside
+    it, a NaN of an input NaN turned to 0 must fail."""
+    x, y = torch.tensor([1000.0, 1.0, 2.0]), torch.tensor([0.0, NAN, 3.0])
+    r = eager(lambda a, b: torch.exp(a) * b, x, y)
+    got = torch.tensor([0.0, 0.0, float(r.ref[2])])
+    v = judge_against(r, got)
+    assert fails_at(v, "", "(1,)") and v.totals()["kind.nan-beyond-float64"] == 1, v.detail
+    assert judge_against(r, torch.tensor([0.0, NAN, float(r.ref[2])])).ok  # element 0 alone: not judged
+
+
+def test_nan_for_an_input_infinity_beside_huge_values():
+    """A special set holds +inf and 1e30: eager's x * 2 + 1 is +inf there, as fp64's; compiled's NaN for the
+    input infinity (no overflow of finite terms, in any order) must fail."""
+    x = torch.randn(4, 8, generator=gen(3))
+    x[1, 2], x[2, 4] = INF, 1e30
+    r = eager(lambda t: t * 2 + 1, x, name="special-0")
+    got = r.ref.clone()
+    got[1, 2] = NAN
+    assert fails_at(judge_against(r, got), "", "(1, 2)", "kind.overflow-order-special")
+
+
+def test_nan_for_an_infinity_summed_with_huge_terms_of_its_sign():
+    """A row holding +inf and terms of 3e38 whose sum passes float32's range: every order of them gives +inf
+    (no term of the other sign can make -inf); compiled's NaN must fail."""
+    x = torch.rand(4, 16, generator=gen(4))
+    x[0, :3] = torch.tensor([INF, 3e38, 3e38])
+    r = eager(lambda t: t.sum(-1), x, name="special-0")
+    got = r.ref.clone()
+    got[0] = NAN
+    assert fails_at(judge_against(r, got), "", "(0,)", "kind.nan-beyond-range")
+
+
+def test_an_infinity_of_another_sign_no_rounding_gives():
+    """(x - 1) · y with x = 1 + 2^-10 (exact) and y = +inf: +inf in every rounding of the intermediates;
+    compiled's -inf must fail."""
+    x, y = torch.tensor([1 + 2 ** -10, 2.0]), torch.tensor([INF, 1.0])
+    r = eager(lambda a, b: (a - 1) * b, x, y)
+    got = r.ref.clone()
+    got[0] = -INF
+    assert fails_at(judge_against(r, got), "", "(0,)", "kind.other-rounding")
+
+
+# ---------------------------------------------------------------------------------------------- finite e and f
+
+
+def test_nan_beside_an_element_eager_overflowed():
+    """exp of a row where one element overflows float32 (eager's +inf is right): compiled's NaN at an
+    ordinary element of that row (an elementwise op: no neighbour's terms are its) must fail; so must a NaN
+    at 2.7e38, where eager overflowed nowhere (another order's overflow there is an infinity)."""
+    x = torch.randn(2, 40, generator=gen(5))
+    x[0, 0] = 100.0
+    r = eager(torch.exp, x)
+    got = r.ref.clone()
+    got[0, 5] = NAN
+    assert fails_at(judge_against(r, got), "", "(0, 5)", "finite.overflow-order")
+    # nor a NaN at the edge of the range, where eager did not overflow: another order's overflow is an infinity
+    y = torch.tensor([88.5, 1.0, 2.0])  # exp(88.5) = 2.7e38
+    r = eager(torch.exp, y)
+    got = r.ref.clone()
+    got[0] = NAN
+    assert fails_at(judge_against(r, got), "", "(0,)", "finite.overflow-order")
+    got[0] = INF
+    assert judge_against(r, got).ok
+
+
+def test_std_of_float32_data_at_1e30():
+    """std of float32 data at 1e30: eager (accumulating in double) and fp64 are finite; compiled
+    accumulates the squares in float32 and gives inf (what Inductor gives on a CPU, torch 2.13: the slow
+    test below). Eager overflowed nowhere: a miscompile."""
+    x = torch.randn(4, 64, generator=gen(6)) * 1e30
+    r = eager(lambda t: t.std(-1), x)
+    assert overflow_of(r.origins[""]) is None
+    got = torch.full_like(r.ref, INF)
+    assert fails_at(judge_against(r, got), "", "(0,)", "finite.beyond-range")
+
+
+@pytest.mark.slow
+def test_std_of_float32_data_at_1e30_compiled_by_inductor():
+    x = torch.randn(4, 64, generator=gen(6)) * 1e30
+    prog = lambda t: (t.std(-1), torch.var_mean(t * 1e-20, -1)[0])  # noqa: E731
+    torch._dynamo.reset()
+    got = torch.compile(prog, backend="inductor")(x)
+    v = judge_against(eager(prog, x), got)
+    assert not v.ok and "non-finite where eager and fp64 are finite" in v.detail, v.detail
+
+
+def test_a_wrong_row_beside_a_row_eager_overflowed():
+    """A softmax written out (exp / sum of exp): row 0 overflows eagerly (NaN, both wrong: not judged); a
+    wrong value in row 1, where eager is finite, must fail."""
+    x = torch.randn(3, 16, generator=gen(7))
+    x[0, 3] = 100.0
+    r = eager(lambda t: torch.exp(t) / torch.exp(t).sum(-1, keepdim=True), x)
+    got = r.ref.clone()
+    got[1, 4] *= 1.1
+    v = judge_against(r, got)
+    assert fails_at(v, "", "(1, 4)") and v.totals()["eager.overflow"] >= 1, v.detail
+
+
+# ---------------------------------------------------------------------------------------------- the bound
+
+
+def test_a_cancelling_sum_that_drops_a_term():
+    """Row sums of centred data (they cancel to ~0): compiled drops each row's last term; the error is a term,
+    far beyond another order's rounding (eps times the terms)."""
+    x = torch.randn(8, 256, generator=gen(8))
+    x = x - x.mean(-1, keepdim=True)
+    r = eager(lambda t: t.sum(-1), x)
+    got = x[:, :-1].sum(-1)
+    v = judge_against(r, got)
+    assert not v.ok and v.totals().get("bound.perturbed-inputs", 0) < 8, v.detail
+
+
+def test_gelu_off_by_a_thousandth():
+    """GELU (erf): compiled 1e-3 off at one element, far beyond another libm's ulps or a rounding's step."""
+    x = torch.randn(64, generator=gen(9))
+    r = eager(F.gelu, x)
+    got = r.ref.clone()
+    got[11] *= 1 + 1e-3
+    assert fails_at(judge_against(r, got), "", "(11,)", "bound.monte-carlo")
+
+
+def test_a_cumsum_that_restarts_in_a_cancelling_row():
+    """A cumsum whose running total restarts at 65 (a scan that drops its carry), over centred rows whose
+    partial sums cancel: off by the carry, far beyond the partial sums' rounding walk."""
+    x = torch.randn(4, 128, generator=gen(10))
+    x = x - x.mean(-1, keepdim=True)
+    r = eager(lambda t: t.cumsum(-1), x)
+    got = r.ref.clone()
+    got[:, 65:] -= r.ref[:, 64:65]
+    v = judge_against(r, got)
+    assert not v.ok and "bound.walk" not in v.totals(), v.detail
+
+
+def test_a_floor_off_by_one_away_from_its_step():
+    """floor(10 x) at x = 0.35 (3.5: half a step from either side): compiled's 4 is no rounding's step."""
+    x = torch.tensor([0.35, 0.71, 0.12, 0.98])
+    r = eager(lambda t: torch.floor(t * 10), x)
+    got = r.ref.clone()
+    got[0] = 4.0
+    assert fails_at(judge_against(r, got), "", "(0,)", "bound.rounding-step")
+
+
+def test_a_normal_value_flushed_beside_a_subnormal():
+    """x · 1e30 of a subnormal (1e-40: flushed to 0 is no miscompile) and of a normal 1e-37: compiled's 0 for
+    the normal one must fail."""
+    x = torch.tensor([1e-40, 1e-37, 1.0, 2.0])
+    r = eager(lambda t: t * 1e30, x)
+    got = r.ref.clone()
+    got[0] = got[1] = 0.0
+    v = judge_against(r, got)
+    assert fails_at(v, "", "(1,)") and v.totals().get("bound.flushed-subnormals") == 1, v.detail
+
+
+def test_a_value_off_beyond_the_cast_it_keeps():
+    """A cast to bfloat16 and back, times 3: compiled may keep the cast's precision (x · 3); a value half off
+    (far beyond the roundings of bfloat16, the dtype the value went through) must fail."""
+    x = torch.randn(64, generator=gen(11))
+    r = eager(lambda t: t.bfloat16().float() * 3, x)
+    got = x * 3
+    assert judge_against(r, got).ok
+    got[5] *= 1.5
+    assert fails_at(judge_against(r, got), "", "(5,)")
+
+
+def test_a_normalization_by_std_at_1e30():
+    """x / std(x) of float32 data at 1e30: eager and fp64 are finite and about 1; compiled's std overflows in
+    its float32 accumulator, and x / inf is 0. Eager overflowed nowhere: a miscompile."""
+    x = torch.randn(4, 64, generator=gen(12)) * 1e30
+    r = eager(lambda t: t / t.std(-1, keepdim=True), x)
+    got = torch.zeros_like(r.ref)
+    assert fails_at(judge_against(r, got), "", "(0, 0)", "bound.beyond-range")
+
+
+@pytest.mark.slow
+def test_a_normalization_by_std_at_1e30_compiled_by_inductor():
+    x = torch.randn(4, 64, generator=gen(12)) * 1e30
+    prog = lambda t: t / t.std(-1, keepdim=True)  # noqa: E731
+    torch._dynamo.reset()
+    got = torch.compile(prog, backend="inductor")(x)
+    v = judge_against(eager(prog, x), got)
+    assert not v.ok and "bound.beyond-range" not in v.totals(), v.detail
+
+
+# ---------------------------------------------------------------------------------------------- integers and indices
+
+
+def test_a_comparison_of_std_at_1e30():
+    """std(x) < 1e31 of float32 data at 1e30: True eagerly; compiled's std overflows (inf < 1e31 is False)."""
+    x = torch.randn(4, 64, generator=gen(13)) * 1e30
+    r = eager(lambda t: t.std(-1) < 1e31, x)
+    got = torch.zeros_like(r.ref)
+    assert fails_at(judge_against(r, got), "", "(0,)", "exact.beyond-range")
+
+
+def test_a_count_off_where_no_run_moves():
+    """(x > 0.5).sum(): no element near 0.5, so no rounding moves the count; compiled off by 3 must fail."""
+    x = torch.rand(4, 64, generator=gen(14))
+    x = torch.where((x - 0.5).abs() < 0.01, torch.full_like(x, 0.2), x)
+    r = eager(lambda t: (t > 0.5).sum(-1), x)
+    got = r.ref.clone()
+    got[2] += 3
+    assert fails_at(judge_against(r, got), "", "(2,)", "exact.between-runs")
+
+
+def test_argmax_beside_a_masked_logit():
+    """argmax over logits masked with -1e9: eager picks 0.5, compiled 0.3. The mask's magnitude says nothing
+    of how logits of ~1 round: no tie."""
+    x = torch.rand(4, 16, generator=gen(15)) * 0.2
+    x[1, :2] = torch.tensor([0.3, 0.5])
+    m = torch.zeros(4, 16, dtype=torch.bool)
+    m[:, 8:] = True
+    prog = lambda t, mask: t.masked_fill(mask, -1e9).argmax(-1)  # noqa: E731
+    r = eager(prog, x, m, index=lambda t, mask: {"": (t.masked_fill(mask, -1e9), -1)})
+    got = r.ref.clone()
+    got[1] = 0
+    assert fails_at(judge_against(r, got), "", "(1, 0)", "index.tie")
+
+
+def test_a_nan_gathered_by_a_sort_with_ties():
+    """Tokens gathered by argsort of scores with ties (another tie order is no miscompile): a NaN at an
+    element that depends on the ties, where every order gives a finite token, must fail."""
+    scores = torch.randn(2, 16, generator=gen(16))
+    scores[:, :4] = 1.0
+    tokens = torch.randn(2, 16, generator=gen(17))
+    prog = lambda s, t: torch.take_along_dim(t, torch.argsort(s, dim=1, descending=True), dim=1)  # noqa: E731
+    r = eager(prog, scores, tokens, name="special-0")
+    got = r.ref.clone()
+    dep = torch.sort(scores, dim=1, descending=True, stable=True).values == 1.0
+    k = int(dep[0].nonzero()[0, 0])
+    got[0, k] = NAN
+    v = judge_against(r, got)
+    assert fails_at(v, "", f"(0, {k})"), v.detail
+
+
+def test_a_low_precision_value_off_where_eager_agrees_with_the_wider_program():
+    """A float16 sweep point of a program with a floor: where eager agrees with the float32 program (no
+    step moved), compiled 3% off (within the lenient 4% of the wider program) must fail."""
+    e = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float16)
+    c = e.clone()
+    c[0] = 1.03
+    v = lenient_judge(e, c, e.double(), e.float())
+    assert fails_at(v, "", "(0,)", "lenient.wider-run"), v.detail
+
+
+# ---------------------------------------------------------------------------------------------- training mode
+
+
+def test_a_deterministic_output_of_a_random_training_step():
+    """A training step of a program that draws (dropout) beside an output that does not: compiled's draws
+    differ (not judged), but a wrong value of the deterministic output must fail."""
+    def forward(x, w):
+        return F.dropout(x, 0.5, training=True), (x * w).tanh()
+    x, w = torch.randn(4, 8, generator=gen(18)), torch.randn(8, generator=gen(19))
+    r = eager_reference(GradProgram(forward), lambda *a: {}, InputSet("given", (x, w)))
+    (drop, act), grads = GradProgram(forward, seed=1)(x, w)  # other draws
+    v = random_stream(judge_against(r, ((drop, act), grads)), True, r.origins)
+    assert v.ok and v.kind == NONDETERMINISTIC, v.detail
+    bad = act.clone()
+    bad[2, 3] += 0.5
+    v = random_stream(judge_against(r, ((drop, bad), grads)), True, r.origins)
+    assert not v.ok and v.leaf == "[0][1]", v.detail
+
+
+# ---------------------------------------------------------------------------------------------- a leaf's own dtype
+
+
+def test_a_float64_leaf_is_judged_at_its_own_dtype_beside_a_float32_one():
+    """erfinv of float64 inputs near 1 beside a float32 output: the float64 leaf is judged at float64 (its
+    own ops), not at the program's coarsest dtype; compiled's erfinv 5.6e-6 off at 1 - 1e-13 (what
+    Inductor gives on a CPU, torch 2.13: the slow test below; far within float32's tolerance) must fail."""
+    p = torch.tensor([1 - 1e-13, -(1 - 1e-12), 0.5, 0.25], dtype=torch.float64)
+    y = torch.randn(8, generator=gen(20))
+    prog = lambda a, b: (torch.erfinv(a), torch.sigmoid(b))  # noqa: E731
+    r = eager(prog, p, y)
+    assert r.compute_dtype == "float32" and r.origins["[0]"].dtype == torch.float64
+    got = prog(p, y)
+    got[0][0] += 5.6e-6
+    assert fails_at(judge_against(r, got), "[0]", "(0,)")
+
+
+@pytest.mark.slow
+def test_a_float64_leaf_is_judged_at_its_own_dtype_compiled_by_inductor():
+    p = 1 - torch.logspace(-6, -13, 8, dtype=torch.float64)
+    y = torch.randn(8, generator=gen(20))
+    prog = lambda a, b: (torch.erfinv(a), torch.sigmoid(b))  # noqa: E731
+    torch._dynamo.reset()
+    got = torch.compile(prog, backend="inductor")(p, y)
+    v = judge_against(eager(prog, p, y), got)
+    assert not v.ok and v.leaf == "[0]", v.detail
