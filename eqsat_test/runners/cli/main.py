@@ -18,7 +18,7 @@ from eqsat_test.runners.records import MINIMIZE_SECONDS, ExitCode
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
 # stay fast and `exec` never imports egglog (the generation side) on a host without it.
 
-COMMANDS = ("run", "generate", "exec", "rules", "campaign", "report")
+COMMANDS = ("run", "generate", "exec", "rules", "campaign", "report", "artifacts")
 
 
 def _err(msg: str) -> None:
@@ -48,6 +48,7 @@ def cli() -> None:
     eqsat-test rules list|check|new|stats
     eqsat-test campaign SPEC.toml  many models x rule sets x backends x devices
     eqsat-test report DIR          HTML report of a campaign or run folder
+    eqsat-test artifacts OUT/findings/ID   a finding's output code, minifier, bisector
 
     Exit codes: 0 nothing found, 1 compiler-bug candidates found, 2 interrupted,
     3 internal error of eqsat-test, 4 usage or bad input.
@@ -122,7 +123,9 @@ def exec_options(f):
                      "'default', 'all', names (no-loop-ordering, no-epilogue-fusion, no-vectorize, ...) or KEY=VALUE, comma-separated."),
         click.option("--perf", is_flag=True, help="Time compiled variants (warm, median) and report slow-variant notes (confirmed A/B)."),
         click.option("--perf-threshold", default=3.0, show_default=True, help="slow-variant: x slower than the siblings' median."),
-        click.option("--no-artifacts", is_flag=True, help="Skip the debug rerun (output code, FX graph, minifier, bisector) of findings."),
+        click.option("--artifacts/--no-artifacts", "artifacts", default=False, show_default=True,
+                     help="After the summary, collect the findings' debug artifacts (output code, FX graph, minifier, "
+                          "bisector); off: one line says how (`eqsat-test artifacts OUT/findings/ID`)."),
         click.option("--artifacts-max", default=4, show_default=True, help="Findings that get the debug rerun."),
         click.option("--artifacts-timeout", default=180.0, show_default=True, help="Seconds per debug step (rerun, minifier, bisector)."),
         click.option("--bisect", "bisect", type=click.Choice(["accuracy", "all", "none"]), default="accuracy", show_default=True,
@@ -241,7 +244,7 @@ def _check_backend(spec: str) -> None:
             raise click.UsageError(f"--backend {spec}: no Inductor config named {', '.join(missing)}")
 
 
-def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artifacts=False, artifacts_max=4,
+def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, artifacts=False, artifacts_max=4,
                  artifacts_timeout=180.0, bisect="accuracy"):
     """--configs, --perf and the findings' debug artifacts (runners/checks/configs.py, perf.py, artifacts.py)."""
     from eqsat_test.runners.checks.configs import ConfigError, configured_backends, parse
@@ -254,10 +257,9 @@ def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artif
             raise click.UsageError(str(e)) from e
         eo = dataclasses.replace(eo, configs=configs, config_overrides=overrides, backends=tuple(eo.backends) + tuple(
             b for b in configs if b not in eo.backends))
-    artifacts = ArtifactOptions(enabled=not no_artifacts, max_findings=artifacts_max, timeout=artifacts_timeout,
-                                minifier_timeout=artifacts_timeout, bisect=bisect,
-                                bisect_timeout=artifacts_timeout, jobs=eo.jobs)
-    return dataclasses.replace(eo, perf=perf, perf_threshold=perf_threshold, artifacts=artifacts)
+    art = ArtifactOptions(max_findings=artifacts_max, timeout=artifacts_timeout, minifier_timeout=artifacts_timeout,
+                          bisect=bisect, bisect_timeout=artifacts_timeout, jobs=eo.jobs) if artifacts else None
+    return dataclasses.replace(eo, perf=perf, perf_threshold=perf_threshold, artifacts=art)
 
 
 def _log(msg: str) -> None:
@@ -323,6 +325,7 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     report["stats"]["rules_fired"] = manifest["rules"].get("fired", {})
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     _emit(report, manifest, out, as_json)
+    after_summary(report, out, eo.artifacts)  # debug artifacts: collected now when asked, else a hint
     sys.exit(exit_code(report))
 
 
@@ -369,6 +372,7 @@ def exec_cmd(bundle, backends, devices, timeout, jobs, input_kinds, as_json, no_
     report = execute_bundle(bundle, out, eo, log=_log)
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     _emit(report, read_manifest(bundle), out, as_json)
+    after_summary(report, out, eo.artifacts)  # debug artifacts: collected now when asked, else a hint
     sys.exit(exit_code(report))
 
 
@@ -517,10 +521,12 @@ def rules_stats(out, as_json):
         click.echo(f"{r['rule']:<40} {r['fired']:>8} {r['variants']:>9} {r['findings']:>9} {r['unsound']:>8}")
 
 
+from eqsat_test.runners.cli.artifacts import after_summary, artifacts_cmd  # noqa: E402  (imports nothing heavy)
 from eqsat_test.runners.cli.campaign import campaign_cmd, report_cmd  # noqa: E402  (imports nothing heavy)
 
 cli.add_command(campaign_cmd)
 cli.add_command(report_cmd)
+cli.add_command(artifacts_cmd)
 
 
 def main(argv=None) -> None:

@@ -1,4 +1,9 @@
-"""A pool of warm worker subprocesses with per-task timeouts; a hang or crash costs one task only."""
+"""A pool of warm worker subprocesses with per-task timeouts; a hang or crash costs one task only.
+
+Workers outlive the stage that started them: a stage hands its live workers back (`release`), and the next
+stage with the same environment takes them warm (`worker`): execution, then the findings' confirmations and
+minimization checks run in the same processes, torch imported and Inductor warmed once. `retire` ends those
+no stage took (the end of a run); whatever is left dies at exit."""
 from __future__ import annotations
 
 import atexit
@@ -168,6 +173,7 @@ class Worker:
 
 _spares: list[tuple[Worker, threading.Thread]] = []
 _spares_lock = threading.Lock()
+_idle: list[Worker] = []  # live workers a stage handed back (`release`), for the next one to take
 _closing = threading.Event()  # set at exit: spares still starting die quietly
 
 
@@ -199,10 +205,15 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
 
 
 def worker(slot: int, opts: PoolOptions, log: Callable[[str], None] = lambda s: None) -> Worker:
-    """A prestarted worker with the same environment (waiting for its warm-up), or a new one
-    that starts on its first task."""
+    """A worker with the same environment that an earlier stage handed back (`release`), else a prestarted
+    one (waiting for its warm-up), else a new one that starts on its first task."""
     want = Worker(slot, opts, log)
     with _spares_lock:
+        k = next((k for k, w in enumerate(_idle) if w._env() == want._env()), None)
+        if k is not None:
+            w = _idle.pop(k)
+            w.slot, w.opts, w.log = slot, opts, log
+            return w
         i = next((i for i, (w, _) in enumerate(_spares) if w._env() == want._env()), None)
         if i is None:
             return want
@@ -212,8 +223,36 @@ def worker(slot: int, opts: PoolOptions, log: Callable[[str], None] = lambda s: 
     return w
 
 
+def release(w: Worker) -> None:
+    """Hand a worker back once a stage is done with it: alive, it waits warm for the next stage's `worker`
+    (its process blocked on its stdin, no CPU); dead or at exit, it is dropped."""
+    with _spares_lock:
+        if w.proc is not None and w.proc.poll() is None and not _closing.is_set():
+            _idle.append(w)
+            return
+    w.kill()
+
+
+def retire() -> None:
+    """End the workers handed back that no stage took (a run's end)."""
+    with _spares_lock:
+        idle = list(_idle)
+        _idle.clear()
+    for w in idle:
+        w.kill()
+        for r in w.readers:
+            r.join(timeout=5)
+
+
+def idle_workers() -> int:
+    """How many workers wait warm for the next stage."""
+    with _spares_lock:
+        return len(_idle)
+
+
 def _kill_spares() -> None:
     _closing.set()
+    retire()
     with _spares_lock:
         spares = list(_spares)
         _spares.clear()
@@ -289,7 +328,7 @@ def run_tasks(tasks: list[Task], opts: PoolOptions, on_result: Callable[[Result]
                         todo.put((len(results) - 1, t2))
                     busy[0] -= 1
         finally:
-            w.kill()
+            release(w)
 
     return run_slots(slot, max(1, opts.jobs if more is not None else min(opts.jobs, len(tasks))), results, errors)
 
