@@ -47,6 +47,7 @@ class Worker:
         self.lines: queue.Queue = queue.Queue()
         self.stderr_tail: list[str] = []
         self.warm: dict | Result | None = None  # the warm-up's message, for a prestarted worker
+        self.started_at: float | None = None  # time.monotonic() when its process started
         self.readers: list[threading.Thread] = []
 
     def _env(self) -> dict:
@@ -68,6 +69,7 @@ class Worker:
     def start(self) -> None:
         self.lines = queue.Queue()
         self.stderr_tail = []
+        self.started_at = time.monotonic()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "eqsat_test.runners.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, env=self._env(), start_new_session=True, bufsize=1,
@@ -182,22 +184,30 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
     """Start `opts.jobs` workers now, each warmed by one tiny compile on `device` with `backend`, for the next
     `run_tasks`/`run_batched` with the same options to take (`worker`). `eqsat-test run` calls
     it once the model file has loaded, so worker start-up (import torch, Inductor's
-    first-compile costs) overlaps generation instead of following it. Spares nobody takes are
-    killed at exit."""
+    first-compile costs) overlaps generation instead of following it. The first worker starts
+    alone and the others once it is warm: it shares the cores with generation only, so the first
+    task (the seed's: the first verdict) waits least, and the others' warm-up compile finds its
+    kernel in the cache. Spares nobody takes are killed at exit."""
     _closing.clear()
+    first_warm = threading.Event()
     for k in range(max(1, opts.jobs)):
         w = Worker(k, opts, log)
 
-        def go(w=w) -> None:
-            if _closing.is_set():
-                return
+        def go(w=w, k=k) -> None:
+            if k:
+                first_warm.wait(STARTUP_TIMEOUT)
             try:
+                if _closing.is_set():
+                    return
                 w.start()
                 w.warm = w.message({"kind": TaskKind.WARMUP.value, "device": device, "backend": backend, "id": "warmup"})
             except Exception as e:  # noqa: BLE001 - the taker starts a fresh one
                 if not _closing.is_set():
                     log(f"spare worker {w.slot}: {e}")
                 w.kill()
+            finally:
+                if not k:
+                    first_warm.set()
         th = threading.Thread(target=go, daemon=True)
         th.start()
         with _spares_lock:

@@ -32,6 +32,23 @@ def test_prestarted_worker_is_taken_warm_and_unclaimed_spares_are_killed(tmp_pat
 
 
 @pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
+def test_the_first_spare_starts_alone_and_the_others_once_it_is_warm(tmp_path):
+    """The first task (the seed's: the first verdict) waits least: the first worker shares the cores with nothing of
+    the pool's until its warm-up compile is done."""
+    import time
+    opts = PoolOptions(jobs=2, env={"EQSAT_POOL_TEST": str(tmp_path)})
+    t0 = time.monotonic()
+    prestart(opts)
+    first, second = worker(0, opts), worker(1, opts)
+    try:
+        assert first.warm["status"] == "ok" and second.warm["status"] == "ok"
+        assert second.started_at >= t0 + first.warm["seconds"], (t0, first.started_at, first.warm, second.started_at)
+    finally:
+        first.kill()
+        second.kill()
+
+
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_run_tasks_uses_the_spare_and_still_runs_every_task(tmp_path):
     opts = PoolOptions(jobs=1, env={"EQSAT_POOL_TEST": str(tmp_path)})
     prestart(opts)
