@@ -275,20 +275,44 @@ def _emit(report: dict, manifest: dict, out: Path, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("models", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @gen_options
 @exec_options
-@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: eqsat-out/<model name>).")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default: eqsat-out/<model name>; with several model files, OUT/<model name> each).")
 @click.option("--guide-memory", type=click.Path(dir_okay=False), default=None, help="--mode guided: a file of rules' credit read first and added to after (campaigns).")
-def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
+def run(models, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
         backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, guide_memory, **diag):
-    """The whole pipeline on one model file: generate variants, execute, judge, report."""
-    t0 = time.monotonic()  # --time-budget counts from here: loading and capturing the model included
-    check_model_file(model)
-    out = out or Path("eqsat-out") / model.stem
-    check_out_dir(out)
+    """The whole pipeline on a model file: generate variants, execute, judge, report.
+
+    Several model files run one after another in this one process, on the same warm workers (torch imported and
+    Inductor warmed once for all): each its own OUT/<model name>, summary (--json: one line each) and time budget;
+    the exit code is the worst of theirs (3, 4, 2, 1, 0)."""
+    for m in models:
+        check_model_file(m)
+    outs = [out or Path("eqsat-out") / models[0].stem] if len(models) == 1 else [
+        (out or Path("eqsat-out")) / m.stem for m in models]
+    if len(set(outs)) < len(outs):
+        raise click.UsageError("several model files of the same name: their output folders would be one")
+    for o in outs:
+        check_out_dir(o)
     allow_unsound_rules = diag.pop("allow_unsound_rules", False)
     eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
+    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
+                   allow_unsound_rules)
+
+    def one(model: Path, out: Path) -> int:
+        return _run_model(model, out, eo, dataclasses.replace(go), seed, as_json, guide_memory)
+
+    if len(models) == 1:
+        sys.exit(one(models[0], outs[0]))
+    from eqsat_test.runners.cli.many import run_many  # (several model files only)
+    sys.exit(run_many(list(zip(models, outs)), one, _log))
+
+
+def _run_model(model: Path, out: Path, eo, go, seed, as_json, guide_memory) -> int:
+    """One model file through the whole pipeline; its exit code."""
+    t0 = time.monotonic()  # --time-budget counts from here: loading and capturing the model included
     eo = dataclasses.replace(eo, deadline=t0 + eo.time_budget if eo.time_budget else None)
     from eqsat_test.rewrite.generate import generate
     from eqsat_test.rewrite.stageclock import BudgetSpent
@@ -296,8 +320,7 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     from eqsat_test.runners.exec.pool import prestart
     from eqsat_test.runners.pipeline import RunInterrupted, execute_bundle, exit_code, pool_options
 
-    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-                   allow_unsound_rules, eo.deadline)
+    go.deadline = eo.deadline
     go.train = eo.grad  # training mode: the model in train(), rules that keep gradients
     keep, eo = measure.guided_keep(go.modes, eo)  # --mode guided: graphs' states for later rounds (runners/cli/measure.py)
     try:  # workers start and warm up while the variants are generated
@@ -310,7 +333,7 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
         _log(budget_spent_line(e.stage, budget, time.monotonic() - t0, out))
         if as_json:
             click.echo(json.dumps(report))
-        sys.exit(ExitCode.INTERRUPTED)
+        return ExitCode.INTERRUPTED
     except KeyboardInterrupt:
         raise RunInterrupted(f"interrupted while generating the variants, before any task ran: nothing to save "
                              f"({out / 'bundle'} holds what was written)") from None
@@ -326,7 +349,7 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     _emit(report, manifest, out, as_json)
     after_summary(report, out, eo.artifacts)  # debug artifacts: collected now when asked, else a hint
-    sys.exit(exit_code(report))
+    return exit_code(report)
 
 
 @cli.command(name="generate")

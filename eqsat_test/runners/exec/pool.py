@@ -3,10 +3,12 @@
 Workers outlive the stage that started them: a stage hands its live workers back (`release`), and the next
 stage with the same environment takes them warm (`worker`): execution, then the findings' confirmations and
 minimization checks run in the same processes, torch imported and Inductor warmed once. `retire` ends those
-no stage took (the end of a run); whatever is left dies at exit."""
+no stage took (the end of a run), except inside `keep_warm` (several runs in one process: the next run takes
+them); whatever is left dies at exit."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import queue
@@ -176,6 +178,7 @@ class Worker:
 _spares: list[tuple[Worker, threading.Thread]] = []
 _spares_lock = threading.Lock()
 _idle: list[Worker] = []  # live workers a stage handed back (`release`), for the next one to take
+_kept = [0]  # keep_warm blocks open: retire leaves the idle workers to the next run
 _closing = threading.Event()  # set at exit: spares still starting die quietly
 
 
@@ -190,7 +193,12 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
     kernel in the cache. Spares nobody takes are killed at exit."""
     _closing.clear()
     first_warm = threading.Event()
-    for k in range(max(1, opts.jobs)):
+    env = Worker(0, opts, log)._env()
+    with _spares_lock:  # workers an earlier run handed on (keep_warm) count: only the missing ones start
+        have = sum(1 for w in _idle if w._env() == env) + sum(1 for w, _ in _spares if w._env() == env)
+    if have:
+        first_warm.set()
+    for k in range(have, max(1, opts.jobs)):
         w = Worker(k, opts, log)
 
         def go(w=w, k=k) -> None:
@@ -243,15 +251,32 @@ def release(w: Worker) -> None:
     w.kill()
 
 
-def retire() -> None:
-    """End the workers handed back that no stage took (a run's end)."""
+def retire(force: bool = False) -> None:
+    """End the workers handed back that no stage took (a run's end); inside keep_warm, unless `force`, they wait
+    for the next run."""
     with _spares_lock:
+        if _kept[0] and not force:
+            return
         idle = list(_idle)
         _idle.clear()
     for w in idle:
         w.kill()
         for r in w.readers:
             r.join(timeout=5)
+
+
+@contextlib.contextmanager
+def keep_warm():
+    """Several runs in this process (`eqsat-test run A.py B.py`): the workers one run hands on wait for the next
+    (retire leaves them); at the end, those left are ended."""
+    with _spares_lock:
+        _kept[0] += 1
+    try:
+        yield
+    finally:
+        with _spares_lock:
+            _kept[0] -= 1
+        retire()
 
 
 def idle_workers() -> int:
@@ -262,7 +287,7 @@ def idle_workers() -> int:
 
 def _kill_spares() -> None:
     _closing.set()
-    retire()
+    retire(force=True)
     with _spares_lock:
         spares = list(_spares)
         _spares.clear()
