@@ -20,15 +20,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.throughput import REPO, fresh_cache  # noqa: E402
 
 
-def run_cli(args: list, out: Path, checkout: Path = REPO, timeout: float = 3600.0, cold: bool = True) -> dict:
+def run_cli(args: list, out: Path, checkout: Path = REPO, timeout: float = 3600.0, cache: Path | None = None) -> dict:
     """Run `eqsat-test ARGS --out OUT` from `checkout`: {"rc", "wall_s", "cpu_s", "first_verdict_s" (from the
     command's start), "first_verdict_exec_s" (from execution's start, as verdicts.jsonl says), "report",
-    "stderr"}. cold: with an Inductor cache of its own that holds only the toolchain set-up (benchmarks/
-    throughput.py's fresh_cache), so that no run reuses another's compiles."""
+    "stderr"}. Inductor's cache: `cache`, else one of the run's own that holds only the toolchain set-up
+    (benchmarks/throughput.py's fresh_cache), so that no run reuses another's compiles."""
     out = Path(out)
     env = dict(os.environ)
-    if cold:
-        env["TORCHINDUCTOR_CACHE_DIR"] = str(fresh_cache(out.parent))
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(cache or fresh_cache(out.parent))
     env["PYTHONPATH"] = os.pathsep.join([str(checkout)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     err = out.parent / f"{out.name}.stderr.txt"

@@ -3,8 +3,8 @@
 Workers outlive the stage that started them: a stage hands its live workers back (`release`), and the next
 stage with the same environment takes them warm (`worker`): execution, then the findings' confirmations and
 minimization checks run in the same processes, torch imported and Inductor warmed once. `retire` ends those
-no stage took (the end of a run), except inside `keep_warm` (several runs in one process: the next run takes
-them); whatever is left dies at exit."""
+no stage took (the end of a run), and the proofs' servers (runners/exec/prover.py), except inside `keep_warm`
+(several runs in one process: the next run takes them); whatever is left dies at exit."""
 from __future__ import annotations
 
 import atexit
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from eqsat_test.runners import REPO_ROOT
+from eqsat_test.runners.exec import prover
 from eqsat_test.runners.protocol import PARENT_ENV, RESULT_TAG, cpu_cores, past
 from eqsat_test.runners.records import Result, ResultStatus, Task, TaskKind, as_dict
 
@@ -259,6 +260,7 @@ def retire(force: bool = False) -> None:
             return
         idle = list(_idle)
         _idle.clear()
+    prover.retire()
     for w in idle:
         w.kill()
         for r in w.readers:

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from eqsat_test.runners import REPO_ROOT
+from eqsat_test.runners.exec import prover
 from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
 from eqsat_test.runners.protocol import past
 from eqsat_test.runners.records import Finding, FindingKind, ResultStatus, Task, TaskKind, as_finding
@@ -114,6 +115,21 @@ def run_repro(folder: Path, timeout: float, threads: int = 1) -> dict:
         rc, timed_out = None, True
         out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
     return repro_report(rc, out, time.perf_counter() - t0, timed_out, meter.cores())
+
+
+def fresh_repro(folder: Path, timeout: float, threads: int = 1) -> dict:
+    """Run folder/repro.py alone in a fresh process forked from a prover (runners/exec/prover.py: torch imported,
+    nothing run), as repro_report says; a real `python repro.py` (run_repro) where no prover answers."""
+    meter = OtherLoad()
+    try:
+        p = prover.take(threads)
+    except Exception:  # noqa: BLE001 - no prover: the plain way
+        return run_repro(folder, timeout, threads)
+    got = p.run(folder, timeout)
+    prover.give_back(p)
+    if got is None:
+        return run_repro(folder, timeout, threads)
+    return repro_report(got["rc"], got["output"], got["seconds"], got["timed_out"], meter.cores())
 
 
 def warm_repros(folders: list[Path], ids: list[str], pool: PoolOptions, limit: float) -> list[dict]:
@@ -282,7 +298,7 @@ def confirm_all(written: list, out: Path, *, timeout: float, jobs: int = 1, dead
 
     def fresh(item: tuple[int, str | None]) -> None:
         i, before = item
-        settle(i, run_repro(folder(i), limit(i), threads), FRESH, before)
+        settle(i, fresh_repro(folder(i), limit(i), threads), FRESH, before)
 
     plain = [i for i in todo if written[i].kind != FindingKind.TIMEOUT and not skipped(i)]
     cold: list[tuple[int, str | None]] = [(i, None) for i in plain if not warm or needs_fresh(written[i])]
@@ -345,7 +361,7 @@ def prove_all(confirmed: list, clusters: list, out: Path, *, timeout: float, job
             found[i] = f.with_(confirmation={**conf, "proof": {"outcome": "confirmed", "why":
                                "its confirmation ran this repro.py in a fresh process"}})
             return True
-        r = run_repro(d, timeout, threads)
+        r = fresh_repro(d, timeout, threads)
         verdict, why = outcome(f, r, timeout)
         proof = {"outcome": verdict, "why": why, "where": FRESH, "seconds": r["seconds"],
                  "output_tail": r["output"][-1500:]}

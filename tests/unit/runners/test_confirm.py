@@ -306,3 +306,28 @@ def test_warm_first_fresh_where_needed_and_flaky_findings_still_caught(tmp_path)
     assert [f.kind for f in proven] == ["flaky", "miscompile", "run-crash"]
     assert proven[0].claimed_kind == "miscompile" and proven[0].confirmed is False
     assert pstats["already"] == 2 and pstats["not_reproduced"] == 1
+
+
+@pytest.mark.slow  # a prover server (imports torch)
+def test_a_prover_child_is_a_fresh_process_that_has_run_nothing(tmp_path):
+    """runners/exec/prover.py: each repro.py runs in a child of its own (its pid, its folder, its exit status or
+    signal) that starts with torch imported and nothing of eqsat-test; one that runs past its limit is killed."""
+    import os
+
+    from eqsat_test.runners.exec.prover import Prover
+    probe = _folder(tmp_path, "a", "import os, sys\nours = [m for m in sys.modules if m.startswith('eqsat_test')]\n"
+                    "print(os.getpid(), os.path.basename(os.getcwd()), 'torch' in sys.modules, ours, __name__)\n"
+                    "raise SystemExit(5)\n")
+    dies = _folder(tmp_path, "b", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    hangs = _folder(tmp_path, "c", "import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+    p = Prover(threads=1)
+    try:
+        r1, r2 = p.run(probe, 60), p.run(probe, 60)
+        assert r1["rc"] == 5 and r1["output"].split()[1:] == ["a", "True", "[]", "__main__"], r1
+        assert r1["output"].split()[0] != r2["output"].split()[0] != str(os.getpid())  # a process each
+        assert p.run(dies, 60)["rc"] == -11
+        slow = p.run(hangs, 1.0)
+        assert slow["timed_out"] and slow["rc"] is None and "started" in slow["output"]
+        assert p.alive()
+    finally:
+        p.kill()
