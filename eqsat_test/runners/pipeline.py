@@ -21,11 +21,11 @@ from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tas
 from eqsat_test.runners.checks.unsound import eager_failure_kind, unsound_verdict
 from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched
 from eqsat_test.runners.exec.compiler_lines import read_lines
-from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
+from eqsat_test.runners.exec.pool import PoolOptions, retire, run_tasks
 from eqsat_test.runners.exec.progress import Progress
-from eqsat_test.runners.findings.artifacts import ArtifactOptions, collect_all
+from eqsat_test.runners.findings.artifacts import ArtifactOptions
 from eqsat_test.runners.findings.clusters import clustered, failing_cone
-from eqsat_test.runners.findings.confirm import confirm_all, unconfirmed_timeouts
+from eqsat_test.runners.findings.confirm import confirm_all, prove_all, unconfirmed_timeouts
 from eqsat_test.runners.findings.ledger import load_ledger
 from eqsat_test.runners.findings.minimize import minimize_clusters
 from eqsat_test.runners.findings.notes import run_note_groups
@@ -74,7 +74,9 @@ class ExecOptions:
     config_overrides: dict = field(default_factory=dict)  # {config name: Inductor overrides}
     perf: bool = False  # runners/checks/perf.py: time compiled variants; slow-variant notes
     perf_threshold: float = 3.0  # x the siblings' median compiled time
-    artifacts: ArtifactOptions | None = None  # debug rerun, minifier, bisector (runners/findings/artifacts.py); None: off
+    # debug rerun, minifier, bisector (runners/findings/artifacts.py), collected by the CLI after the summary
+    # (runners/cli/artifacts.py); None: not collected
+    artifacts: ArtifactOptions | None = None
     sweep: SweepConfig | None = None  # dtype/size sweeps (runners/checks/sweep_plan.py); None: off; a dict is read as one
     batch: int = 1  # >1: this many variants per compile, suspects confirmed alone; 0: by graph size (runners/exec/batch.py)
     confirm: bool = True  # re-run each candidate alone from its repro.py before claiming it (runners/findings/confirm.py)
@@ -271,9 +273,11 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
 
     Stages: run the tasks (verdicts streamed to OUT/verdicts.jsonl) -> judge -> fold variant
     candidates into their seed's -> deduplicate -> write finding folders and results.json (the
-    verdicts, first) -> confirm each candidate alone from its repro.py -> cluster the confirmed ones
-    into root causes (runners/findings/clusters.py) and minimize once per cluster -> collect
-    artifacts -> results.json again, final: the root causes and the notes' groups first.
+    verdicts, first) -> confirm each candidate alone from its repro.py (a warm worker, a fresh process where
+    needed) -> cluster the confirmed ones into root causes (runners/findings/clusters.py) and minimize once per
+    cluster -> prove each root cause's final repro.py once in a fresh process (runners/findings/confirm.py) -> results.json
+    again, final: the root causes and the notes' groups first. The findings' debug artifacts are not collected
+    here: the CLI collects them after the summary when asked (runners/cli/artifacts.py).
 
     Interrupted (SIGINT), it writes results.json from what had finished, marked partial, and
     raises RunInterrupted saying so."""
@@ -286,6 +290,8 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
         raise
     except KeyboardInterrupt:
         raise RunInterrupted(save_partial(out, manifest, opts, run)) from None
+    finally:
+        retire()  # the warm workers the stages handed on (runners/exec/pool.py)
 
 
 def save_partial(out: Path, manifest: dict, opts: ExecOptions, run: dict) -> str:
@@ -301,7 +307,7 @@ def save_partial(out: Path, manifest: dict, opts: ExecOptions, run: dict) -> str
         tmp.write_text(json.dumps(data, indent=1, default=str))
         tmp.replace(path)
         return (f"interrupted while {stage}: every verdict is in {path} (marked partial: confirmation, minimizing "
-                f"and artifacts not finished), as they came in {out / 'verdicts.jsonl'}")
+                f"and proofs not finished), as they came in {out / 'verdicts.jsonl'}")
     results = list(run["results"])  # (a copy: worker threads may still add to it)
     plain = [r for r in results if not r.is_sweep]
     try:
@@ -399,14 +405,14 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
                   clusters, run_note_groups(notes, manifest, bundle))
     run["written"], run["stage"] = True, "confirming the candidates"
     bugs = [f for f in written if f.bug]
-    if bugs:  # the verdicts now; confirmation, minimizing and artifacts take longer
+    if bugs:  # the verdicts now; confirmation, minimizing and the proofs take longer
         log(f"verdicts: {len(bugs)} compiler-bug candidate(s) in {len(clusters)} root cause(s), {len(notes)} note(s) "
             f"in {out / 'results.json'}; confirming each alone from its repro.py next")
         for c in clusters:
             log(f"  {c.line()[:200]}")
 
     confirm_stats = None
-    if opts.confirm and written:
+    if opts.confirm and written:  # each alone: a warm worker first, a fresh process where that is not enough
         written, confirm_stats = confirm_all(written, out, timeout=opts.timeout, jobs=opts.jobs, deadline=deadline,
                                              log=log, tasks=tasks, env=opts.env)
     elif written:
@@ -416,7 +422,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
     confirmed = [f for f in written if f.confirmed is not False]
     labelled, clusters = clustered(confirmed, manifest["model"], ledger)
     written, confirmed = replaced(written, confirmed, labelled), labelled
-    min_stats = {"seconds": 0.0, "checks": 0}
+    min_stats, pattern_of = {"seconds": 0.0, "checks": 0}, None
     if opts.minimize and confirmed and not past(deadline):
         run["stage"] = "minimizing the findings"
         t1 = time.perf_counter()
@@ -434,17 +440,21 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
         written, confirmed = replaced(written, confirmed, labelled), labelled
         min_stats = {"seconds": round(time.perf_counter() - t1, 3), "clusters": len(reps),
                      "checks": sum(f.min_checks or 0 for f in confirmed)}
+    if opts.confirm and confirmed:  # the proof: each root cause's final repro.py once in a fresh process (confirm.py)
+        run["stage"] = "proving the repros in fresh processes"
+        proven, proof = prove_all(confirmed, clusters, out, timeout=opts.timeout, jobs=opts.jobs, deadline=deadline,
+                                  log=log)
+        confirm_stats = {**(confirm_stats or {}), "proof": proof}
+        notes += [f for f in proven if not f.bug]
+        labelled, clusters = clustered([f for f in proven if f.bug], manifest["model"], ledger, pattern_of)
+        written = [f for f in replaced(written, confirmed, proven) if f.bug]
+        written, confirmed = replaced(written, [f for f in proven if f.bug], labelled), labelled
     for f in confirmed:  # meta.json says which root cause the finding is, and whether it is a known one
         update_meta(out / "findings" / str(f.id), {k: f[k] for k in ("cluster", "known") if k in f})
     perf_stats = _perf(manifest, results, bundle, opts, notes, out, log) if opts.perf else None
-    art_stats = None
-    if opts.artifacts is not None and opts.artifacts.enabled and confirmed and not past(deadline):
-        run["stage"] = "collecting the findings' debug artifacts"
-        collected, art_stats = collect_all(confirmed, out, opts.artifacts, log=log)
-        written, confirmed = replaced(written, confirmed, collected), collected
     stream.close()
     stats.update({"wall_seconds_total": round(time.perf_counter() - t_start, 3), "confirm": confirm_stats,
-                  "minimize": min_stats, "perf": perf_stats, "artifacts": art_stats})
+                  "minimize": min_stats, "perf": perf_stats})
     return write_results(out, manifest, results + sweep_results, written, notes, stats, clusters,
                          run_note_groups(notes, manifest, bundle))
 

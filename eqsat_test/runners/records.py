@@ -189,6 +189,7 @@ class TaskKind(_ValueEnum):
     SWEEP = "sweep"  # the variant's dtype/size/dynamic sweep: runners/checks/sweep_run.py
     BATCH = "batch"  # K variants compiled as one program: runners/exec/batch.py
     WARMUP = "warmup"  # a spare worker's import + tiny compile, ahead of its tasks: runners/exec/pool.py
+    REPRO = "repro"  # a finding's repro.py alone, with fresh compile state (a warm confirmation): runners/exec/alone.py
 
 
 @dataclass(frozen=True, eq=False, repr=False)

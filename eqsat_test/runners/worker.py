@@ -19,6 +19,7 @@ import torch
 from eqsat_test.runners.checks.devices import KernelRecorder, inputs_digest, kernel_header, kernel_source
 from eqsat_test.runners.checks.perf import time_task
 from eqsat_test.runners.checks.sweep_run import run_sweep_task
+from eqsat_test.runners.exec.alone import run_repro_task
 from eqsat_test.runners.exec.batch import run_batch_task
 from eqsat_test.runners.exec.compiler_lines import measured
 from eqsat_test.runners.exec.training import backward_stage, compile_context, judge_step, training
@@ -81,6 +82,8 @@ def run_task(task: dict) -> Result | dict:
         return run_sweep_task(task)
     if kind is TaskKind.BATCH:  # K variants in one compile: runners/exec/batch.py
         return run_batch_task(task)
+    if kind is TaskKind.REPRO:  # a finding's repro.py alone, fresh compile state: runners/exec/alone.py
+        return run_repro_task(task)
 
 
     device = torch.device(task.get("device", "cpu"))

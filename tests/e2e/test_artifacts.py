@@ -1,8 +1,9 @@
 """Finding artifacts end to end (real torch.compile on CPU, the real CLI): Inductor's injected C++ compile error and its injected accuracy bug each get the right triage class, the debug rerun's files (output code, post-AOT FX graph, failing C++ source), the after-AOT minifier's repro, the compiler bisector's verdict, and a test_repro.py that fails on this torch (and passes once the bug is gone).
 
 One run makes both findings (two backends, the seed and one variant, not shrunk by eqsat-test first:
-PyTorch's minifier does it here; the debug rerun for the seed's two findings only, --artifacts-max 2);
-the subprocess checks of the produced files run concurrently.
+PyTorch's minifier does it here); the run collects no artifacts and says how in one line; then
+`eqsat-test artifacts OUT --max 2` collects them on demand, for the seed's two findings only; the
+subprocess checks of the produced files run concurrently.
 """
 from __future__ import annotations
 
@@ -26,14 +27,18 @@ def run(eqsat, tmp_path_factory):
     out = tmp_path_factory.mktemp("artifacts") / "out"
     res = eqsat(TEST_MODELS / "relu_mlp.py", "-n", "1", "-r", RULES, "--no-sweep", "--inputs", "given", "--jobs", "1",
                 "--no-minimize", "-b", RELU_BUG.format("compile_error"), "-b", RELU_BUG.format("accuracy"),
-                "--artifacts-max", "2", "--artifacts-timeout", "300", "--json", "--out", out, timeout=1500)
+                "--json", "--out", out, timeout=1500)
     assert res.rc == 1, f"rc={res.rc}\n{res.stdout[-3000:]}\n{res.stderr[-5000:]}"
     report = res.json
+    assert f"eqsat-test artifacts {out / 'findings'}" in res.stderr  # not collected on the way: the hint says how
+    assert not any((Path(f["repro"]).parent / "output_code.py").exists() for f in report["findings"] if f.get("repro"))
+    on_demand = eqsat("artifacts", out, "--max", "2", "--timeout", "300", timeout=1500)
+    assert on_demand.rc == 0, on_demand.stderr[-5000:]
     # the seed and its one variant fail on each backend: the seed's findings get the debug rerun
     by_kind = {f["kind"]: f for f in report["findings"] if f.get("repro") and f["variant"] == "g0_seed"}
     assert set(by_kind) == {"compile-crash", "seed-miscompile"}, report["findings"]
-    others = [f for f in report["findings"] if f.get("repro") and f["variant"] != "g0_seed"]
-    assert all("more than 2 findings" in f["debug_artifacts"]["skipped"] for f in others), others
+    others = [Path(f["repro"]).parent for f in report["findings"] if f.get("repro") and f["variant"] != "g0_seed"]
+    assert all("more than 2 findings" in _meta(d)["debug_artifacts"]["skipped"] for d in others), others
     folders = {k: Path(f["repro"]).parent for k, f in by_kind.items()}
     # The produced scripts, run concurrently: both regression tests, the accuracy test with the
     # injected bug switched off (a "fixed" torch), and the minifier's repro.
@@ -73,7 +78,7 @@ def test_triage_classes(run):
 
 
 def test_debug_rerun_keeps_the_generated_code_and_the_fx_graph(run):
-    _, by_kind, folders, _ = run
+    _, _, folders, _ = run
     acc = folders["seed-miscompile"]
     code = (acc / "output_code.py").read_text()
     assert "cpp_fused" in code and "async_compile" in code, code[:2000]  # Inductor's C++ kernels and wrapper
@@ -84,10 +89,9 @@ def test_debug_rerun_keeps_the_generated_code_and_the_fx_graph(run):
     crash = folders["compile-crash"]
     kernel = (crash / "failing_kernel.cpp").read_text()
     assert "compile error!" in kernel  # the injected C++ that does not compile
-    for k, d in folders.items():
+    for d in folders.values():
         art = _meta(d)["debug_artifacts"]
         assert art["debug_run"]["reproduced"] and not art["debug_run"]["timed_out"], art
-        assert by_kind[k]["debug_artifacts"] == art
 
 
 def test_minifier_result_is_kept_and_reproduces(run):

@@ -79,3 +79,29 @@ def test_the_readme_command_with_a_relative_backend_path(warm, tmp_path):
     assert bugs[0]["backend"] == f"{REPO / 'examples' / 'backends' / 'faulty_backends.py'}:one_wrong_element"
     r = _run_repro(Path(bugs[0]["repro"]).parent, tmp_path)
     assert r.returncode == 1 and "VERDICT: MISCOMPILE" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+WORKER_ONLY = PLANT.replace('"""A fault-injecting backend: runs the graph eagerly, then scales one element of the first float output by 1.01."""',
+                            '"""The same fault, planted only inside eqsat-test\'s worker processes: state a fresh process does not have."""\nimport sys') \
+    .replace("        outs = list(gm(*args))\n",
+             "        outs = list(gm(*args))\n"
+             "        if 'eqsat_test.runners.exec.alone' not in sys.modules:  # (imported by the workers only)\n"
+             "            return outs\n")
+
+
+def test_a_finding_that_does_not_reproduce_in_a_fresh_process_is_a_flaky_note(eqsat, tmp_path):
+    """Confirm warm, prove cold: a fault that lives in the warm workers' state is found, confirmed in a warm worker
+    and minimized there, then its repro.py, run once in a fresh process as a user would, agrees: a flaky note, not
+    a compiler-bug candidate (exit 0)."""
+    plant = tmp_path / "worker_only.py"
+    plant.write_text(WORKER_ONLY)
+    res = eqsat(TEST_MODELS / "relu_mlp.py", *CHEAP, "-b", f"{plant}:one_off", "--out", tmp_path / "out")
+    assert res.rc == 0, f"rc={res.rc}\n{res.stderr[-3000:]}"
+    report = res.json
+    assert not [f for f in report["findings"] if f["kind"] in COMPILER_BUG_KINDS], report["findings"]
+    flaky = [f for f in report["findings"] if f["kind"] == "flaky"]
+    assert flaky and all(f["claimed_kind"] in COMPILER_BUG_KINDS for f in flaky), report["findings"]
+    conf = flaky[0]["confirmation"]
+    assert conf["where"] == "warm worker" and conf["outcome"] == "confirmed"  # reproduced warm ...
+    assert conf["proof"]["outcome"] == "flaky" and "agreement" in conf["proof"]["why"]  # ... not in a fresh process
+    assert report["stats"]["confirm"]["proof"]["not_reproduced"] >= 1

@@ -18,7 +18,7 @@ from eqsat_test.runners.records import MINIMIZE_SECONDS, ExitCode, FindingKind
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
 # stay fast and `exec` never imports egglog (the generation side) on a host without it.
 
-COMMANDS = ("run", "generate", "exec", "rules", "campaign", "report", "fuzz")
+COMMANDS = ("run", "generate", "exec", "rules", "campaign", "report", "fuzz", "artifacts")
 
 
 def _err(msg: str) -> None:
@@ -49,6 +49,7 @@ def cli() -> None:
     eqsat-test campaign SPEC.toml  many models x rule sets x backends x devices
     eqsat-test report DIR          HTML report of a campaign or run folder
     eqsat-test fuzz --minutes N    hunt: generated programs, judged as a campaign
+    eqsat-test artifacts OUT/findings/ID   a finding's output code, minifier, bisector
 
     Exit codes: 0 nothing found, 1 compiler-bug candidates found, 2 interrupted,
     3 internal error of eqsat-test, 4 usage or bad input.
@@ -125,7 +126,9 @@ def exec_options(f):
                      "'default', 'all', names (no-loop-ordering, no-epilogue-fusion, no-vectorize, ...) or KEY=VALUE, comma-separated."),
         click.option("--perf", is_flag=True, help="Time compiled variants (warm, median) and report slow-variant notes (confirmed A/B)."),
         click.option("--perf-threshold", default=3.0, show_default=True, help="slow-variant: x slower than the siblings' median."),
-        click.option("--no-artifacts", is_flag=True, help="Skip the debug rerun (output code, FX graph, minifier, bisector) of findings."),
+        click.option("--artifacts/--no-artifacts", "artifacts", default=False, show_default=True,
+                     help="After the summary, collect the findings' debug artifacts (output code, FX graph, minifier, "
+                          "bisector); off: one line says how (`eqsat-test artifacts OUT/findings/ID`)."),
         click.option("--artifacts-max", default=4, show_default=True, help="Findings that get the debug rerun."),
         click.option("--artifacts-timeout", default=180.0, show_default=True, help="Seconds per debug step (rerun, minifier, bisector)."),
         click.option("--bisect", "bisect", type=click.Choice(["accuracy", "all", "none"]), default="accuracy", show_default=True,
@@ -244,7 +247,7 @@ def _check_backend(spec: str) -> None:
             raise click.UsageError(f"--backend {spec}: no Inductor config named {', '.join(missing)}")
 
 
-def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artifacts=False, artifacts_max=4,
+def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, artifacts=False, artifacts_max=4,
                  artifacts_timeout=180.0, bisect="accuracy"):
     """--configs, --perf and the findings' debug artifacts (runners/checks/configs.py, perf.py, artifacts.py)."""
     from eqsat_test.runners.checks.configs import ConfigError, configured_backends, parse
@@ -257,10 +260,9 @@ def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, no_artif
             raise click.UsageError(str(e)) from e
         eo = dataclasses.replace(eo, configs=configs, config_overrides=overrides, backends=tuple(eo.backends) + tuple(
             b for b in configs if b not in eo.backends))
-    artifacts = ArtifactOptions(enabled=not no_artifacts, max_findings=artifacts_max, timeout=artifacts_timeout,
-                                minifier_timeout=artifacts_timeout, bisect=bisect,
-                                bisect_timeout=artifacts_timeout, jobs=eo.jobs)
-    return dataclasses.replace(eo, perf=perf, perf_threshold=perf_threshold, artifacts=artifacts)
+    art = ArtifactOptions(max_findings=artifacts_max, timeout=artifacts_timeout, minifier_timeout=artifacts_timeout,
+                          bisect=bisect, bisect_timeout=artifacts_timeout, jobs=eo.jobs) if artifacts else None
+    return dataclasses.replace(eo, perf=perf, perf_threshold=perf_threshold, artifacts=art)
 
 
 def _log(msg: str) -> None:
@@ -276,20 +278,44 @@ def _emit(report: dict, manifest: dict, out: Path, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("models", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @gen_options
 @exec_options
-@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output folder (default: eqsat-out/<model name>).")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default: eqsat-out/<model name>; with several model files, OUT/<model name> each).")
 @click.option("--guide-memory", type=click.Path(dir_okay=False), default=None, help="--mode guided: a file of rules' credit read first and added to after (campaigns).")
-def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
+def run(models, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
         backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, guide_memory, **diag):
-    """The whole pipeline on one model file: generate variants, execute, judge, report."""
-    t0 = time.monotonic()  # --time-budget counts from here: loading and capturing the model included
-    check_model_file(model)
-    out = out or Path("eqsat-out") / model.stem
-    check_out_dir(out)
+    """The whole pipeline on a model file: generate variants, execute, judge, report.
+
+    Several model files run one after another in this one process, on the same warm workers (torch imported and
+    Inductor warmed once for all): each its own OUT/<model name>, summary (--json: one line each) and time budget;
+    the exit code is the worst of theirs (3, 4, 2, 1, 0)."""
+    for m in models:
+        check_model_file(m)
+    outs = [out or Path("eqsat-out") / models[0].stem] if len(models) == 1 else [
+        (out or Path("eqsat-out")) / m.stem for m in models]
+    if len(set(outs)) < len(outs):
+        raise click.UsageError("several model files of the same name: their output folders would be one")
+    for o in outs:
+        check_out_dir(o)
     allow_unsound_rules = diag.pop("allow_unsound_rules", False)
     eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
+    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
+                   allow_unsound_rules)
+
+    def one(model: Path, out: Path) -> int:
+        return _run_model(model, out, eo, dataclasses.replace(go), seed, as_json, guide_memory)
+
+    if len(models) == 1:
+        sys.exit(one(models[0], outs[0]))
+    from eqsat_test.runners.cli.many import run_many  # (several model files only)
+    sys.exit(run_many(list(zip(models, outs)), one, _log))
+
+
+def _run_model(model: Path, out: Path, eo, go, seed, as_json, guide_memory) -> int:
+    """One model file through the whole pipeline; its exit code."""
+    t0 = time.monotonic()  # --time-budget counts from here: loading and capturing the model included
     eo = dataclasses.replace(eo, deadline=t0 + eo.time_budget if eo.time_budget else None)
     from eqsat_test.lowering.capture import CaptureCrash
     from eqsat_test.rewrite.generate import generate
@@ -298,8 +324,7 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     from eqsat_test.runners.exec.pool import prestart
     from eqsat_test.runners.pipeline import RunInterrupted, execute_bundle, exit_code, pool_options
 
-    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-                   allow_unsound_rules, eo.deadline)
+    go.deadline = eo.deadline
     go.train = eo.grad  # training mode: the model in train(), rules that keep gradients
     keep, eo = measure.guided_keep(go.modes, eo)  # --mode guided: graphs' states for later rounds (runners/cli/measure.py)
     try:  # workers start and warm up while the variants are generated
@@ -312,12 +337,12 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
         _log(budget_spent_line(e.stage, budget, time.monotonic() - t0, out))
         if as_json:
             click.echo(json.dumps(report))
-        sys.exit(ExitCode.INTERRUPTED)
+        return ExitCode.INTERRUPTED
     except KeyboardInterrupt:
         raise RunInterrupted(f"interrupted while generating the variants, before any task ran: nothing to save "
                              f"({out / 'bundle'} holds what was written)") from None
     except CaptureCrash as e:  # eager runs the model, torch.compile cannot capture it: a finding of its own
-        sys.exit(_capture_crash(model, out, e, eo, go, as_json))
+        return _capture_crash(model, out, e, eo, go, as_json)
     eo = measure.guided_attach(keep, manifest, out / "bundle", eo, seed, guide_memory)
     report = execute_bundle(out / "bundle", out, eo, log=_log)
     measure.guided_finish(eo, guide_memory)
@@ -329,7 +354,8 @@ def run(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes
     report["stats"]["rules_fired"] = manifest["rules"].get("fired", {})
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     _emit(report, manifest, out, as_json)
-    sys.exit(exit_code(report))
+    after_summary(report, out, eo.artifacts)  # debug artifacts: collected now when asked, else a hint
+    return exit_code(report)
 
 
 def _capture_crash(model: Path, out: Path, e, eo, go, as_json: bool) -> int:
@@ -397,6 +423,7 @@ def exec_cmd(bundle, backends, devices, timeout, jobs, input_kinds, as_json, no_
     report = execute_bundle(bundle, out, eo, log=_log)
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     _emit(report, read_manifest(bundle), out, as_json)
+    after_summary(report, out, eo.artifacts)  # debug artifacts: collected now when asked, else a hint
     sys.exit(exit_code(report))
 
 
@@ -545,12 +572,14 @@ def rules_stats(out, as_json):
         click.echo(f"{r['rule']:<40} {r['fired']:>8} {r['variants']:>9} {r['findings']:>9} {r['unsound']:>8}")
 
 
+from eqsat_test.runners.cli.artifacts import after_summary, artifacts_cmd  # noqa: E402  (imports nothing heavy)
 from eqsat_test.runners.cli.campaign import campaign_cmd, report_cmd  # noqa: E402  (imports nothing heavy)
 from eqsat_test.runners.cli.fuzz import fuzz_cmd  # noqa: E402  (imports nothing heavy)
 
 cli.add_command(campaign_cmd)
 cli.add_command(report_cmd)
 cli.add_command(fuzz_cmd)
+cli.add_command(artifacts_cmd)
 
 
 def main(argv=None) -> None:

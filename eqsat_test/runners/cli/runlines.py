@@ -33,3 +33,29 @@ def sweep_lines(report: dict) -> list[str]:
     st = report["stats"]
     cov = st.get("sweep_coverage")
     return coverage_lines(SweepCoverage.from_dict(cov) if cov else None, st.get("sweep"))
+
+
+def stages_line(report: dict) -> list[str]:
+    """Where the run's time went, stage by stage (wall seconds; a task's own stages summed over the tasks)."""
+    st = report["stats"]
+    parts = []
+    gen = sum(((st.get("timings") or {}).get("generate_wall") or {}).values())  # (`run` only)
+    if gen:
+        parts.append(f"generate {gen:.1f} s")
+    t = st.get("exec_timings") or {}
+    n, sweep = st.get("program_tasks", st.get("tasks", 0)), st.get("sweep") or {}
+    inside = ", ".join(f"{k} {t[k]:.1f} s" for k in ("compile", "eager", "load") if t.get(k))
+    parts.append(f"execute {st.get('wall_seconds', 0):.1f} s ({n} program tasks{': ' + inside if inside else ''}"
+                 + (f"; {sweep.get('tasks', 0)} sweep tasks: {sweep.get('seconds', 0):.1f} s" if sweep else "") + ")")
+    conf = st.get("confirm") or {}
+    if conf.get("checked") or conf.get("skipped"):
+        parts.append(f"confirm {conf.get('seconds', 0):.1f} s ({conf.get('warm', 0)} in a warm worker, "
+                     f"{conf.get('fresh', 0)} in a fresh process)")
+    mini = st.get("minimize") or {}
+    if mini.get("checks"):
+        parts.append(f"minimize {mini.get('seconds', 0):.1f} s ({mini['checks']} checks)")
+    proof = conf.get("proof") or {}
+    if proof:
+        runs = proof.get("proven", 0) + proof.get("not_reproduced", 0)
+        parts.append(f"prove {proof.get('seconds', 0):.1f} s ({runs} fresh process{'es' if runs != 1 else ''})")
+    return ["  time: " + " | ".join(parts)]

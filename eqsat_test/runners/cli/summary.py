@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from eqsat_test.runners.checks.line_gain import summary_line as line_gain_summary
-from eqsat_test.runners.cli.runlines import executed_lines, rules_lines, sweep_lines
+from eqsat_test.runners.cli.runlines import executed_lines, rules_lines, stages_line, sweep_lines
 from eqsat_test.runners.findings.clusters import report_clusters
 from eqsat_test.runners.findings.table import report_table
 from eqsat_test.runners.records import BUG_KINDS, COMPILER_BUG_KINDS, FindingKind
@@ -32,7 +32,7 @@ def summary(report: dict, manifest: dict, out: Path) -> str:
         elif g.get("skipped_rewrites"):
             lines.append(f"  {g['id']}: not rewritten ({g['skipped_rewrites']})")
     st = report["stats"]
-    lines += executed_lines(report) + sweep_lines(report)
+    lines += executed_lines(report) + sweep_lines(report) + stages_line(report)
     lines += ["  " + line_gain_summary(st["compiler_lines"])] if st.get("compiler_lines") else []  # --coverage
     if st.get("folded_into_seed"):
         lines.append(f"  {st['folded_into_seed']} variant candidate(s) fail like their seed: counted as the seed's finding")

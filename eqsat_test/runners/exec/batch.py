@@ -28,7 +28,7 @@ from typing import Callable
 
 import torch
 
-from eqsat_test.runners.exec.pool import run_slots, worker
+from eqsat_test.runners.exec.pool import release, run_slots, worker
 from eqsat_test.runners.oracle.inputs import InputSet, input_sets
 from eqsat_test.runners.oracle.judge import MATCH
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
@@ -308,6 +308,6 @@ def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | 
                 with lock:
                     pending[0] -= 1
         finally:
-            w.kill()
+            release(w)
 
     return run_slots(slot, max(1, min(opts.jobs, len(batches) + len(singles))), results, errors), stats

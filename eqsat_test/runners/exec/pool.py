@@ -1,7 +1,14 @@
-"""A pool of warm worker subprocesses with per-task timeouts; a hang or crash costs one task only."""
+"""A pool of warm worker subprocesses with per-task timeouts; a hang or crash costs one task only.
+
+Workers outlive the stage that started them: a stage hands its live workers back (`release`), and the next
+stage with the same environment takes them warm (`worker`): execution, then the findings' confirmations and
+minimization checks run in the same processes, torch imported and Inductor warmed once. `retire` ends those
+no stage took (the end of a run), and the proofs' servers (runners/exec/prover.py), except inside `keep_warm`
+(several runs in one process: the next run takes them); whatever is left dies at exit."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import queue
@@ -15,6 +22,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from eqsat_test.runners import REPO_ROOT
+from eqsat_test.runners.exec import prover
 from eqsat_test.runners.protocol import PARENT_ENV, RESULT_TAG, cpu_cores, past
 from eqsat_test.runners.records import Result, ResultStatus, Task, TaskKind, as_dict
 
@@ -42,6 +50,7 @@ class Worker:
         self.lines: queue.Queue = queue.Queue()
         self.stderr_tail: list[str] = []
         self.warm: dict | Result | None = None  # the warm-up's message, for a prestarted worker
+        self.started_at: float | None = None  # time.monotonic() when its process started
         self.readers: list[threading.Thread] = []
 
     def _env(self) -> dict:
@@ -63,6 +72,7 @@ class Worker:
     def start(self) -> None:
         self.lines = queue.Queue()
         self.stderr_tail = []
+        self.started_at = time.monotonic()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "eqsat_test.runners.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, env=self._env(), start_new_session=True, bufsize=1,
@@ -168,6 +178,8 @@ class Worker:
 
 _spares: list[tuple[Worker, threading.Thread]] = []
 _spares_lock = threading.Lock()
+_idle: list[Worker] = []  # live workers a stage handed back (`release`), for the next one to take
+_kept = [0]  # keep_warm blocks open: retire leaves the idle workers to the next run
 _closing = threading.Event()  # set at exit: spares still starting die quietly
 
 
@@ -176,22 +188,35 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
     """Start `opts.jobs` workers now, each warmed by one tiny compile on `device` with `backend`, for the next
     `run_tasks`/`run_batched` with the same options to take (`worker`). `eqsat-test run` calls
     it once the model file has loaded, so worker start-up (import torch, Inductor's
-    first-compile costs) overlaps generation instead of following it. Spares nobody takes are
-    killed at exit."""
+    first-compile costs) overlaps generation instead of following it. The first worker starts
+    alone and the others once it is warm: it shares the cores with generation only, so the first
+    task (the seed's: the first verdict) waits least, and the others' warm-up compile finds its
+    kernel in the cache. Spares nobody takes are killed at exit."""
     _closing.clear()
-    for k in range(max(1, opts.jobs)):
+    first_warm = threading.Event()
+    env = Worker(0, opts, log)._env()
+    with _spares_lock:  # workers an earlier run handed on (keep_warm) count: only the missing ones start
+        have = sum(1 for w in _idle if w._env() == env) + sum(1 for w, _ in _spares if w._env() == env)
+    if have:
+        first_warm.set()
+    for k in range(have, max(1, opts.jobs)):
         w = Worker(k, opts, log)
 
-        def go(w=w) -> None:
-            if _closing.is_set():
-                return
+        def go(w=w, k=k) -> None:
+            if k:
+                first_warm.wait(STARTUP_TIMEOUT)
             try:
+                if _closing.is_set():
+                    return
                 w.start()
                 w.warm = w.message({"kind": TaskKind.WARMUP.value, "device": device, "backend": backend, "id": "warmup"})
             except Exception as e:  # noqa: BLE001 - the taker starts a fresh one
                 if not _closing.is_set():
                     log(f"spare worker {w.slot}: {e}")
                 w.kill()
+            finally:
+                if not k:
+                    first_warm.set()
         th = threading.Thread(target=go, daemon=True)
         th.start()
         with _spares_lock:
@@ -199,10 +224,15 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
 
 
 def worker(slot: int, opts: PoolOptions, log: Callable[[str], None] = lambda s: None) -> Worker:
-    """A prestarted worker with the same environment (waiting for its warm-up), or a new one
-    that starts on its first task."""
+    """A worker with the same environment that an earlier stage handed back (`release`), else a prestarted
+    one (waiting for its warm-up), else a new one that starts on its first task."""
     want = Worker(slot, opts, log)
     with _spares_lock:
+        k = next((k for k, w in enumerate(_idle) if w._env() == want._env()), None)
+        if k is not None:
+            w = _idle.pop(k)
+            w.slot, w.opts, w.log = slot, opts, log
+            return w
         i = next((i for i, (w, _) in enumerate(_spares) if w._env() == want._env()), None)
         if i is None:
             return want
@@ -212,8 +242,54 @@ def worker(slot: int, opts: PoolOptions, log: Callable[[str], None] = lambda s: 
     return w
 
 
+def release(w: Worker) -> None:
+    """Hand a worker back once a stage is done with it: alive, it waits warm for the next stage's `worker`
+    (its process blocked on its stdin, no CPU); dead or at exit, it is dropped."""
+    with _spares_lock:
+        if w.proc is not None and w.proc.poll() is None and not _closing.is_set():
+            _idle.append(w)
+            return
+    w.kill()
+
+
+def retire(force: bool = False) -> None:
+    """End the workers handed back that no stage took (a run's end); inside keep_warm, unless `force`, they wait
+    for the next run."""
+    with _spares_lock:
+        if _kept[0] and not force:
+            return
+        idle = list(_idle)
+        _idle.clear()
+    prover.retire()
+    for w in idle:
+        w.kill()
+        for r in w.readers:
+            r.join(timeout=5)
+
+
+@contextlib.contextmanager
+def keep_warm():
+    """Several runs in this process (`eqsat-test run A.py B.py`): the workers one run hands on wait for the next
+    (retire leaves them); at the end, those left are ended."""
+    with _spares_lock:
+        _kept[0] += 1
+    try:
+        yield
+    finally:
+        with _spares_lock:
+            _kept[0] -= 1
+        retire()
+
+
+def idle_workers() -> int:
+    """How many workers wait warm for the next stage."""
+    with _spares_lock:
+        return len(_idle)
+
+
 def _kill_spares() -> None:
     _closing.set()
+    retire(force=True)
     with _spares_lock:
         spares = list(_spares)
         _spares.clear()
@@ -289,7 +365,7 @@ def run_tasks(tasks: list[Task], opts: PoolOptions, on_result: Callable[[Result]
                         todo.put((len(results) - 1, t2))
                     busy[0] -= 1
         finally:
-            w.kill()
+            release(w)
 
     return run_slots(slot, max(1, opts.jobs if more is not None else min(opts.jobs, len(tasks))), results, errors)
 

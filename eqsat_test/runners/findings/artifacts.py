@@ -55,7 +55,6 @@ _NO_TEST_KINDS = (FindingKind.DEVICE_MISMATCH.value, FindingKind.EAGER_BUG.value
 
 @dataclass
 class ArtifactOptions:
-    enabled: bool = True
     timeout: float = 180.0  # the debug rerun
     minifier: bool = True
     minifier_timeout: float = 180.0

@@ -44,7 +44,7 @@ def capture_crash(model: Path, out: Path, error: BaseException, *, backend: str,
     meta = {**f.to_dict(), "versions": versions(), "model": str(model), "collect_env": collect_env()}
     (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
     if confirm:  # alone, in a fresh process, from its repro.py (a flaky note where it does not reproduce)
-        (f,), _ = confirm_all([f], out, timeout=timeout)
+        (f,), _ = confirm_all([f], out, timeout=timeout, warm=False)
     found, clusters = clustered([f], str(model), load_ledger())
     f = found[0]
     bug = f.kind == FindingKind.CAPTURE_CRASH

@@ -13,19 +13,22 @@ functions on programs (runners/findings/shrink.py), in order:
 Shapes and dtypes come from the program's TensorMeta where generation recorded them, else from
 one eager run of the lowered program here. Every candidate is re-rendered through lowering/lower.py
 and lowering/emit.py into a complete standalone module (same parameters, same `get_inputs` and
-inputs file) and checked in a warm worker subprocess (runners/worker.py, through
-runners/exec/pool.py's worker, so a compile crash or a hang costs one check only) with the same
-backend, device and input set kind. The smallest failing one is the finding's `minimized.py` and
-its repro. Each finding gets at most `max_checks` checks; identical candidate programs are checked
-once per run. A module without a stored program (an older bundle, a hand-written module) is not
+inputs file) and checked in a warm worker subprocess (runners/worker.py) with the same backend,
+device and input set kind: the run's own workers, handed on from execution and confirmation
+(runners/exec/pool.py), so a check pays no process start, and a compile crash or a hang costs one
+check only. The findings of a run are minimized at once, their candidates on one queue that every
+worker serves (CheckPool). The smallest failing one is the finding's `minimized.py` and its repro.
+Each finding gets at most `max_checks` checks; identical candidate programs are checked once per run. A module without a stored program (an older bundle, a hand-written module) is not
 minimized (NotMinimizable, one line).
 """
 from __future__ import annotations
 
 import hashlib
+import queue
 import re
 import shutil
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -34,7 +37,7 @@ import torch
 
 from eqsat_test.lowering.bundle import StoredProgram, program_file_name, read_program
 from eqsat_test.lowering.program import Program
-from eqsat_test.runners.exec.pool import PoolOptions, Worker
+from eqsat_test.runners.exec.pool import PoolOptions, release, worker
 from eqsat_test.runners.findings.clusters import crash_site
 from eqsat_test.runners.findings.shrink import (
     bypass,
@@ -94,43 +97,56 @@ def program_meta(sp: StoredProgram, folder: Path) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------
-# checking candidates in warm worker subprocesses
+# checking candidates in the run's warm workers
 
 
 class CheckPool:
-    """Warm worker subprocesses kept across candidates and findings; results cached by program."""
+    """The run's warm workers (runners/exec/pool.py: the ones execution and confirmation used, handed on),
+    shared by every finding minimized at once: `run` puts its candidates on one queue that `opts.jobs` threads
+    serve, each with its worker, so the checks of all findings run in parallel; results cached by program."""
 
     def __init__(self, opts: PoolOptions, log: Callable[[str], None] = lambda s: None) -> None:
-        self.opts = opts
-        self.workers = [Worker(k, opts, log) for k in range(max(1, opts.jobs))]
+        self.opts, self.log = opts, log
+        self.width = max(1, opts.jobs)
         self.cache: dict[str, Result] = {}
         self.checks = 0
+        self.lock = threading.Lock()
+        self.todo: queue.Queue = queue.Queue()
+        self.threads = [threading.Thread(target=self._serve, args=(k,), daemon=True) for k in range(self.width)]
+        for th in self.threads:
+            th.start()
+
+    def _serve(self, k: int) -> None:
+        w = worker(k, self.opts, self.log)
+        try:
+            while (item := self.todo.get()) is not None:
+                t, got, done = item
+                try:
+                    got.append(w.run(t))  # a worker that crashes or hangs is restarted on the next task
+                except Exception as e:  # a worker that cannot start
+                    got.append(Result(task=t.id or "", variant=t.variant or "", backend=t.backend or "",
+                                      device=t.device, status=ResultStatus.INTERNAL_ERROR,
+                                      error={"type": type(e).__name__, "message": str(e)}))
+                done.set()
+        finally:
+            release(w)
 
     def run(self, tasks: list[Task]) -> list[Result]:
-        """Run up to len(workers) tasks at once; a worker that crashes or hangs is restarted."""
-        results: list[Result | None] = [None] * len(tasks)
-        for lo in range(0, len(tasks), len(self.workers)):
-            chunk = tasks[lo:lo + len(self.workers)]
-            threads = []
-            for k, t in enumerate(chunk):
-                def go(i=lo + k, t=t, w=self.workers[k]):
-                    try:
-                        results[i] = w.run(t)
-                    except Exception as e:  # a worker that cannot start
-                        results[i] = Result(task=t.id or "", variant=t.variant or "", backend=t.backend or "",
-                                            device=t.device, status=ResultStatus.INTERNAL_ERROR,
-                                            error={"type": type(e).__name__, "message": str(e)})
-                th = threading.Thread(target=go, daemon=True)
-                th.start()
-                threads.append(th)
-            for th in threads:
-                th.join()
-            self.checks += len(chunk)
-        return results  # type: ignore[return-value]
+        """Each task's result, in order; they run on the pool's workers, beside other findings' checks."""
+        items: list[tuple[Task, list[Result], threading.Event]] = [(t, [], threading.Event()) for t in tasks]
+        for it in items:
+            self.todo.put(it)
+        for _, _, done in items:
+            done.wait()
+        with self.lock:
+            self.checks += len(tasks)
+        return [got[0] for _, got, _ in items]
 
     def close(self) -> None:
-        for w in self.workers:
-            w.kill()
+        for _ in self.threads:
+            self.todo.put(None)
+        for th in self.threads:
+            th.join()
 
 
 def outcome(result: Result) -> tuple:
@@ -166,7 +182,7 @@ def target_outcome(finding: dict) -> tuple:
 class MinResult:
     source: str  # the smallest failing module (the original when nothing smaller failed)
     ops: list[str]  # its op names, in program order
-    checks: int  # subprocess checks spent on this finding
+    checks: int  # worker checks spent on this finding
     steps: list[str] = field(default_factory=list)  # accepted moves
     file: Path | None = None  # where `source` was written (None: nothing smaller found)
     failing_inputs: str | None = None  # the failing input set of the minimized program
@@ -261,7 +277,7 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
     def budget() -> int:
         return 0 if past(deadline) else max_checks - result.checks
 
-    width = max(1, len(pool.workers))
+    width = pool.width
     # 1. keep only the failing output
     n_out = len(output_items(best))
     if n_out > 1 and budget() > 0:
@@ -390,36 +406,40 @@ def minimize_findings(findings: list, bundle: Path, manifest: dict, tasks: list[
     # Seeds first: their minimized programs are the likeliest to be shared by the variants' ones.
     todo.sort(key=lambda i: (not variants[out[i].variant]["seed"], out[i].variant))
     cap = getattr(opts, "minimize_max_findings", 16)
-    pool = CheckPool(PoolOptions(jobs=max(1, min(opts.jobs, 4)), timeout=opts.timeout, env=opts.env), log)
-    try:
-        for k, i in enumerate(todo):
-            f = out[i] = out[i].with_(min_ops=None)
-            v = variants[f.variant]
-            if k >= cap:
-                out[i] = f.with_(min_skipped=f"more than {cap} findings")
-                continue
-            if past(deadline):
-                out[i] = f.with_(min_skipped="the minimization's time budget was spent")
-                continue
-            t = by_task[(f.variant, f.backend, f.device)]
-            base = {kk: t[kk] for kk in ("backend", "device", "seed", "input_kinds", "is_param", "grad") if kk in t}
-            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{f.variant}__{f.backend}__{f.device}")
-            try:
-                res = minimize(bundle / v["file"], f, base, pool, work / safe,
-                               max_checks=getattr(opts, "minimize_checks", 12), log=log,
-                               program_file=bundle / v["program"] if v.get("program") else None, deadline=deadline)
-            except NotMinimizable as e:
-                out[i] = f.with_(min_skipped=str(e))
-                log(f"not minimized {f.variant}: {e}")
-                continue
-            f = f.with_(min_ops=res.ops, min_checks=res.checks)
-            if res.file is not None:
-                f = f.with_(minimized_file=str(res.file), min_steps=res.steps)
-                if res.detail:  # the minimized program's own verdict, which its repro shows
-                    f = f.with_(min_detail=res.detail, min_input_set=res.input_set)
-                if res.failing_inputs:
-                    f = f.with_(failing_inputs=res.failing_inputs)
-            out[i] = f
+    pool = CheckPool(PoolOptions(jobs=max(1, opts.jobs), timeout=opts.timeout, env=opts.env), log)
+
+    def one(k: int, i: int) -> None:
+        f = out[i] = out[i].with_(min_ops=None)
+        v = variants[f.variant]
+        if k >= cap:
+            out[i] = f.with_(min_skipped=f"more than {cap} findings")
+            return
+        if past(deadline):
+            out[i] = f.with_(min_skipped="the minimization's time budget was spent")
+            return
+        t = by_task[(f.variant, f.backend, f.device)]
+        base = {kk: t[kk] for kk in ("backend", "device", "seed", "input_kinds", "is_param", "grad") if kk in t}
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{f.variant}__{f.backend}__{f.device}")
+        try:
+            res = minimize(bundle / v["file"], f, base, pool, work / safe,
+                           max_checks=getattr(opts, "minimize_checks", 12), log=log,
+                           program_file=bundle / v["program"] if v.get("program") else None, deadline=deadline)
+        except NotMinimizable as e:
+            out[i] = f.with_(min_skipped=str(e))
+            log(f"not minimized {f.variant}: {e}")
+            return
+        f = f.with_(min_ops=res.ops, min_checks=res.checks)
+        if res.file is not None:
+            f = f.with_(minimized_file=str(res.file), min_steps=res.steps)
+            if res.detail:  # the minimized program's own verdict, which its repro shows
+                f = f.with_(min_detail=res.detail, min_input_set=res.input_set)
+            if res.failing_inputs:
+                f = f.with_(failing_inputs=res.failing_inputs)
+        out[i] = f
+
+    try:  # the findings at once, their checks on one queue: every worker busy while any finding has candidates
+        with ThreadPoolExecutor(max_workers=max(1, min(len(todo), pool.width))) as ex:
+            list(ex.map(one, range(len(todo)), todo))
     finally:
         pool.close()
     return out

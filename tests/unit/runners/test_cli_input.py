@@ -88,3 +88,15 @@ def test_rules_coverage_lists_ops_and_variants(eqsat):
     (row,) = res.json
     (g,) = row["graphs"]
     assert any(op.endswith("layer_norm") for op in g["ops"]) and g["distinct_variants"] >= 1
+
+
+def test_artifacts_of_a_folder_that_holds_no_finding_is_one_line(eqsat, tmp_path):
+    """`eqsat-test artifacts DIR`: a folder that is neither a finding's nor a run's is refused in one line."""
+    res = eqsat("artifacts", tmp_path)
+    _one_line_usage_error(res)
+    assert "neither a finding folder" in res.stderr
+    (tmp_path / "findings" / "001-miscompile-g0_v001").mkdir(parents=True)
+    (tmp_path / "findings" / "001-miscompile-g0_v001" / "meta.json").write_text("{}")
+    res = eqsat("artifacts", tmp_path / "findings" / "001-miscompile-g0_v001")
+    _one_line_usage_error(res)
+    assert "not a finding folder (no meta.json and repro.py)" in res.stderr

@@ -177,3 +177,157 @@ def test_a_timeout_is_re_run_alone_with_several_times_its_limit(tmp_path, monkey
     limits.clear()
     [f], stats = C.confirm_all([finding()], tmp_path, timeout=150, deadline=time.monotonic() + 300)
     assert limits == [] and f["kind"] == "resource" and "time budget left" in f["detail"] and stats["resource"] == 1
+
+
+# ----------------------------------------------------------------------------------------------
+# warm first, a fresh process where needed, and the proof at the end
+
+
+def _folder(root, fid: str, script: str):
+    d = root / "findings" / fid
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "repro.py").write_text(script)
+    return d
+
+
+# reproduces (exit 1, a miscompile verdict) only where the process is one of eqsat-test's warm workers
+ONLY_WARM = ("import sys\nprint('eager: ran twice in 0.010 s')\n"
+             "warm = 'eqsat_test.runners.exec.alone' in sys.modules\n"
+             "print('VERDICT: MISCOMPILE (eager and compiled disagree)' if warm else 'VERDICT: OK (eager and compiled agree)')\n"
+             "raise SystemExit(1 if warm else 0)\n")
+ONLY_FRESH = ONLY_WARM.replace("warm = 'eqsat", "warm = not 'eqsat")
+ALWAYS = "print('eager: ran twice in 0.010 s')\nprint('VERDICT: MISCOMPILE (x)')\nraise SystemExit(1)\n"
+NEVER = "print('eager: ran twice in 0.010 s')\nprint('VERDICT: OK (eager and compiled agree)')\n"
+
+
+def test_process_crashes_and_stateful_crashes_are_confirmed_in_a_fresh_process():
+    from eqsat_test.runners.findings.confirm import needs_fresh
+    from eqsat_test.runners.records import as_finding
+    assert needs_fresh(as_finding({"kind": "miscompile"})) is None
+    assert needs_fresh(as_finding({"kind": "compile-crash", "error": {"type": "LoweringException",
+                                                                     "message": "no lowering for aten.foo"}})) is None
+    assert needs_fresh(as_finding({"kind": "run-crash", "error": {"type": "ProcessCrash",
+                                                                  "message": "worker died with signal 11"}}))
+    for message in ("FileNotFoundError: [Errno 2] No such file or directory: '/tmp/torchinductor/x.so'",
+                    "CUDA error: an illegal memory access was encountered", "the FX graph cache is locked"):
+        assert needs_fresh(as_finding({"kind": "run-crash", "error": {"type": "RuntimeError", "message": message}}))
+    assert needs_fresh(as_finding({"kind": "compile-crash", "error": {"type": "AssertionError",
+                                                                     "message": "BLOCK size must divide"}})) is None
+
+
+def test_a_repro_runs_in_process_as_python_runs_it(tmp_path):
+    """run_repro_alone: `__main__`, its folder as working directory, the exit code python would give and the
+    output; an exception out of the script is exit 1 with its traceback."""
+    from eqsat_test.runners.exec.alone import run_repro_alone
+    d = _folder(tmp_path, "a", "import os, sys\nprint('cwd', os.path.basename(os.getcwd()), __name__)\n"
+                "print('to stderr', file=sys.stderr)\nraise SystemExit(3)\n")
+    assert run_repro_alone(d) == (3, "cwd a __main__\nto stderr\n")
+    _folder(tmp_path, "b", "raise ValueError('boom')\n")
+    rc, out = run_repro_alone(tmp_path / "findings" / "b")
+    assert rc == 1 and "ValueError: boom" in out and "Traceback" in out
+    _folder(tmp_path, "c", "import sys\nsys.exit('bad input')\n")
+    assert run_repro_alone(tmp_path / "findings" / "c") == (1, "bad input\n")
+
+
+def test_fresh_compile_state_turns_the_caches_off_and_puts_the_process_back():
+    """What a repro sets (Inductor config, environment, default dtype, grad mode) is undone after it: the next task
+    in the worker starts as it would have; inside, Inductor's FX graph and AOTAutograd caches are off."""
+    import os
+
+    import torch
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    from eqsat_test.runners.exec.alone import fresh_compile_state
+    before = (inductor_config.fx_graph_cache, inductor_config.max_autotune, torch.get_default_dtype(),
+              torch.is_grad_enabled(), os.environ.get("EQSAT_STATE_TEST"), os.getcwd())
+    with fresh_compile_state():
+        assert inductor_config.fx_graph_cache is False and functorch_config.enable_autograd_cache is False
+        inductor_config.max_autotune = not before[1]
+        torch.set_default_dtype(torch.float64)
+        torch.set_grad_enabled(False)
+        os.environ["EQSAT_STATE_TEST"] = "1"
+        os.chdir("/")
+    assert (inductor_config.fx_graph_cache, inductor_config.max_autotune, torch.get_default_dtype(),
+            torch.is_grad_enabled(), os.environ.get("EQSAT_STATE_TEST"), os.getcwd()) == before
+
+
+def test_the_proof_runs_one_repro_per_root_cause_and_falls_back_to_the_next_member(tmp_path):
+    """prove_all: the representative's repro.py in a fresh process; one that does not reproduce there is a flaky
+    note and the next member is proven instead; the members not run say whose proof stands for them."""
+    from types import SimpleNamespace
+
+    from eqsat_test.runners.findings.confirm import prove_all
+    for fid, script in (("001-seed-miscompile-g0_seed", NEVER), ("002-miscompile-g0_v001", ALWAYS),
+                        ("003-miscompile-g0_v002", ALWAYS), ("004-miscompile-g0_v003", ALWAYS)):
+        _folder(tmp_path, fid, script)
+    found = [{"id": "001-seed-miscompile-g0_seed", "kind": "seed-miscompile", "cluster": "A", "confirmed": True},
+             {"id": "002-miscompile-g0_v001", "kind": "miscompile", "cluster": "A", "confirmed": True},
+             {"id": "003-miscompile-g0_v002", "kind": "miscompile", "cluster": "A", "confirmed": True},
+             {"id": "004-miscompile-g0_v003", "kind": "miscompile", "cluster": "B", "confirmed": True}]
+    clusters = [SimpleNamespace(key="A", representative="001-seed-miscompile-g0_seed"),
+                SimpleNamespace(key="B", representative="004-miscompile-g0_v003")]
+    out, stats = prove_all(found, clusters, tmp_path, timeout=60, jobs=2)
+    assert [f.kind for f in out] == ["flaky", "miscompile", "miscompile", "miscompile"]
+    assert out[0].claimed_kind == "seed-miscompile" and "fresh process" in out[0].detail
+    assert [f.confirmation["proof"]["outcome"] for f in out] == ["flaky", "confirmed", "not run", "confirmed"]
+    assert "002-miscompile-g0_v001" in out[2].confirmation["proof"]["why"]
+    assert stats["proven"] == 2 and stats["not_reproduced"] == 1 and stats["skipped"] == 1
+
+
+@pytest.mark.slow  # a real warm worker
+def test_warm_first_fresh_where_needed_and_flaky_findings_still_caught(tmp_path):
+    """A finding that reproduces only in a warm worker is confirmed there, then fails its proof in a fresh process:
+    a flaky note. One that does not reproduce warm is re-run in a fresh process, which confirms it (and stands as
+    its proof). A process crash goes to a fresh process at once."""
+    from types import SimpleNamespace
+
+    from eqsat_test.runners.exec.pool import retire
+    from eqsat_test.runners.findings.confirm import FRESH, WARM, confirm_all, prove_all
+    crash = ("import os, signal\nprint('eager: ran twice in 0.010 s', flush=True)\n"
+             "os.kill(os.getpid(), signal.SIGSEGV)\n")
+    for fid, script in (("001-miscompile-g0_v001", ONLY_WARM), ("002-miscompile-g0_v002", ONLY_FRESH),
+                        ("003-run-crash-g0_v003", crash)):
+        _folder(tmp_path, fid, script)
+    written = [{"id": "001-miscompile-g0_v001", "kind": "miscompile", "detail": "d1"},
+               {"id": "002-miscompile-g0_v002", "kind": "miscompile", "detail": "d2"},
+               {"id": "003-run-crash-g0_v003", "kind": "run-crash",
+                "error": {"type": "ProcessCrash", "message": "worker died with signal 11 during run"}}]
+    try:
+        out, stats = confirm_all(written, tmp_path, timeout=120, jobs=1)
+    finally:
+        retire()
+    assert [f.confirmed for f in out] == [True, True, True], [f.confirmation for f in out]
+    assert [f.confirmation["where"] for f in out] == [WARM, FRESH, FRESH]
+    assert "warm worker" in out[1].confirmation["warm_attempt"] and "warm_attempt" not in out[2].confirmation
+    assert stats["warm"] == 1 and stats["fresh"] == 2
+    clusters = [SimpleNamespace(key=str(f.id), representative=f.id) for f in out]
+    proven, pstats = prove_all([f.with_(cluster=f.id) for f in out], clusters, tmp_path, timeout=120, jobs=1)
+    assert [f.kind for f in proven] == ["flaky", "miscompile", "run-crash"]
+    assert proven[0].claimed_kind == "miscompile" and proven[0].confirmed is False
+    assert pstats["already"] == 2 and pstats["not_reproduced"] == 1
+
+
+@pytest.mark.slow  # a prover server (imports torch)
+def test_a_prover_child_is_a_fresh_process_that_has_run_nothing(tmp_path):
+    """runners/exec/prover.py: each repro.py runs in a child of its own (its pid, its folder, its exit status or
+    signal) that starts with torch imported and nothing of eqsat-test; one that runs past its limit is killed."""
+    import os
+
+    from eqsat_test.runners.exec.prover import Prover
+    probe = _folder(tmp_path, "a", "import os, sys\nours = [m for m in sys.modules if m.startswith('eqsat_test')]\n"
+                    "print(os.getpid(), os.path.basename(os.getcwd()), 'torch' in sys.modules, ours, __name__)\n"
+                    "raise SystemExit(5)\n")
+    dies = _folder(tmp_path, "b", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    hangs = _folder(tmp_path, "c", "import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+    p = Prover(threads=1)
+    try:
+        r1, r2 = p.run(probe, 60), p.run(probe, 60)
+        assert r1["rc"] == 5 and r1["output"].split()[1:] == ["a", "True", "[]", "__main__"], r1
+        assert r1["output"].split()[0] != r2["output"].split()[0] != str(os.getpid())  # a process each
+        assert p.run(dies, 60)["rc"] == -11
+        slow = p.run(hangs, 1.0)
+        assert slow["timed_out"] and slow["rc"] is None and "started" in slow["output"]
+        assert p.alive()
+    finally:
+        p.kill()

@@ -29,7 +29,7 @@ from eqsat_test.runners.exec.pool import PoolOptions
 from eqsat_test.runners.findings.rootcause import dedupe
 from eqsat_test.runners.findings.write import signature
 from eqsat_test.runners.protocol import load_module
-from eqsat_test.runners.records import Result, ResultStatus
+from eqsat_test.runners.records import Result, ResultStatus, Task
 
 
 def _stored(fn, inputs, *, dynamo=False) -> StoredProgram:
@@ -200,7 +200,7 @@ class FakePool:
     """Stands in for CheckPool: a candidate 'fails' when `pred(forward source)` is true."""
 
     def __init__(self, pred, jobs=2):
-        self.pred, self.workers, self.cache, self.checks, self.seen = pred, [None] * jobs, {}, 0, []
+        self.pred, self.width, self.cache, self.checks, self.seen = pred, jobs, {}, 0, []
 
     def run(self, tasks):
         out = []
@@ -283,6 +283,43 @@ def test_minimize_keeps_the_failure_kind(tmp_path):
     crash = {"kind": "compile-crash", "variant": "g0_v001", "error": {"type": "CppCompileError"}}
     res2 = M.minimize(f, crash, BASE, CrashPool(None), tmp_path / "w2", max_checks=6)
     assert res2.file is not None and len(res2.ops) < len(CHAIN_OPS)
+
+
+def test_the_findings_of_a_run_share_one_queue_that_every_worker_serves(monkeypatch):
+    """CheckPool: the checks of findings minimized at once run on the run's warm workers together (as many at a time
+    as there are workers), each on the worker that is free; the workers go back to the pool at the end."""
+    import threading
+    import time
+
+    running, peak, released = [0], [0], []
+    lock = threading.Lock()
+
+    class Worker:
+        def __init__(self, k):
+            self.k = k
+
+        def run(self, t):
+            with lock:
+                running[0] += 1
+                peak[0] = max(peak[0], running[0])
+            time.sleep(0.05)
+            with lock:
+                running[0] -= 1
+            return Result(status=ResultStatus.OK, task=t.id, extra={"worker": self.k})
+
+    monkeypatch.setattr(M, "worker", lambda k, opts, log=None: Worker(k))
+    monkeypatch.setattr(M, "release", released.append)
+    pool = M.CheckPool(PoolOptions(jobs=3))
+    tasks = [[Task(id=f"f{j}:c{i}", variant="v", backend="b", device="cpu") for i in range(4)] for j in range(2)]
+    got: dict = {}
+    threads = [threading.Thread(target=lambda j=j: got.__setitem__(j, pool.run(tasks[j]))) for j in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    pool.close()
+    assert [[r.task for r in got[j]] for j in range(2)] == [[t.id for t in tasks[j]] for j in range(2)]
+    assert peak[0] == 3 and pool.checks == 8 and len(released) == 3
 
 
 def test_outcome_classification():

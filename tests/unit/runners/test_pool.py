@@ -32,12 +32,53 @@ def test_prestarted_worker_is_taken_warm_and_unclaimed_spares_are_killed(tmp_pat
 
 
 @pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
+def test_the_first_spare_starts_alone_and_the_others_once_it_is_warm(tmp_path):
+    """The first task (the seed's: the first verdict) waits least: the first worker shares the cores with nothing of
+    the pool's until its warm-up compile is done."""
+    import time
+    opts = PoolOptions(jobs=2, env={"EQSAT_POOL_TEST": str(tmp_path)})
+    t0 = time.monotonic()
+    prestart(opts)
+    first, second = worker(0, opts), worker(1, opts)
+    try:
+        assert first.warm["status"] == "ok" and second.warm["status"] == "ok"
+        assert second.started_at >= t0 + first.warm["seconds"], (t0, first.started_at, first.warm, second.started_at)
+    finally:
+        first.kill()
+        second.kill()
+
+
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_run_tasks_uses_the_spare_and_still_runs_every_task(tmp_path):
     opts = PoolOptions(jobs=1, env={"EQSAT_POOL_TEST": str(tmp_path)})
     prestart(opts)
     results = run_tasks([{"kind": "warmup", "device": "cpu", "id": f"t{i}"} for i in range(2)], opts)
     assert [r["status"] for r in results] == ["ok", "ok"]
-    assert not execute._spares  # taken, then killed with the pool
+    assert not execute._spares  # taken, then handed back warm for the next stage
+    assert execute.idle_workers() == 1
+    execute.retire()
+    assert execute.idle_workers() == 0
+
+
+@pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
+def test_the_next_stage_takes_the_same_warm_worker_and_retire_ends_it(tmp_path):
+    """A stage hands its live workers back; the next stage with the same environment runs in the same process (no
+    import, no warm-up again); one with another environment does not; retire ends the ones no stage took."""
+    opts = PoolOptions(jobs=1, env={"EQSAT_POOL_TEST": str(tmp_path)})
+    run_tasks([{"kind": "warmup", "device": "cpu", "id": "t0"}], opts)
+    assert execute.idle_workers() == 1
+    pid = execute._idle[0].proc.pid
+    w = worker(0, opts)
+    assert w.proc is not None and w.proc.pid == pid and execute.idle_workers() == 0
+    execute.release(w)
+    other = worker(0, PoolOptions(jobs=1, env={"EQSAT_POOL_TEST": "elsewhere"}))
+    assert other.proc is None and execute.idle_workers() == 1
+    proc = execute._idle[0].proc
+    execute.retire()
+    assert proc.poll() is not None and execute.idle_workers() == 0
+    dead = worker(0, opts)
+    execute.release(dead)  # never started: nothing to hand on
+    assert execute.idle_workers() == 0
 
 
 def test_a_worker_ends_when_the_process_it_serves_is_killed(tmp_path):

@@ -1,7 +1,7 @@
 """One task count, named the same way in the progress lines and in the run summary: program tasks and sweep tasks, each a task."""
 from __future__ import annotations
 
-from eqsat_test.runners.cli.runlines import executed_lines, rules_lines
+from eqsat_test.runners.cli.runlines import executed_lines, rules_lines, stages_line
 from eqsat_test.runners.exec.progress import Progress
 
 
@@ -28,3 +28,18 @@ def test_rules_left_out_are_repeated_in_the_summary():
     lines = rules_lines(manifest)
     assert lines[0] == "  graphs: 1 (5 ops) | rules: 1 loaded, 1 fired"
     assert lines[1].startswith("  rules left out: times_two_is_three_adds: your rule(s) failing their quick check")
+
+
+def test_the_stage_line_says_where_the_time_went():
+    report = {"stats": {"timings": {"generate_wall": {"rules": 2.0, "saturate": 1.5}}, "program_tasks": 5,
+                        "wall_seconds": 20.0, "exec_timings": {"compile": 3.0, "eager": 0.25, "load": 0.0},
+                        "sweep": {"tasks": 5, "seconds": 12.0},
+                        "confirm": {"checked": 2, "seconds": 1.5, "warm": 1, "fresh": 1,
+                                    "proof": {"proven": 1, "not_reproduced": 0, "seconds": 6.0}},
+                        "minimize": {"seconds": 2.0, "checks": 4}}}
+    assert stages_line(report) == [
+        "  time: generate 3.5 s | execute 20.0 s (5 program tasks: compile 3.0 s, eager 0.2 s; 5 sweep tasks: 12.0 s)"
+        " | confirm 1.5 s (1 in a warm worker, 1 in a fresh process) | minimize 2.0 s (4 checks)"
+        " | prove 6.0 s (1 fresh process)"]
+    clean = {"stats": {"program_tasks": 3, "wall_seconds": 4.0, "exec_timings": {}, "minimize": {"checks": 0}}}
+    assert stages_line(clean) == ["  time: execute 4.0 s (3 program tasks)"]

@@ -1,0 +1,219 @@
+"""Fresh processes for the proofs: an interpreter that imports torch once and forks a child for each repro.py, which runs it as `python repro.py` would.
+
+The child is a process of its own (its pid, process group, working folder, stdout and stderr) that has never
+compiled or run anything: its parent only imported torch, Dynamo and Inductor (the 3-5 CPU-seconds each fresh
+interpreter pays first) and nothing of eqsat-test is left imported in it, so the repro imports what it imports
+as in a new interpreter. It shares no state with the warm workers: a finding that reproduces only in a process
+that has compiled other programs does not reproduce here. Forking is safe: after these imports the server has
+one Python thread and nothing has run on torch yet (tests/warm.py forks the same way).
+
+Server side: `python -m eqsat_test.runners.exec.prover`, one JSON request a line on stdin ({"folder", "timeout"}),
+one reply each on stdout (RESULT_TAG, {"rc", "output", "seconds", "timed_out"}). Pool side: `Prover` (`take`,
+`give_back`, `retire`): started on first use, kept for the next proof of the run (and of the next run in the
+process, runners/exec/pool.py's keep_warm), ended at the run's end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from eqsat_test.runners import REPO_ROOT
+from eqsat_test.runners.protocol import PARENT_ENV, RESULT_TAG
+
+STARTUP_TIMEOUT = 180.0
+OUTPUT_MAX_CHARS = 8000
+PROJECT = "eqsat_test"
+
+
+# ----------------------------------------------------------------------------------------------
+# server side
+
+
+def _child(folder: Path, out_fd: int) -> int:
+    """In the forked child: become `python repro.py` in `folder`; its exit status."""
+    import runpy
+    import traceback
+    os.setsid()  # its own process group: a timeout kills the repro with everything it started
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115 - the child's own streams, for its life
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    for name in [m for m in sys.modules if m.split(".")[0] == PROJECT]:  # as a new interpreter: none of ours
+        del sys.modules[name]
+    os.chdir(folder)
+    sys.argv = ["repro.py"]
+    sys.path[0] = str(folder)  # as the interpreter sets it for a script
+    try:
+        runpy.run_path("repro.py", run_name="__main__")
+        return 0
+    except SystemExit as e:  # as the interpreter maps it
+        if e.code is None or isinstance(e.code, int):
+            return e.code or 0
+        print(e.code, file=sys.stderr)
+        return 1
+    except BaseException:  # an uncaught exception: the traceback on stderr, status 1
+        traceback.print_exc()
+        return 1
+
+
+def _prove(req: dict) -> dict:
+    """Fork a child for req["folder"]'s repro.py, wait for it at most req["timeout"] seconds: its reply."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                code = _child(Path(req["folder"]), out.fileno())
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code & 0xFF)
+        deadline = time.monotonic() + float(req["timeout"])
+        status, timed_out = None, False
+        while status is None:
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = st
+            elif time.monotonic() > deadline:
+                timed_out = True
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+                status = os.waitpid(pid, 0)[1]
+            else:
+                time.sleep(0.02)
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    return {"rc": None if timed_out else os.waitstatus_to_exitcode(status), "output": text[-OUTPUT_MAX_CHARS:],
+            "seconds": round(time.perf_counter() - t0, 3), "timed_out": timed_out}
+
+
+def _watch_parent(every: float = 1.0) -> None:
+    """End this server when the process it serves is gone (as runners/worker.py's workers do)."""
+    parent = int(os.environ.get(PARENT_ENV) or os.getppid())
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            if os.getppid() != parent:
+                os._exit(3)
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
+
+
+def serve() -> None:
+    import torch  # noqa: F401  (the imports this server exists to pay once)
+    import torch._dynamo  # noqa: F401
+    import torch._inductor.compile_fx  # noqa: F401
+    reply = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # stray prints go to stderr: stdout is the reply channel
+    print(RESULT_TAG + json.dumps({"ready": os.getpid()}), file=reply, flush=True)
+    _watch_parent()  # (a child copies only the thread that forks; this one only sleeps)
+    for line in sys.stdin:
+        if line.strip():
+            print(RESULT_TAG + json.dumps(_prove(json.loads(line))), file=reply, flush=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# pool side
+
+
+class Prover:
+    """One prover server; `run` proves one repro.py at a time."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        env["OMP_NUM_THREADS"] = str(threads)  # as a fresh `python repro.py` of the run is given
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+        env[PARENT_ENV] = str(os.getpid())
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        self.proc = subprocess.Popen([sys.executable, "-m", "eqsat_test.runners.exec.prover"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+                                     start_new_session=True, bufsize=1)
+        if self._reply(STARTUP_TIMEOUT) is None:
+            self.kill()
+            raise RuntimeError("the prover did not start")
+
+    def _reply(self, timeout: float) -> dict | None:
+        got: list = []
+
+        def read() -> None:
+            for line in self.proc.stdout:  # type: ignore[union-attr]
+                if line.startswith(RESULT_TAG):
+                    got.append(json.loads(line[len(RESULT_TAG):]))
+                    return
+        th = threading.Thread(target=read, daemon=True)
+        th.start()
+        th.join(timeout)
+        return got[0] if got else None
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def run(self, folder: Path, timeout: float) -> dict | None:
+        """folder/repro.py in a fresh child: {"rc", "output", "seconds", "timed_out"}; None if the server failed."""
+        try:
+            self.proc.stdin.write(json.dumps({"folder": str(folder), "timeout": timeout}) + "\n")  # type: ignore[union-attr]
+            self.proc.stdin.flush()  # type: ignore[union-attr]
+        except (OSError, ValueError):
+            return None
+        got = self._reply(timeout + 60.0)
+        if got is None:  # the server hung or died: no reader may be left on its pipe
+            self.kill()
+        return got
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        self.proc.wait()
+
+
+_idle: list[Prover] = []
+_lock = threading.Lock()
+
+
+def take(threads: int) -> Prover:
+    """A prover left by an earlier proof with the same threads, else a new one."""
+    with _lock:
+        k = next((k for k, p in enumerate(_idle) if p.threads == threads and p.alive()), None)
+        if k is not None:
+            return _idle.pop(k)
+    return Prover(threads)
+
+
+def give_back(p: Prover) -> None:
+    with _lock:
+        if p.alive():
+            _idle.append(p)
+            return
+    p.kill()
+
+
+def retire() -> None:
+    """End the provers no proof took (a run's end; runners/exec/pool.py's retire calls this)."""
+    with _lock:
+        idle = list(_idle)
+        _idle.clear()
+    for p in idle:
+        p.kill()
+
+
+if __name__ == "__main__":
+    serve()
