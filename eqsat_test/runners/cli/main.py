@@ -13,7 +13,7 @@ import click
 
 from eqsat_test.runners.cli import measure
 from eqsat_test.runners.cli.precheck import check_bundle, check_model_file, check_out_dir
-from eqsat_test.runners.records import MINIMIZE_SECONDS, ExitCode, FindingKind
+from eqsat_test.runners.records import MINIMIZE_SECONDS, ExitCode
 
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
 # stay fast and `exec` never imports egglog (the generation side) on a host without it.
@@ -342,7 +342,9 @@ def _run_model(model: Path, out: Path, eo, go, seed, as_json, guide_memory) -> i
         raise RunInterrupted(f"interrupted while generating the variants, before any task ran: nothing to save "
                              f"({out / 'bundle'} holds what was written)") from None
     except CaptureCrash as e:  # eager runs the model, torch.compile cannot capture it: a finding of its own
-        return _capture_crash(model, out, e, eo, go, as_json)
+        from eqsat_test.runners.cli.endings import capture_crash_ending  # (a model that cannot be captured only)
+        _log(f"{model.name}: {e}")
+        return capture_crash_ending(model, out, e.error, eo, go, as_json)
     eo = measure.guided_attach(keep, manifest, out / "bundle", eo, seed, guide_memory)
     report = execute_bundle(out / "bundle", out, eo, log=_log)
     measure.guided_finish(eo, guide_memory)
@@ -355,28 +357,6 @@ def _run_model(model: Path, out: Path, eo, go, seed, as_json, guide_memory) -> i
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     _emit(report, manifest, out, as_json)
     after_summary(report, out, eo.artifacts)  # debug artifacts: collected now when asked, else a hint
-    return exit_code(report)
-
-
-def _capture_crash(model: Path, out: Path, e, eo, go, as_json: bool) -> int:
-    """The run of a model torch.compile cannot capture (runners/findings/capture.py): its finding, confirmed alone,
-    said in a few lines (or --json); returns the exit code."""
-    from eqsat_test.runners.findings.capture import capture_crash
-    from eqsat_test.runners.pipeline import exit_code
-    _log(f"{model.name}: {e}")
-    report, f = capture_crash(model, out, e.error, backend=eo.backends[0], sizes=go.sizes,
-                              max_elements=go.max_elements, confirm=eo.confirm, timeout=eo.timeout)
-    if as_json:
-        click.echo(json.dumps(report, default=str))
-    elif f.kind == FindingKind.CAPTURE_CRASH:
-        click.echo(f"eqsat-test: {report['model']}  (torch {report['torch_version']})\n"
-                   f"  FOUND 1 compiler-bug candidate: [capture-crash] {f.detail}\n"
-                   f"  {'confirmed alone from its repro.py; ' if f.confirmed else ''}"
-                   f"next: python {f.repro}   (exits 1 while the bug reproduces)\n"
-                   f"  results: {out / 'results.json'}")
-    else:
-        click.echo(f"eqsat-test: {report['model']}: capture failed, but not alone ({f.kind}: {f.detail})\n"
-                   f"  results: {out / 'results.json'}")
     return exit_code(report)
 
 
