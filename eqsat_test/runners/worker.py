@@ -259,7 +259,7 @@ def _run_compiled(task, res: ResultDraft, compiled, opts, refs, device, digests,
         if written is not None:
             entry["written_input"] = written
         if not v.ok and v.kind != NONDETERMINISTIC and forward is not None:
-            entry["referee"] = safely(referee_mismatch, forward, list(s.inputs), r.ref, got, v.leaf)
+            entry["referee"] = safely(referee_mismatch, forward, list(s.inputs), r.ref, got, v.leaf, v.failing)
         if s.name in digests:
             entry["inputs_digest"] = digests[s.name]
         if task.get("save_compiled") and (save_outputs or not v.ok):

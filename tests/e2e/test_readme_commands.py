@@ -34,6 +34,8 @@ RULES = [
     (r"^eqsat-test report examples/campaign-out", ("skip", "reads the store of the campaign run above (skipped)")),
     (r"^eqsat-test fuzz --minutes 30", ("skip", "a 30-minute hunt; tests/e2e/test_fuzz.py runs a tiny one and resumes it")),
     (r"^python -m eqsat_test\.hunt --seed", ("run", (0,), {})),
+    (r"^eqsat-test artifacts OUT/", ("skip", "the template of a command on a finding's folder; "
+                                          "tests/e2e/test_artifacts.py runs it")),
     (r"^eqsat-test (run|fuzz)$", ("skip", "the command's name, not a command line")),
     (r"^eqsat-test MODEL\.py$", ("skip", "the template that the runs of the examples above fill in")),
     (r"^eqsat-test MODEL\.py --backend", ("run", OK_OR_FOUND, {"MODEL.py": "examples/mlp.py"})),

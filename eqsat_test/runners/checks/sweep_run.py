@@ -209,7 +209,7 @@ class _Sweeper:
         if not kw.get("inputs_file") or not out.is_file():
             return RefereeVerdict(NO_REFEREE, reason="the compiled output was not kept").to_dict()
         return safely(referee_mismatch, self.mod.forward, inputs, ref, torch.load(out, weights_only=False),
-                      kw.get("leaf"))
+                      kw.get("leaf"), tuple(kw.get("failing") or ()))
 
     def _save_inputs(self, job: _Job, set_name: str, got=None, warmup: list | None = None) -> dict:
         if self.save_compiled is None:

@@ -71,6 +71,13 @@ MINIMIZABLE_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.v
                      FindingKind.COMPILED_NONDETERMINISTIC.value)
 
 
+def minimized_as(finding: dict) -> str:
+    """The kind a candidate program must still fail with: an eager-bug keeps the kind the oracle judged (the
+    referee decides the side again on the minimized program's repro)."""
+    kind = str(finding["kind"])
+    return str(finding.get("judged_kind") or kind) if kind == FindingKind.EAGER_BUG else kind
+
+
 class NotMinimizable(Exception):
     """The module has no readable stored program, or its program does not render or run eagerly here."""
 
@@ -168,7 +175,7 @@ def outcome(result: Result) -> tuple:
 
 
 def target_outcome(finding: dict) -> tuple:
-    kind = finding["kind"]
+    kind = minimized_as(finding)
     if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE):
         return (FindingKind.MISCOMPILE.value,)
     if kind == FindingKind.GRAD_MISCOMPILE:
@@ -211,7 +218,7 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
     prog = sp.program
     full_ops = prog.ops()
     result = MinResult(source=src, ops=full_ops, checks=0)
-    if finding["kind"] not in MINIMIZABLE_KINDS:
+    if minimized_as(finding) not in MINIMIZABLE_KINDS:
         result.reason = f"{finding['kind']} findings are not minimized"
         return result
     prog = with_meta(prog, program_meta(sp, variant_file.parent))  # every move carries it along
@@ -370,7 +377,7 @@ def minimize_clusters(findings: list[Finding], clusters: list, bundle: Path, man
                 findings[i] = findings[i].with_(
                     min_skipped=f"{c.known}: its minimal repro is the ledger's (docs/bugs/); --minimize-known shrinks it")
             continue
-        members = [f for f in findings if f.cluster == c.key and f.kind in MINIMIZABLE_KINDS and not f.sweep]
+        members = [f for f in findings if f.cluster == c.key and minimized_as(f) in MINIMIZABLE_KINDS and not f.sweep]
         if members:
             queues.append(sorted(members, key=_smallest))
     tried = [q[0] for q in queues]
@@ -402,7 +409,7 @@ def minimize_findings(findings: list, bundle: Path, manifest: dict, tasks: list[
     by_task: dict[tuple, Task] = {(t.variant, t.backend, t.device): t for t in tasks}
     variants = {v["id"]: v for v in manifest["variants"]}
     out = [as_finding(f) for f in findings]
-    todo = [i for i, f in enumerate(out) if f.kind in MINIMIZABLE_KINDS]
+    todo = [i for i, f in enumerate(out) if minimized_as(f) in MINIMIZABLE_KINDS]
     # Seeds first: their minimized programs are the likeliest to be shared by the variants' ones.
     todo.sort(key=lambda i: (not variants[out[i].variant]["seed"], out[i].variant))
     cap = getattr(opts, "minimize_max_findings", 16)

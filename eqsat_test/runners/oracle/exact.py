@@ -21,6 +21,15 @@ class LeafResult:
     detail: str = ""
     notes: list[str] = dataclasses.field(default_factory=list)
     rules: list[RuleCount] = dataclasses.field(default_factory=list)  # the rules that fired, in order
+    failing: tuple[int, ...] = ()  # flat indices of the first FAILING_KEPT failing elements; () where not elementwise
+
+
+FAILING_KEPT = 64  # failing elements a verdict names (the referee judges these: runners/oracle/referee.py)
+
+
+def failing_of(mask: torch.Tensor) -> tuple[int, ...]:
+    """The flat indices of the first FAILING_KEPT elements where `mask` is true."""
+    return tuple(int(k) for k in torch.nonzero(mask.reshape(-1)).reshape(-1)[:FAILING_KEPT])
 
 
 def fmt(x: float) -> str:
@@ -101,7 +110,7 @@ def judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = (), be
         False, abs_err, rel_err,
         f"{what}: {int(diff.sum())} of {r.numel()} elements differ (exact), first at "
         f"{index_str(p, tuple(r.shape))}: eager {r.reshape(-1)[p].item()}, compiled {g.reshape(-1)[p].item()}",
-        rules=out.counts,
+        rules=out.counts, failing=failing_of(diff),
     )
 
 

@@ -10,7 +10,7 @@ import torch
 
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.engine import Applied, Hit, apply, behaviour
-from eqsat_test.runners.oracle.exact import LeafResult, first_true, fmt, index_str
+from eqsat_test.runners.oracle.exact import LeafResult, failing_of, first_true, fmt, index_str
 from eqsat_test.runners.oracle.rules import FLOAT
 from eqsat_test.runners.oracle.runs import LeafRuns, RoundingRuns, flat
 
@@ -321,7 +321,7 @@ def judge_float(x: FloatLeaf) -> LeafResult:
     bad = out.pending()
     if bad is None or not bool(bad.any()):
         return LeafResult(True, abs_err, rel_err, notes=out.notes, rules=out.counts)
-    return LeafResult(False, *_failure(x, out, bad, abs_err, rel_err), rules=out.counts)
+    return LeafResult(False, *_failure(x, out, bad, abs_err, rel_err), rules=out.counts, failing=failing_of(bad))
 
 
 def _failure(x: FloatLeaf, out: Applied, bad: torch.Tensor, abs_err: float, rel_err: float) -> tuple[float, float, str]:

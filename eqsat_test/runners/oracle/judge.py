@@ -21,7 +21,7 @@ import torch
 
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.engine import Hit, apply, behaviour
-from eqsat_test.runners.oracle.exact import LeafResult, first_true, fmt, index_str, judge_exact, judge_index
+from eqsat_test.runners.oracle.exact import LeafResult, failing_of, first_true, fmt, index_str, judge_exact, judge_index
 from eqsat_test.runners.oracle.float_rules import float_leaf, judge_float
 from eqsat_test.runners.oracle.numerics import leaves, to_fp64, tolerance  # noqa: F401 (re-exported)
 from eqsat_test.runners.oracle.rules import TENSOR
@@ -351,16 +351,16 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
             res = _judge_leaf(path, r, g, hint, index_info.get(path), extreme_inputs, by_path(path), low64, origin)
         max_abs, max_rel = max(max_abs, res.abs_err), max(max_rel, res.rel_err)
         if not res.ok:
-            failures.append((path, res.detail))
+            failures.append((path, res.detail, res.failing))
         notes.extend(res.notes)
         if res.rules:
             counts.append(LeafRules(path, tuple(res.rules)))
     if failures:
         if origins is not None:  # a leaf that depends on no random draw first: its failure is the telling one
             failures.sort(key=lambda fl: bool(getattr(origins.get(fl[0]), "random", True)))
-        path, detail = failures[0]
+        path, detail, failing = failures[0]
         more = f" (+{len(failures) - 1} more failing leaves of {len(pairs)})" if len(failures) > 1 else ""
-        return Verdict(False, MISMATCH, max_abs, max_rel, path, detail + more, tuple(counts))
+        return Verdict(False, MISMATCH, max_abs, max_rel, path, detail + more, tuple(counts), failing)
     if diff is not None:
         path, why, e_abs, e_rel, _ = diff
         judged = len(pairs) - aside
@@ -406,7 +406,7 @@ def _judge_by_kind(path: str, r: Any, g: Any, r2: Any, f: Any, origin: EagerOrig
                       f"{what}: compiled is non-finite where both eager runs (which differ elsewhere) and fp64 are "
                       f"finite at {int(fin.sum())} elements, first at {index_str(p, tuple(e.shape))}: eager "
                       f"{fmt(float(e.reshape(-1)[p]))}, compiled {fmt(float(c.reshape(-1)[p]))}",
-                      rules=[RuleCount("finite.non-finite", int(fin.sum()))])
+                      rules=[RuleCount("finite.non-finite", int(fin.sum()))], failing=failing_of(fin))
 
 
 def _varying_leaves(ref: Any, ref2: Any, index_info: Mapping[str, tuple]) -> dict[str, Any]:

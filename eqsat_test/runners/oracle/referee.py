@@ -61,10 +61,12 @@ class RefereeVerdict:
     missing: tuple = ()  # ops on the path that have no reference
     reason: str = ""  # no-referee / undecided: why; a rejected program: the rule
     elements: tuple = ()  # ((flat index, reference value as float/int or "nan"/"inf"/"-inf"), ...)
+    failing: tuple = ()  # the elements judged: those the oracle charged (flat indices); (): every disagreeing one
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["missing"], d["elements"] = list(self.missing), [list(e) for e in self.elements]
+        d["failing"] = list(self.failing)
         return d
 
     @classmethod
@@ -73,6 +75,7 @@ class RefereeVerdict:
         kw = {k: v for k, v in d.items() if k in names}
         kw["missing"] = tuple(kw.get("missing") or ())
         kw["elements"] = tuple(tuple(e) for e in kw.get("elements") or ())
+        kw["failing"] = tuple(int(k) for k in kw.get("failing") or ())
         return cls(**kw)
 
     @property
@@ -239,8 +242,10 @@ def _value(v) -> Any:
     return v.item() if hasattr(v, "item") else v
 
 
-def judge_leaf(e: torch.Tensor, c: torch.Tensor, r1: V, r2: V, work) -> dict:
-    """Counts of the disagreeing elements by which side the reference convicts, and the deciding ones."""
+def judge_leaf(e: torch.Tensor, c: torch.Tensor, r1: V, r2: V, work, failing: tuple = ()) -> dict:
+    """Counts of the disagreeing elements by which side the reference convicts, and the deciding ones; with
+    `failing` (flat indices: the elements the oracle charged), of those elements only, so an element the oracle
+    cleared (summation order after a cancellation, say) never decides the side."""
     if tuple(e.shape) != r1.shape or e.dtype != r1.dtype:
         return {"structure": True}
     ea, ca = _np(e, work), _np(c, work)
@@ -268,6 +273,10 @@ def judge_leaf(e: torch.Tensor, c: torch.Tensor, r1: V, r2: V, work) -> dict:
         e_ok = e_bad_ = ea == r1.a
         c_ok = ca == r1.a
         e_bad, c_bad = ~e_bad_, ~c_ok
+    if failing:
+        charged = np.zeros(diff.size, dtype=bool)
+        charged[[k for k in failing if 0 <= k < diff.size]] = True
+        diff = diff & charged.reshape(diff.shape)
     eager = diff & e_bad & c_ok
     comp = diff & c_bad & e_ok
     both = diff & e_bad & c_bad
@@ -332,8 +341,10 @@ def _describe(rows: list[RefOp]) -> str:
     return "; ".join(short) + (" ..." if len(picked) > 4 else "")
 
 
-def referee_mismatch(forward, inputs: list, eager: Any, compiled: Any, leaf: str | None) -> RefereeVerdict:
-    """Which side is wrong where the judge found eager and compiled disagreeing on output leaf `leaf`."""
+def referee_mismatch(forward, inputs: list, eager: Any, compiled: Any, leaf: str | None,
+                     failing: tuple = ()) -> RefereeVerdict:
+    """Which side is wrong where the judge found eager and compiled disagreeing on output leaf `leaf` (at the
+    elements `failing`, flat indices, where the judge names them: Verdict.failing)."""
     el, cl = nx.leaves(eager), nx.leaves(compiled)
     paths = [p for p, _ in el]
     k = paths.index(leaf) if leaf in paths else (0 if leaf in (None, "") and paths else None)
@@ -360,7 +371,8 @@ def referee_mismatch(forward, inputs: list, eager: Any, compiled: Any, leaf: str
                 f"{a.dtype}")
         return RefereeVerdict(side, ref_text, leaf, 1, int(side == EAGER), int(side == COMPILED), int(side == BOTH),
                               f"output{leaf or ''}: {what}")
-    res = judge_leaf(e, c, a, b, work)
+    failing = tuple(int(k) for k in failing)
+    res = judge_leaf(e, c, a, b, work, failing)
     counts = dict(checked=res["checked"], eager_wrong=res["eager"], compiled_wrong=res["compiled"],
                   both_wrong=res["both"])
     wrong = (COMPILED if res["compiled"] else EAGER if res["eager"] and not res["both"] else
@@ -372,7 +384,8 @@ def referee_mismatch(forward, inputs: list, eager: Any, compiled: Any, leaf: str
         example = f"output{leaf or ''} at {where}: eager {_fmt(ev)}, compiled {_fmt(cv)}, reference {_fmt(rv)}"
         elements = tuple(tuple(p) for p in res.get("positions", {}).get(wrong, []))
     reason = "" if wrong != UNDECIDED else "at every disagreeing element the reference is close to both sides"
-    return RefereeVerdict(wrong, ref_text, leaf, example=example, reason=reason, elements=elements, **counts)
+    return RefereeVerdict(wrong, ref_text, leaf, example=example, reason=reason, elements=elements, failing=failing,
+                          **counts)
 
 
 def referee_crash(forward, inputs: list, eager: Any) -> RefereeVerdict:

@@ -53,16 +53,19 @@ class Verdict:
     leaf: str | None  # path of the first failing leaf, like "[0]['logits'][1]"; None if ok
     detail: str  # one human-readable line: the first failing element with eager, compiled, fp64
     rules: tuple[LeafRules, ...] = ()  # per leaf, the rules that fired and their counts
+    failing: tuple[int, ...] = ()  # the failing leaf's first failing elements (flat indices); () where not elementwise
 
     def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "rules"}
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("rules", "failing")}
         d["rules"] = [r.to_dict() for r in self.rules]
+        d["failing"] = list(self.failing)
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Verdict:
         return cls(bool(d["ok"]), str(d["kind"]), float(d["max_abs_err"]), float(d["max_rel_err"]), d.get("leaf"),
-                   str(d["detail"]), tuple(LeafRules.from_dict(r) for r in d.get("rules") or ()))
+                   str(d["detail"]), tuple(LeafRules.from_dict(r) for r in d.get("rules") or ()),
+                   tuple(int(k) for k in d.get("failing") or ()))
 
     def totals(self) -> dict[str, int]:
         """Rule id -> elements, summed over the leaves."""

@@ -43,6 +43,19 @@ def test_small_magnitude_outputs_wrong_fail(wrong):
     assert judge(eager, eager.clone(), fp64).ok
 
 
+def test_a_failing_verdict_names_the_elements_it_charged():
+    """Verdict.failing: the flat indices the oracle charged (the referee judges these), float and exact alike."""
+    x = torch.randn(6, 5, generator=gen(3), dtype=torch.float64)
+    eager, fp64 = x.float(), x
+    wrong = eager.clone()
+    wrong[1, 2], wrong[4, 0] = 7.0, -7.0
+    v = judge(eager, wrong, fp64)
+    assert not v.ok and v.failing == (7, 20), v
+    ints = torch.arange(10)
+    assert judge(ints, ints.flip(0)).failing == tuple(range(10))
+    assert judge(eager, eager.clone(), fp64).failing == ()
+
+
 def test_softmax_over_a_million_classes_uniform_fails():
     logits = torch.randn(2**20, generator=gen(1))
     eager, fp64 = runs(lambda t: t.softmax(-1), logits)

@@ -151,6 +151,19 @@ def test_eager_is_the_wrong_side_of_pow_at_minus_zero():
     assert RefereeVerdict.from_dict(v.to_dict()) == v
 
 
+def test_the_side_is_judged_at_the_elements_the_oracle_charged():
+    """An element the oracle cleared (here a compiled value off the reference, as a cancelling row mean gives)
+    never decides the side: at the charged element eager is wrong, so eager is convicted; without the charged
+    elements every disagreeing one counts and compiled's is found first."""
+    x = torch.tensor([-0.0, 4.0, 9.0, 16.0])
+    eager = _pow(x)  # -inf at -0.0 (the rsqrt shortcut)
+    compiled = torch.tensor([math.inf, 0.5, 0.3, 0.25])  # right at -0.0; 0.3 where 1/3 is right: cleared
+    assert referee_mismatch(_pow, [x], eager, compiled, "").wrong == COMPILED
+    v = referee_mismatch(_pow, [x], eager, compiled, "", failing=(0,))
+    assert v.wrong == EAGER and v.checked == 1 and v.failing == (0,), v
+    assert RefereeVerdict.from_dict(v.to_dict()) == v
+
+
 def test_compiled_is_the_wrong_side_where_it_differs_from_the_definition():
     x = torch.tensor([0.5, 1.5, 3.0, math.inf])
     f = lambda t: torch.floor_divide(t, 0.1)  # noqa: E731
