@@ -86,9 +86,19 @@ WALK_LINEAR = 0.25
 # A non-finite compiled value where eager and fp64 are finite is an overflow in another order where
 # |fp64| or |eager| is within this factor of D's largest finite value: eager's own value at the edge of the
 # range (a sum whose partial sums reach it in another order). Elsewhere only eager's own overflow on the
-# element's path excuses it (origins.EagerOrigins): a compiled float32 accumulator that overflows where
-# eager's does not (std of float32 data at 1e30) is a bug.
+# element's path excuses it (origins.EagerOrigins), or its own partial results at the edge (EDGE_FACTOR): a
+# compiled float32 accumulator that overflows where eager's does not (std of float32 data at 1e30) is a bug.
 OVERFLOW_MARGIN = 16.0
+# ... and where the partial results of an accumulating op of eager's own on the element's path (a sum's,
+# mean's or cumsum's terms of one sign added up, a product's or cumprod's factors above 1 multiplied, a
+# matmul's or convolution's products of one sign added up, a variance's or normalization's data sums) reach
+# 1 / EDGE_FACTOR of the largest value of the dtype they accumulate in (origins.EagerOrigins, finite.edge-of-range):
+# two binades below the overflow, where one more doubling passes it (two like partials combined in a blocked
+# or tree order, a mean's or addmm's scale applied after the sum instead of before it), so that which order
+# overflows is a property of floating point, not of the compiler. It is far above real bugs of this shape:
+# std of float32 data at 1e30 has data sums of 6e31 (5e6 times below float32's max) where Inductor's float32
+# squares overflow; row sums of 32 terms at 1e35 reach 3e36 (1/100 of the max).
+EDGE_FACTOR = 4.0
 
 # ----------------------------------------------------------------------------------------------
 # indices, sorts, input sets

@@ -60,6 +60,8 @@ class ExactLeaf:
     what: str
     alts: tuple  # the fp64 run and the runs under other roundings (their integer leaves count)
     beyond: Any  # rule 8: eager's own overflow, or no reference (a mask, None, or a call that makes it)
+    # rule 8: eager's own partial results at the edge of the range (a runs.EdgeOfRange, None, or a call that makes it)
+    edge: Any = None
 
 
 @behaviour("exact.differs")
@@ -77,6 +79,17 @@ def exact_beyond_range(x: ExactLeaf, pending: torch.Tensor) -> Hit | None:
                          f"itself overflowed, or on a conversion of NaN/inf to an integer: not judged")
 
 
+@behaviour("exact.edge-of-range")
+def exact_edge_of_range(x: ExactLeaf, pending: torch.Tensor) -> Hit | None:
+    edge = x.edge() if callable(x.edge) else x.edge
+    if edge is None:
+        return None
+    return Hit(pending & edge.after.reshape(pending.shape),
+               lambda n: f"{x.what}: compiled differs from eager at {n} elements that depend on partial results of "
+                         f"eager's own reductions or scans within {nx.EDGE_FACTOR:g}x of the range in some order of "
+                         f"their terms: an overflow in another order, not judged")
+
+
 @behaviour("exact.between-runs")
 def exact_between_runs(x: ExactLeaf, pending: torch.Tensor) -> Hit:
     lo = hi = x.r.to(torch.int64) if x.r.dtype != torch.uint64 else x.r
@@ -90,14 +103,16 @@ def exact_between_runs(x: ExactLeaf, pending: torch.Tensor) -> Hit:
                          f"run, as is or under another rounding of the intermediates: not judged")
 
 
-def judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = (), beyond: Any = None) -> LeafResult:
+def judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = (), beyond: Any = None,
+                edge: Any = None) -> LeafResult:
     """Integer and bool leaves: exact; but an element where compiled lies between eager and the fp64
     run, as is, under Monte Carlo rounding of the intermediates or as an alternative run (`alts`), is
     decided by rounding (a count of nonzero FMA residuals: eager 1028, such a run 2048, compiled
     2047): a note. `beyond`: elements that depend on an intermediate eager itself overflowed, or on an
     undefined conversion of NaN/inf to an integer (rule 8): not judged (a mask, or a call that makes it where
-    an element is charged)."""
-    out = apply(EXACT, ExactLeaf(r, g, what, tuple(alts), beyond))
+    an element is charged); `edge`: where they depend on eager's own partial results at the edge of the range
+    (a runs.EdgeOfRange, or a call that makes it): its elements `after` such a result not judged either."""
+    out = apply(EXACT, ExactLeaf(r, g, what, tuple(alts), beyond, edge))
     diff = out.charges["exact.differs"]
     if r.dtype == torch.bool:
         abs_err = rel_err = 1.0 if bool(diff.any()) else 0.0

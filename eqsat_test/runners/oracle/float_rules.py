@@ -12,7 +12,7 @@ from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.engine import Applied, Hit, apply, behaviour
 from eqsat_test.runners.oracle.exact import LeafResult, failing_of, first_true, fmt, index_str
 from eqsat_test.runners.oracle.rules import FLOAT
-from eqsat_test.runners.oracle.runs import LeafRuns, RoundingRuns, flat
+from eqsat_test.runners.oracle.runs import EdgeOfRange, LeafRuns, RoundingRuns, flat
 
 # the convicting rules whose elements fail by kind (NaN/inf), not by number
 _KIND_CHARGES = ("kind.special", "kind.eager-right-overflow", "finite.non-finite")
@@ -44,6 +44,7 @@ class FloatLeaf:
     e_is_f: torch.Tensor  # e has f's value or both are NaN
     marked: torch.Tensor | None  # depends on a value beyond acc(D)'s range in some order (rule 8: the fp64 run's marks)
     over: Callable[[], torch.Tensor | None]  # eager's own overflow (runs.overflow_of), made where a rule asks
+    edge_of_range: Callable[[], EdgeOfRange | None]  # eager's partial results at the edge (runs.edge_of), likewise
     f_d: torch.Tensor  # f rounded to D: +-inf where it overflows D
     e_over: torch.Tensor  # e non-finite, f finite: eager overflowed
     e_right: torch.Tensor  # ... to the infinity f rounds to
@@ -58,6 +59,13 @@ class FloatLeaf:
         m = self.over()
         return m.reshape(self.e.shape) if m is not None else torch.zeros_like(self.fin_e)
 
+    @functools.cached_property
+    def edge(self) -> EdgeOfRange | None:
+        """What another order of eager's own partial results at the edge of the range can give here (None: none
+        reach it)."""
+        ed = self.edge_of_range()
+        return ed.map(lambda m: m.reshape(self.e.shape)) if ed is not None else None
+
     def within(self, limit: torch.Tensor) -> torch.Tensor:
         return (self.c - self.f).abs() <= limit
 
@@ -66,12 +74,14 @@ class FloatLeaf:
 
 
 def float_leaf(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, shape: tuple[int, ...], extreme: bool,
-               runs: LeafRuns, low: torch.dtype | None, over: Callable[[], torch.Tensor | None] | None = None
-               ) -> FloatLeaf:
+               runs: LeafRuns, low: torch.dtype | None, over: Callable[[], torch.Tensor | None] | None = None,
+               edge: Callable[[], EdgeOfRange | None] | None = None) -> FloatLeaf:
     """The context of the FLOAT rules: eager and compiled as float64 tensors of one shape (complex as (re, im)
     pairs), D = dt, the fp64 runs' leaves (float64 tensors of that shape, or None), the coarsest dtype the fp64
     run rounds its data to (`low`), a call that gives the elements that depend on eager's own overflow (`over`:
-    a bool tensor of that shape, or None where none is known; only a rule that asks makes it)."""
+    a bool tensor of that shape, or None where none is known; only a rule that asks makes it), and one that gives
+    where they depend on eager's own partial results at the edge of the range (`edge`: a runs.EdgeOfRange of that
+    shape, or None)."""
     f = runs.fp64
     given = f is not None
     rounding = runs.rounding
@@ -116,7 +126,8 @@ def float_leaf(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, sha
         e=e, c=c, f=f, given=given, dt=dt, what=what, shape=shape, extreme=extreme, rounding=rounding, marks=marks,
         reference=reference, independent=independent, why_not=why_not, fin_e=fin_e, fin_c=fin_c, fin_f=fin_f,
         nan_c=nan_c, nan_f=nan_f, e_is_f=(e == f) | (nan_e & nan_f), marked=marked,
-        over=over if over is not None else (lambda: None), f_d=f_d, e_over=e_over, e_right=e_over & (e == f_d),
+        over=over if over is not None else (lambda: None), edge_of_range=edge if edge is not None else (lambda: None),
+        f_d=f_d, e_over=e_over, e_right=e_over & (e == f_d),
         f_over=fin_f & ~torch.isfinite(f_d), bnd=bnd, sens=tuple(cumulative),
         limit=bnd.bound if total is None else bnd.bound + nx.SENS_MULT * total)
 
@@ -218,6 +229,16 @@ def finite_beyond_range(x: FloatLeaf, pending: torch.Tensor) -> Hit:
                          f"integer): an overflow in another order, not judged")
 
 
+@behaviour("finite.edge-of-range")
+def finite_edge_of_range(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
+    if x.edge is None:
+        return None
+    return Hit(pending & x.edge.admits(x.c),
+               lambda n: f"{x.what}: compiled non-finite where eager and fp64 are finite at {n} elements that depend on "
+                         f"partial results of eager's own reductions or scans within {nx.EDGE_FACTOR:g}x of the range "
+                         f"in some order of their terms: an overflow in another order, not judged")
+
+
 @behaviour("eager.overflow")
 def eager_overflow(x: FloatLeaf, _pending) -> Hit:
     return Hit(x.e_over & ~x.e_right,
@@ -294,6 +315,16 @@ def bound_beyond_range(x: FloatLeaf, pending: torch.Tensor) -> Hit:
     return Hit(pending & x.own_over,
                lambda n: f"{x.what}: compiled beyond the bound at {n} elements that depend on an intermediate eager "
                          f"itself overflowed (an infinity of finite operands, or NaN/inf to an integer): not judged")
+
+
+@behaviour("bound.edge-of-range")
+def bound_edge_of_range(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
+    if x.edge is None:
+        return None
+    return Hit(pending & x.edge.after,
+               lambda n: f"{x.what}: compiled beyond the bound at {n} elements that depend, through a further op, on "
+                         f"partial results of eager's own reductions or scans within {nx.EDGE_FACTOR:g}x of the range "
+                         f"in some order of their terms: an overflow in another order, not judged")
 
 
 @behaviour("note.signed-zero")

@@ -25,7 +25,15 @@ from eqsat_test.runners.oracle.exact import LeafResult, failing_of, first_true, 
 from eqsat_test.runners.oracle.float_rules import float_leaf, judge_float
 from eqsat_test.runners.oracle.numerics import leaves, to_fp64, tolerance  # noqa: F401 (re-exported)
 from eqsat_test.runners.oracle.rules import TENSOR
-from eqsat_test.runners.oracle.runs import Antithetic, EagerOrigin, LeafRuns, RoundingRuns, overflow_of
+from eqsat_test.runners.oracle.runs import (
+    Antithetic,
+    EagerOrigin,
+    EdgeOfRange,
+    LeafRuns,
+    RoundingRuns,
+    edge_of,
+    overflow_of,
+)
 from eqsat_test.runners.oracle.verdict import (
     MATCH,
     MISMATCH,
@@ -108,13 +116,14 @@ def _pair(r: Any, g: Any, path: str, out: list) -> tuple[str, str] | None:
 
 
 def _judge_float(e: torch.Tensor, c: torch.Tensor, dt: torch.dtype, what: str, shape: tuple[int, ...],
-                 extreme: bool, runs: LeafRuns, low: torch.dtype | None, over=None) -> LeafResult:
+                 extreme: bool, runs: LeafRuns, low: torch.dtype | None, over=None, edge=None) -> LeafResult:
     """A floating leaf as float64 tensors of one shape (complex as (re, im) pairs), dt its tolerance dtype, `over`
-    a call that gives eager's own overflow (runs.overflow_of, that shape): the FLOAT rules (float_rules.py),
-    unless compiled equals eager bitwise (which passes every rule)."""
+    a call that gives eager's own overflow (runs.overflow_of, that shape), `edge` one that gives eager's partial
+    results at the edge of the range (runs.edge_of, that shape): the FLOAT rules (float_rules.py), unless compiled
+    equals eager bitwise (which passes every rule)."""
     if bool((e.view(torch.int64) == c.view(torch.int64)).all()):
         return LeafResult(True)
-    return judge_float(float_leaf(e, c, dt, what, shape, extreme, runs, low, over))
+    return judge_float(float_leaf(e, c, dt, what, shape, extreme, runs, low, over, edge))
 
 
 def _real_mask(m: torch.Tensor | None, r: torch.Tensor) -> torch.Tensor | None:
@@ -125,6 +134,14 @@ def _real_mask(m: torch.Tensor | None, r: torch.Tensor) -> torch.Tensor | None:
     if r.is_complex():
         return m.unsqueeze(-1).expand(*m.shape, 2).reshape(*m.shape[:-1], -1) if m.dim() else m.expand(2)
     return m
+
+
+def _real_edge(ed: EdgeOfRange | None, r: torch.Tensor) -> EdgeOfRange | None:
+    """An EdgeOfRange of tensor r as its float64 values are judged (_real_mask of each mask)."""
+    if ed is None:
+        return None
+    masks = [_real_mask(m, r) for m in (ed.plus, ed.minus, ed.nan, ed.after)]
+    return None if any(m is None for m in masks) else EdgeOfRange(*masks)
 
 
 @dataclass(frozen=True)
@@ -215,10 +232,12 @@ def _judge_leaf(path: str, r: Any, g: Any, hint: torch.dtype | None, index: tupl
             rounding = runs.rounding.map(leaf) if runs.rounding is not None else None
             res = _judge_float(e64, nx.as_real64(g), nx.tol_dtype(r.dtype, hint), desc, tuple(e64.shape), extreme,
                                LeafRuns(leaf(f), tuple(p.map(leaf) for p in runs.perturbed), rounding,
-                                        leaf(runs.beyond)), low, lambda: _real_mask(overflow_of(origin), r))
+                                        leaf(runs.beyond)), low, lambda: _real_mask(overflow_of(origin), r),
+                               lambda: _real_edge(edge_of(origin), r))
         else:
             alts = runs.rounding.all() if runs.rounding is not None else []
-            res = judge_exact(r, g, desc, [f, *alts], lambda: _exact_beyond_mask(runs.beyond, r, origin))
+            res = judge_exact(r, g, desc, [f, *alts], lambda: _exact_beyond_mask(runs.beyond, r, origin),
+                              lambda: _real_edge(edge_of(origin), r))
         if strides.notes and res.ok:
             res.notes.extend(strides.notes)
             res.rules.extend(strides.counts)
@@ -310,8 +329,9 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     conversion of NaN/inf to an integer (a NaN f there is no judge), else 0 (rule 8). origins: per
     tensor leaf path, what eager's own run says of it (runs.EagerOrigin, origins.EagerOrigins): the dtype
     it was computed in (its tolerance dtype, in place of dtype_hint), whether it depends on a random
-    draw, and where eager itself overflowed; a compiled NaN/inf, or a value beyond the bound, where
-    eager and fp64 are finite is excused by an overflow only where eager's own overflow shows (rules 3,
+    draw, where eager itself overflowed, and where its own partial results reach the edge of the range
+    (runs.EdgeOfRange); a compiled NaN/inf, or a value beyond the bound, where eager and fp64 are finite is
+    excused by an overflow only where eager's own overflow or partial results at the edge show (rules 3,
     8). With origins, the eager runs' disagreement sets aside only the leaves that disagree or depend on
     a random draw; a disagreeing leaf without one is still judged by kind (a NaN/inf where both eager
     runs and fp64 are finite fails).
@@ -387,7 +407,8 @@ def _set_aside(r: Any, g: Any) -> LeafResult:
 def _judge_by_kind(path: str, r: Any, g: Any, r2: Any, f: Any, origin: EagerOrigin | None) -> LeafResult:
     """A floating leaf whose two eager runs differ though it depends on no random draw (a nondeterministic
     kernel: atomics): compiled NaN/inf where both eager runs and the fp64 run are finite fails
-    (finite.non-finite), unless eager itself overflowed there; any other difference is set aside."""
+    (finite.non-finite), unless eager itself overflowed there or another order of its partial results at the
+    edge of the range gives it (runs.EdgeOfRange); any other difference is set aside."""
     if not (isinstance(r, torch.Tensor) and (r.is_floating_point() or r.is_complex())):
         return _set_aside(r, g)
     e, c, e2 = (nx.as_real64(nx.dense(t).to(r.device)) for t in (r, g, r2))
@@ -398,6 +419,9 @@ def _judge_by_kind(path: str, r: Any, g: Any, r2: Any, f: Any, origin: EagerOrig
     own = _real_mask(overflow_of(origin), r) if bool(fin.any()) else None
     if own is not None:
         fin &= ~own
+    edge = _real_edge(edge_of(origin), r) if bool(fin.any()) else None
+    if edge is not None:  # an overflow of eager's own partial results at the edge, in another order
+        fin &= ~edge.admits(c)
     if not bool(fin.any()):
         return _set_aside(r, g)
     p = first_true(fin)

@@ -242,7 +242,7 @@ def finite_part(t: torch.Tensor) -> torch.Tensor:
     return t.where(torch.isfinite(t), 0.0)
 
 
-def _terms(func, args, kwargs, res: torch.Tensor) -> int:
+def reduction_terms(func, args, kwargs, res: torch.Tensor) -> int:
     """How many terms each element of a reduction's result combines."""
     x = args[0]
     if func in PRODUCT_SUMS:
@@ -275,7 +275,7 @@ def _rounding_walk(func, args, kwargs, res: torch.Tensor) -> torch.Tensor:
     order along the reduced dims for a sum, mean or cumsum; sqrt(n) times the terms' 2-norm for a
     matmul or convolution (partial sums of n terms of random signs)."""
     if func in PRODUCT_SUMS:
-        return (_on_magnitudes(func, args, kwargs, 2) * _terms(func, args, kwargs, res)).sqrt()
+        return (_on_magnitudes(func, args, kwargs, 2) * reduction_terms(func, args, kwargs, res)).sqrt()
     x = finite_part(args[0]).to(torch.float64)
     if func is _aten.cumsum.default:
         d = args[1] if len(args) > 1 else kwargs["dim"]
@@ -298,7 +298,7 @@ def _order_reach(func, args, kwargs, out, r: BeyondRange) -> torch.Tensor | None
     if not isinstance(x, torch.Tensor) or not x.is_floating_point() or not isinstance(res, torch.Tensor):
         return None
     try:
-        n = _terms(func, args, kwargs, res)
+        n = reduction_terms(func, args, kwargs, res)
         if func in PRODUCT_SUMS:  # every partial sum is at most the sum of its terms' magnitudes
             return _on_magnitudes(func, args, kwargs) * (1 + n * r.eps) > r.max
         scan = func in (_aten.cumsum.default, _aten.cumprod.default)
@@ -340,25 +340,33 @@ def _scan_reach(x: torch.Tensor, dim: int, inf: torch.Tensor, r: BeyondRange) ->
     normal while the product up to j does not (or is infinite: `inf`, or holds a zero before: exactly 0
     in every order then)."""
     xl = x.movedim(dim, -1)
-    ok = torch.isfinite(xl) & (xl != 0)
-    logs = xl.abs().log().where(ok, 0.0)
-    hi = torch.full(xl.shape[:-1], -math.inf, dtype=torch.float64, device=x.device)
+    top, bottom = run_logs(xl)
+    logs = xl.abs().log().where(torch.isfinite(xl) & (xl != 0), 0.0)
+    whole = logs.cumsum(-1)
+    zero = (xl == 0).cumsum(-1) > 0
+    over = top > r.log_max
+    under = (bottom < r.log_tiny) & (((whole > r.log_tiny) & ~zero) | inf.movedim(dim, -1))
+    return (over | under).movedim(-1, dim)
+
+
+def run_logs(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The partial products of a scan along x's last dim (float64): at element j, the largest and the
+    smallest log-magnitude of a product of a run of consecutive nonzero finite factors up to j (Kadane's
+    runs; -inf / +inf where there is none)."""
+    ok = torch.isfinite(x) & (x != 0)
+    logs = x.abs().log().where(ok, 0.0)
+    hi = torch.full(x.shape[:-1], -math.inf, dtype=torch.float64, device=x.device)
     lo = torch.full_like(hi, math.inf)
     top, bottom = hi.clone(), lo.clone()
     tops, bottoms = [], []
-    for k in range(xl.shape[-1]):  # Kadane's runs: the largest and smallest sums of logs ending at k
+    for k in range(x.shape[-1]):  # the largest and smallest sums of logs ending at k
         lk, okk = logs[..., k], ok[..., k]
         hi = torch.where(okk, torch.maximum(lk, hi + lk), torch.full_like(hi, -math.inf))
         lo = torch.where(okk, torch.minimum(lk, lo + lk), torch.full_like(lo, math.inf))
         top, bottom = torch.maximum(top, hi), torch.minimum(bottom, lo)
         tops.append(top)
         bottoms.append(bottom)
-    top, bottom = torch.stack(tops, -1), torch.stack(bottoms, -1)
-    whole = logs.cumsum(-1)
-    zero = (xl == 0).cumsum(-1) > 0
-    over = top > r.log_max
-    under = (bottom < r.log_tiny) & (((whole > r.log_tiny) & ~zero) | inf.movedim(dim, -1))
-    return (over | under).movedim(-1, dim)
+    return torch.stack(tops, -1), torch.stack(bottoms, -1)
 
 
 class KeptPrecision(FloatDtypes):

@@ -15,8 +15,8 @@ __all__ = [
     "acc_dtype", "ulp", "Bound", "bound", "sens_delta", "sensitivity", "walk_sensitivity", "over_peers", "multiplier",
     "acc_ulps", "max_finite",
     # the constants, re-exported from constants.py
-    "ACC_ULPS", "ACC_ULPS_NOREF", "ACC_ULPS_ONE", "LOOSE_TOL", "M_MANY", "M_ONE", "MANY_PEERS", "NEAR_TIE_ULPS",
-    "NOREF_ACC_FACTOR", "OVERFLOW_MARGIN", "OWN_ROUNDING_ULPS", "PEER_GRID", "PEER_RANGE", "ROUND_ULPS",
+    "ACC_ULPS", "ACC_ULPS_NOREF", "ACC_ULPS_ONE", "EDGE_FACTOR", "LOOSE_TOL", "M_MANY", "M_ONE", "MANY_PEERS",
+    "NEAR_TIE_ULPS", "NOREF_ACC_FACTOR", "OVERFLOW_MARGIN", "OWN_ROUNDING_ULPS", "PEER_GRID", "PEER_RANGE", "ROUND_ULPS",
     "ROUNDING_RUN_WEIGHT", "SENS_CAST_ULPS", "SENS_DELTA", "SENS_DRAWS", "SENS_MULT", "SENS_SMOOTH", "WALK_HALF",
     "WALK_LINEAR", "YARD_QUANTILE",
 ]
@@ -26,6 +26,7 @@ from eqsat_test.runners.oracle.constants import (
     ACC_ULPS_NOREF,
     ACC_ULPS_ONE,
     ALLCLOSE_TOL,
+    EDGE_FACTOR,
     FLOAT8_TOL,
     LOOSE_TOL,
     M_MANY,

@@ -55,7 +55,8 @@ class EagerRef(NamedTuple):
     # is not judged. Made on the first call, by a verdict that still fails; None: no sort, or no fp64 run
     ties: Callable[[], tuple | None] | None = None
     # per tensor leaf path of ref2, what eager's own run says of it (runs.EagerOrigin: the dtype it was computed
-    # in, a random draw, eager's own overflow; origins.EagerOrigins); None: not recorded
+    # in, a random draw, eager's own overflow, its partial results at the edge of the range; origins.EagerOrigins);
+    # None: not recorded
     origins: dict | None = None
 
 def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> EagerRef:
@@ -67,7 +68,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     torch.manual_seed(0)
     with torch.no_grad():
         ref = forward(*s.inputs)
-        rec, again = EagerOrigins(), replay(forward, s.inputs)  # its overflow: run again where a verdict asks
+        rec, again = EagerOrigins(), replay(forward, s.inputs)  # its overflow and edge: run again where asked
         with rec:
             ref2 = forward(*s.inputs)
         idx = index_sources(*s.inputs)

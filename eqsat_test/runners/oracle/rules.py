@@ -144,6 +144,19 @@ RULES: tuple[OracleRule, ...] = (
         f"{TESTS}::test_finite_beyond_range", ("finite.non-finite",),
         must_not_clear=f"{REAL_BUGS}::test_std_of_float32_data_at_1e30"),
     OracleRule(
+        "finite.edge-of-range", FLOAT, CLEARS, "8",
+        "a non-finite c at an element that depends on partial results of an accumulating op of eager's own (a "
+        "sum, product, cumsum, cumprod, matmul, convolution, variance or normalization) that reach EDGE_FACTOR "
+        "of the range in some order of its terms (the eager run's record): at the op's own result an infinity "
+        "of a sign its partials reach, NaN where they reach both or a product holds a zero; after a further op, "
+        "any",
+        "where the true partial results come within a small factor of the largest value, which order overflows "
+        "is a property of floating point, not of the compiler; eager's own order staying in range is luck",
+        "no order of a reduction's or scan's terms is specified (Triton's blocked scan and reductions are not "
+        "eager's order)",
+        f"{TESTS}::test_finite_edge_of_range", ("finite.non-finite",),
+        must_not_clear=f"{REAL_BUGS}::test_an_overflow_where_the_partial_sums_stay_far_from_the_range"),
+    OracleRule(
         "eager.overflow", FLOAT, CLEARS, "2",
         "e NaN/inf where f is finite and not beyond D's range: any c (both wrong; a note)",
         "eager overflowed, so neither it nor a compiled value of either kind can be convicted by it",
@@ -216,6 +229,16 @@ RULES: tuple[OracleRule, ...] = (
         f"{TESTS}::test_bound_beyond_range", ("finite.bound",),
         must_not_clear=f"{REAL_BUGS}::test_a_normalization_by_std_at_1e30"),
     OracleRule(
+        "bound.edge-of-range", FLOAT, CLEARS, "8",
+        "c beyond the bound at an element that depends, through a further op, on partial results of an "
+        "accumulating op of eager's own that reach EDGE_FACTOR of the range (the eager run's record, as "
+        "finite.edge-of-range)",
+        "an overflow of those partials in another order reaches the element as any value (NaN > 0 is False: "
+        "where(s > 0, s, 0) gives 0; x / inf is 0)",
+        "no order of a reduction's or scan's terms is specified",
+        f"{TESTS}::test_bound_edge_of_range", ("finite.bound",),
+        must_not_clear=f"{REAL_BUGS}::test_a_value_after_a_sum_that_stays_far_from_the_range"),
+    OracleRule(
         "note.signed-zero", FLOAT, NOTES, "notes",
         "c a zero of the other sign where e and f are the same zero (a note on a passing leaf)",
         "IEEE zeros compare equal; only 1/x, atan2, copysign and signbit see the sign",
@@ -244,6 +267,14 @@ RULES: tuple[OracleRule, ...] = (
         "eager's overflow in one order is no reference for another",
         f"{TESTS}::test_exact_beyond_range", ("exact.differs",),
         must_not_clear=f"{REAL_BUGS}::test_a_comparison_of_std_at_1e30"),
+    OracleRule(
+        "exact.edge-of-range", EXACT, CLEARS, "8",
+        "an integer or bool element that depends on partial results of an accumulating op of eager's own that "
+        "reach EDGE_FACTOR of the range (the eager run's record, as finite.edge-of-range)",
+        "an overflow of those partials in another order decides a comparison of them (NaN > 0 is False)",
+        "no order of a reduction's or scan's terms is specified",
+        f"{TESTS}::test_exact_edge_of_range", ("exact.differs",),
+        must_not_clear=f"{REAL_BUGS}::test_a_comparison_of_a_sum_that_stays_far_from_the_range"),
     OracleRule(
         "exact.between-runs", EXACT, CLEARS, "4",
         "an integer element between eager's value and an fp64 run's (as is, Monte Carlo, walk, alternatives)",

@@ -1,9 +1,12 @@
 """The fp64 runs a judgement weighs beside eager's, by name: antithetic pairs, the Monte Carlo and walk runs, the alternative runs (reference.py makes them, judge.py reads them per leaf)."""
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import torch
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,33 @@ class EagerOrigin:
     # (an infinity of finite operands) or converted undefinedly (NaN, inf or out of range to an integer); None:
     # none; or a call that makes it (eager run again, only where a rule asks: overflow_of)
     overflow: Any = None
+    # an EdgeOfRange of the leaf's shape: where it depends on partial results of eager's own accumulating ops
+    # that reach the edge of the range; None: nowhere; or a call that makes it (the same run again: edge_of)
+    edge: Any = None
+
+
+@dataclass(frozen=True)
+class EdgeOfRange:
+    """Where the elements of one output leaf depend on partial results of an accumulating op of eager's own (a
+    sum, mean, cumsum, product, cumprod, matmul, convolution, variance, normalization) that, in some order of
+    that op's terms, reach nx.EDGE_FACTOR of the range of the dtype it accumulates in
+    (origins.EagerOrigins): which compiled values another order of those partials can give. Bool masks of the
+    leaf's shape; an element of the op's own result admits the infinities of the signs its partials reach
+    and NaN where they reach both (inf - inf) or a product holds a zero (0 * inf); one that depends on
+    such a result through a further op (`after`) admits any value (a comparison of an infinity, x / inf)."""
+
+    plus: Any  # +inf
+    minus: Any  # -inf
+    nan: Any  # NaN
+    after: Any  # any value
+
+    def admits(self, c: Any) -> Any:
+        """Where compiled's value `c` (a float64 tensor of the leaf's shape) is one another order can give."""
+        return self.after | (torch.isnan(c) & self.nan) | ((c == math.inf) & self.plus) \
+            | ((c == -math.inf) & self.minus)
+
+    def map(self, fn: Callable[[Any], Any]) -> EdgeOfRange:
+        return EdgeOfRange(fn(self.plus), fn(self.minus), fn(self.nan), fn(self.after))
 
 
 def overflow_of(origin: EagerOrigin | None) -> Any:
@@ -112,3 +142,10 @@ def overflow_of(origin: EagerOrigin | None) -> Any:
     if origin is None or origin.overflow is None:
         return None
     return origin.overflow() if callable(origin.overflow) else origin.overflow
+
+
+def edge_of(origin: EagerOrigin | None) -> EdgeOfRange | None:
+    """An origin's EdgeOfRange (made on first use where deferred), or None."""
+    if origin is None or origin.edge is None:
+        return None
+    return origin.edge() if callable(origin.edge) else origin.edge

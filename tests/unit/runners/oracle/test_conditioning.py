@@ -245,14 +245,29 @@ def test_an_overflow_of_an_op_whose_exact_intermediates_fit_stays_judged():
     assert not v.ok and "non-finite where eager and fp64 are finite" in v.detail
 
 
-def test_a_reduction_another_order_takes_beyond_the_range_is_judged_where_eager_did_not():
+def test_a_reduction_whose_partial_results_reach_the_edge_of_the_range_in_another_order():
     """Rule 8, partial results: no order of a reduction's terms is specified (Triton's blocked order is
-    not eager's), but eager's own order stayed in range. On a special row, a product whose factors
-    below 1 multiply below float32's smallest normal in another order (the whole product 1: CUDA
-    reduce_prod), and a sum whose terms of one sign add up beyond float32's range in another order (the
-    exact sum 0), are judged: compiled's 0 and inf are its own, where eager and fp64 agree (a
-    miscompile; rule 8 excuses only eager's own overflow). The marks of the decomposed run still
-    say the row could pass the range (they judge a NaN where fp64 is infinite)."""
+    not eager's). On a special row, a sum whose terms of one sign add up beyond float32's range in another
+    order (2e38 + 2e38 first; the exact sum is the small terms'): eager's own partial sums reach the edge of
+    the range, so compiled's infinity (of either sign: the terms cancel) or NaN there is an overflow in
+    another order, not judged (finite.edge-of-range); a wrong value in a well-scaled row is. A product whose
+    factors below 1 multiply below float32's smallest normal in another order (1e-30 · 1e-20 first, the
+    whole product 1: CUDA reduce_prod) is an underflow, not an overflow: compiled's 0 there stays judged,
+    while its factors above 1 (1e30 · 1e20) pass the range in another order, so a compiled +inf is not."""
+    y = torch.randn(4, 32, generator=torch.Generator().manual_seed(3))
+    y[0, :4] = torch.tensor([2e38, -2e38, 2e38, -2e38])
+    r = eager_reference(lambda t: t.sum(-1), lambda *a: {}, InputSet("special-0", (y,)))
+    assert overflow_of(r.origins[""]) is None  # eager itself overflowed nowhere
+    for bad in (float("inf"), -float("inf"), float("nan")):
+        got = r.ref.clone()
+        got[0] = bad  # 2e38 + 2e38 first; -2e38 - 2e38 first; both
+        v = judge_against(r, got)
+        assert v.ok and v.totals() == {"finite.non-finite": 1, "finite.edge-of-range": 1}, v.detail
+    got[3] = float("inf")
+    v = judge_against(r, got)
+    assert not v.ok and "(3,)" in v.detail, v.detail
+    assert bool(r.fp64_beyond()[0] >= 1)
+
     x = torch.rand(4, 32, generator=torch.Generator().manual_seed(2)) + 0.5
     x[1, :4] = torch.tensor([1e30, 1e-30, 1e20, 1e-20])
     r = eager_reference(lambda t: t.prod(-1), lambda *a: {}, InputSet("special-0", (x,)))
@@ -262,15 +277,11 @@ def test_a_reduction_another_order_takes_beyond_the_range_is_judged_where_eager_
     v = judge_against(r, got)
     assert not v.ok and v.leaf == "" and "(1,)" in v.detail, v.detail
     assert bool(r.fp64_beyond()[1] >= 1) and not bool((r.fp64_beyond()[[0, 2, 3]] >= 1).any())
-
-    y = torch.randn(4, 32, generator=torch.Generator().manual_seed(3))
-    y[0, :4] = torch.tensor([2e38, -2e38, 2e38, -2e38])
-    r = eager_reference(lambda t: t.sum(-1), lambda *a: {}, InputSet("special-0", (y,)))
-    got = r.ref.clone()
-    got[0] = float("inf")  # 2e38 + 2e38 first
+    got[1] = float("inf")  # 1e30 * 1e20 first
     v = judge_against(r, got)
-    assert not v.ok and "non-finite where eager and fp64 are finite" in v.detail, v.detail
-    assert bool(r.fp64_beyond()[0] >= 1)
+    assert v.ok and v.totals() == {"finite.non-finite": 1, "finite.edge-of-range": 1}, v.detail
+    got[1] = -float("inf")  # the product is positive in every order
+    assert not judge_against(r, got).ok
 
 
 def test_a_variance_whose_squared_deviations_sum_beyond_the_range_is_not_judged():
@@ -321,11 +332,11 @@ def _bn_conv_bn(x, w_pw, w_bn):
                                                      wt, None, False, 0.1, 1e-5))
 
 
-def test_a_program_that_mixes_dtypes_in_float64_has_an_fp64_run_and_its_conv_sums_are_judged():
+def test_a_program_that_mixes_dtypes_in_float64_has_an_fp64_run_and_its_conv_sums_reach_the_edge():
     """The casts keep their precision in the fp64 run (it does not raise); the 1x1 conv's cancelling terms
-    near float32's max overflow in another order of its partial sums, but not in eager's: compiled's 0
-    there is its own (a miscompile; rule 8 excuses only eager's own overflow), as is a wrong value in a
-    well-scaled element."""
+    near float32's max overflow in another order of its partial sums: compiled's 0 there, after the batch
+    norm and relu, is what an overflow in another order gives (bound.edge-of-range); a wrong value in a
+    well-scaled element is not."""
     g = torch.Generator().manual_seed(6)
     x = torch.randn(2, 8, 4, 4, generator=g)
     w_pw = torch.randn(8, 8, 1, 1, generator=g)
@@ -336,8 +347,9 @@ def test_a_program_that_mixes_dtypes_in_float64_has_an_fp64_run_and_its_conv_sum
     assert r.fp64 is not None  # the casts kept their precision (KeptPrecision), the run did not raise
     got = r.ref.clone()
     got[0, :, 1, 1] = 0.0  # the conv's partial sums overflow in another order
-    assert not judge_against(r, got).ok
-    got = r.ref.clone()
+    v = judge_against(r, got)
+    assert v.ok and v.totals().get("bound.edge-of-range", 0) >= 1, v.detail
+    assert "bound.beyond-range" not in v.totals()  # eager itself overflowed nowhere
     got[1, 0] += 1.0  # a well-scaled element
     assert not judge_against(r, got).ok
 
@@ -513,9 +525,10 @@ def test_a_mark_beyond_the_range_survives_a_comparison():
     `where(y > 0, y, 0)` after a 1x1 conv whose terms of one sign pass float32's range; compiled's sum
     overflows in another order (inf - inf: NaN), and NaN > 0 picks the 0 (eager 2.74e36, compiled 0).
     The run that marks values beyond the range with NaN lost the mark the same way (NaN > 0: 0): the
-    marks are a taint carried beside the values, so the element is marked. Eager's own order stayed in
-    range, so compiled's 0 is judged (rule 8 excuses only eager's own overflow): a miscompile, for the
-    value and for the comparison itself; so is a wrong value at an element of a well-scaled row."""
+    marks are a taint carried beside the values, so the element is marked; so are eager's own partial
+    sums at the edge of the range (the eager run's record), which the comparison carries on as `after`:
+    compiled's 0 and the comparison's False are an overflow in another order, not judged
+    (bound.edge-of-range, exact.edge-of-range). A wrong value at an element of a well-scaled row fails."""
     y = torch.randn(4, 32, generator=torch.Generator().manual_seed(11))
     y[1, :3] = torch.tensor([2e38, -2e38, 2e38])  # exact sum 2e38 + the rest; 2e38 + 2e38 first overflows
     prog = lambda t: (lambda s: torch.where(s > 0, s, 0.0))(t.sum(-1))  # noqa: E731
@@ -523,17 +536,21 @@ def test_a_mark_beyond_the_range_survives_a_comparison():
     assert 1e38 < float(r.ref[1]) < 3e38
     got = r.ref.clone()
     got[1] = 0.0  # NaN in compiled's order, then NaN > 0 is False
-    assert not judge_against(r, got).ok
+    v = judge_against(r, got)
+    assert v.ok and v.totals() == {"finite.bound": 1, "bound.edge-of-range": 1}, v.detail
     assert bool(r.fp64_beyond()[1] >= 1)  # the mark survived the comparison
-    got = r.ref.clone()
     got[2] = got[2] + 1.0
-    assert not judge_against(r, got).ok
+    v = judge_against(r, got)
+    assert not v.ok and "(2,)" in v.detail, v.detail
     # a bool output: the comparison itself
     r = eager_reference(lambda t: t.sum(-1) > 0, lambda *a: {}, InputSet("special-0", (y,)))
     got = r.ref.clone()
     got[1] = False
-    assert not judge_against(r, got).ok
+    v = judge_against(r, got)
+    assert v.ok and v.totals() == {"exact.differs": 1, "exact.edge-of-range": 1}, v.detail
     assert bool(r.fp64_beyond()[1] >= 1)
+    got[3] = ~got[3]
+    assert not judge_against(r, got).ok
 
 
 def test_an_infinity_from_the_inputs_is_no_overflow():
@@ -557,13 +574,14 @@ def _blocked_cumprod(x, block):  # a scan in blocks, as Triton's: each block's p
     return torch.cat(out, -1)
 
 
-def test_a_cumprod_whose_later_run_overflows_is_judged_where_eager_did_not():
+def test_a_cumprod_whose_later_run_overflows_is_not_judged_on_any_input_set():
     """reduce_cumprod_discount's uint8 sweep on CUDA (a random set): 0.99 · x of uint8 rows
     cumprod'ed; a zero early in a row keeps eager's products 0, while Triton's scan multiplies a block
-    of later factors (up to 252^k) first, which overflows, and 0 · inf is NaN (748 elements). The runs
-    of consecutive factors that overflow are marked on every input set (they judge a NaN where fp64 is
-    infinite), but eager's own products never left the range: compiled's NaN where eager and fp64 are 0
-    is its own (a miscompile; rule 8 excuses only eager's own overflow)."""
+    of later factors (up to 252^k) first, which overflows, and 0 · inf is NaN (748 elements). A scan's
+    partial products are those of runs of consecutive factors: where one passes the edge of the range
+    (on every input set, not only the special ones), compiled's NaN where eager and fp64 are 0 is an
+    overflow in another order, not judged (finite.edge-of-range); a NaN before any run reaches the edge
+    (factors on both sides of the zero never meet) stays a failure."""
     x = torch.randint(0, 256, (16, 129), generator=torch.Generator().manual_seed(13)).to(torch.uint8)
     x[:, 3] = 0
     prog = lambda t: torch.cumprod(0.99 * t, dim=1)  # noqa: E731
@@ -571,9 +589,12 @@ def test_a_cumprod_whose_later_run_overflows_is_judged_where_eager_did_not():
     got = _blocked_cumprod(0.99 * x, 32)
     assert bool((torch.isnan(got) & (r.ref == 0)).any())
     v = judge_against(r, got)
-    assert not v.ok and "non-finite where eager and fp64 are finite" in v.detail, v.detail
+    assert v.ok and v.totals()["finite.edge-of-range"] == int(torch.isnan(got).sum()), v.detail
     marks = r.fp64_beyond()
     assert bool((marks >= 1)[torch.isnan(got)].all())
+    got[5, 10] = float("nan")  # factors 4..10 multiply to at most 252^7: far from the edge
+    v = judge_against(r, got)
+    assert not v.ok and "(5, 10)" in v.detail, v.detail
 
 
 def test_nan_where_fp64_is_infinite_is_judged_by_the_finite_terms_partial_products():

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from eqsat_test.runners.oracle.inputs import input_sets
 from eqsat_test.runners.oracle.judge import MATCH, MISMATCH, NONDETERMINISTIC, judge
 from eqsat_test.runners.oracle.lenient import lenient_judge
-from eqsat_test.runners.oracle.runs import EagerOrigin, overflow_of
+from eqsat_test.runners.oracle.runs import EagerOrigin, EdgeOfRange, edge_of, overflow_of
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -364,20 +364,34 @@ def test_fp64_run_that_rounds_to_the_programs_dtype_is_no_judge_of_nan():
     assert r2.fp64_low is None
 
 
-def test_float64_special_inputs_overflow_in_another_order_is_judged_by_eagers_own_overflow():
+def test_float64_special_inputs_overflow_in_another_order_is_a_note_where_eagers_sums_reach_the_edge():
     """CUDA corpus, norm_layer_norm at the float64 sweep on the special set (values near 1.8e308):
     compiled's variance overflows (NaN rows) where eager's Welford does not. A float64 program has
-    no independent fp64 run, but eager's run shows it computed the row without overflowing: a compiled
-    NaN there is compiled's own overflow (a miscompile). Where eager itself overflowed on the row's
-    path (its run's record), it is an overflow in another order: not judged."""
+    no independent fp64 run; where eager's own run shows the row's sums reach the edge of float64's range
+    (its record: the layer norm's data of one sign add up to a quarter of the range) or eager itself
+    overflowed on the row's path, a NaN there is an overflow in another order: not judged. Where eager's
+    record shows neither, compiled's NaN is its own (a miscompile)."""
+    from eqsat_test.runners.oracle.inputs import InputSet
+    from eqsat_test.runners.oracle.reference import eager_reference
+
     e = torch.randn(4, 16, dtype=torch.float64, generator=gen(1))
     c = e.clone()
     c[2] = math.nan
     assert not judge(e, c, e.clone(), extreme_inputs=True).ok
-    own = {"": EagerOrigin(overflow=torch.arange(4)[:, None].expand(4, 16) == 2)}
+    row = torch.arange(4)[:, None].expand(4, 16) == 2
+    none = torch.zeros(4, 16, dtype=torch.bool)
+    edge = {"": EagerOrigin(edge=EdgeOfRange(plus=row, minus=row, nan=row, after=none))}
+    v = judge(e, c, e.clone(), extreme_inputs=True, origins=edge)
+    assert v.ok and v.totals() == {"finite.non-finite": 16, "finite.edge-of-range": 16}, v.detail
+    own = {"": EagerOrigin(overflow=row)}
     v = judge(e, c, e.clone(), extreme_inputs=True, origins=own)
     assert v.ok and "in another order" in v.detail, v.detail
     assert not judge(e, c, e.clone(), origins={"": EagerOrigin()}).ok
+    # the record of a real layer norm: a row of 1e307 sums to 1.6e308, beyond a quarter of float64's range
+    x = torch.randn(4, 16, dtype=torch.float64, generator=gen(2))
+    x[2] = 1e307
+    r = eager_reference(lambda t: F.layer_norm(t, (16,)), lambda *a: {}, InputSet("special-0", (x,)))
+    assert bool(edge_of(r.origins[""]).nan[2].all()) and not bool(edge_of(r.origins[""]).nan[[0, 1, 3]].any())
 
 
 def test_another_libm_within_1e5_of_typical_magnitude_passes():

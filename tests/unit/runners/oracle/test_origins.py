@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from eqsat_test.runners.oracle.origins import EagerOrigins, replay
-from eqsat_test.runners.oracle.runs import overflow_of
+from eqsat_test.runners.oracle.runs import edge_of, overflow_of
 
 
 def record(prog, *inputs):
@@ -77,3 +77,39 @@ def test_marks_follow_views_comparisons_and_conversions():
     _, o = record(lambda a: (torch.exp(a)[:2] > 5, torch.exp(a).view(2, 2), a.long()), x)
     assert over(o["[0]"]) == [True, False] and over(o["[1]"]) == [True, False, False, False]
     assert over(o["[2]"]) == [False, False, False, True]  # NaN to an integer: undefined in C++
+
+
+def kinds(o, k: int) -> str:
+    """What the record admits at flat element k of a leaf: +, -, n (NaN), a (any value after a further op)."""
+    ed = edge_of(o)
+    if ed is None:
+        return ""
+    return "".join(ch for ch, m in zip("+-na", (ed.plus, ed.minus, ed.nan, ed.after)) if bool(m.reshape(-1)[k]))
+
+
+def test_partial_results_at_the_edge_of_the_range_in_some_order_of_an_ops_terms():
+    """A sum's terms of each sign, a cumprod's runs of consecutive factors, a matmul's products of each sign: the
+    kinds another order of them gives where they reach a quarter of the range; not a variance's squares."""
+    x = torch.tensor([[2e38, -2e38, 1.0], [3e37, 3e37, 3e37], [1e35, 1e35, 1e35]])
+    _, o = record(lambda a: a.sum(-1), x)
+    assert [kinds(o[""], k) for k in range(3)] == ["+-n", "+", ""]  # 9e37 reaches 8.5e37 of one sign
+    _, o = record(lambda a: torch.cumprod(a, 0), torch.tensor([2.0, 0.0, 1e20, 1e20, 2.0]))
+    assert [kinds(o[""], k) for k in range(5)] == ["", "", "", "n", "n"]  # 0 · (1e20 · 1e20) in a blocked order
+    _, o = record(lambda a, b: a @ b, torch.tensor([[2e38, -2e38], [1.0, 2.0]]), torch.ones(2, 1))
+    assert [kinds(o[""], k) for k in range(2)] == ["+-n", ""]
+    _, o = record(lambda a: (a.std(-1), a.var(-1) * 0), torch.randn(4, 64) * 1e30)
+    assert edge_of(o["[0]"]) is None and edge_of(o["[1]"]) is None  # its data sums: 6e31, far from 3.4e38
+    _, o = record(lambda a: F.layer_norm(a, (3,)), x)
+    assert [kinds(o[""], k) for k in (0, 3, 6)] == ["+-n", "+-n", ""]
+
+
+def test_edge_codes_follow_casts_views_and_further_ops():
+    x = torch.tensor([[3e37, 3e37, 3e37], [1.0, 2.0, 3.0]])
+    _, o = record(lambda a: (a.sum(-1).double(), a.sum(-1)[:1], a.sum(-1) > 0, a.sum(-1).long(), a.sum(-1) * 2), x)
+    assert [kinds(o[p], 0) for p in ("[0]", "[1]", "[2]", "[3]", "[4]")] == ["+", "+", "+-na", "+-na", "+-na"]
+    assert [kinds(o[p], 1) for p in ("[0]", "[2]", "[4]")] == ["", "", ""]
+    # the replay gives the record where the eager run itself does not track it
+    rec = EagerOrigins()
+    with rec:
+        out = x.sum(-1)
+    assert kinds(rec.origins(out, replay(lambda t: t.sum(-1), (x,)))[""], 0) == "+"

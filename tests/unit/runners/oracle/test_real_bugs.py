@@ -27,10 +27,10 @@ def eager(prog, *inputs, name: str = "given", index=lambda *a: {}) -> EagerRef:
     return eager_reference(prog, index, InputSet(name, tuple(inputs)))
 
 
-def fails_at(v: Verdict, leaf: str, where: str, rule: str | None = None) -> bool:
-    """v fails at `where` (its first failing element) of `leaf`, and the clearing `rule` (where given) cleared
-    nothing (elsewhere it may clear other elements: the test counts them)."""
-    return not v.ok and v.leaf == leaf and f"first at {where}" in v.detail and (rule is None or rule not in v.totals())
+def fails_at(v: Verdict, leaf: str, where: str, *rules: str) -> bool:
+    """v fails at `where` (its first failing element) of `leaf`, and the clearing `rules` (where given) cleared
+    nothing (elsewhere they may clear other elements: the test counts them)."""
+    return not v.ok and v.leaf == leaf and f"first at {where}" in v.detail and not set(rules) & set(v.totals())
 
 
 # ---------------------------------------------------------------------------------------------- output
@@ -152,7 +152,7 @@ def test_std_of_float32_data_at_1e30():
     r = eager(lambda t: t.std(-1), x)
     assert overflow_of(r.origins[""]) is None
     got = torch.full_like(r.ref, INF)
-    assert fails_at(judge_against(r, got), "", "(0,)", "finite.beyond-range")
+    assert fails_at(judge_against(r, got), "", "(0,)", "finite.beyond-range", "finite.edge-of-range")
 
 
 @pytest.mark.slow
@@ -163,6 +163,27 @@ def test_std_of_float32_data_at_1e30_compiled_by_inductor():
     got = torch.compile(prog, backend="inductor")(x)
     v = judge_against(eager(prog, x), got)
     assert not v.ok and "non-finite where eager and fp64 are finite" in v.detail, v.detail
+    assert "finite.edge-of-range" not in v.totals(), v.detail
+
+
+def test_an_overflow_where_the_partial_sums_stay_far_from_the_range():
+    """Row sums of float32 data at 1e35: any order's partial sums stay below 3e36, 1/100 of float32's max;
+    compiled's +inf (an accumulator that overflows where no order of the terms can) must fail. So must a NaN
+    or a -inf for a sum at the edge whose terms are all positive (5e37 four times: another order reaches the
+    edge with +inf only, never NaN or -inf)."""
+    x = torch.rand(4, 32, generator=gen(21)) * 1e35
+    x[1, :4] = 5e37
+    r = eager(lambda t: t.sum(-1), x, name="special-0")
+    assert overflow_of(r.origins[""]) is None
+    got = r.ref.clone()
+    got[0] = INF
+    assert fails_at(judge_against(r, got), "", "(0,)", "finite.edge-of-range")
+    for bad in (NAN, -INF):
+        got = r.ref.clone()
+        got[1] = bad
+        assert fails_at(judge_against(r, got), "", "(1,)", "finite.edge-of-range")
+    got[1] = INF  # the infinity another order of its partial sums gives
+    assert judge_against(r, got).ok
 
 
 def test_a_wrong_row_beside_a_row_eager_overflowed():
@@ -249,7 +270,23 @@ def test_a_normalization_by_std_at_1e30():
     x = torch.randn(4, 64, generator=gen(12)) * 1e30
     r = eager(lambda t: t / t.std(-1, keepdim=True), x)
     got = torch.zeros_like(r.ref)
-    assert fails_at(judge_against(r, got), "", "(0, 0)", "bound.beyond-range")
+    assert fails_at(judge_against(r, got), "", "(0, 0)", "bound.beyond-range", "bound.edge-of-range")
+
+
+def test_a_value_after_a_sum_that_stays_far_from_the_range():
+    """x / sum(x) of positive float32 data at 1e35 (row sums below 4e36, 1/100 of float32's max): compiled's
+    0 (as if the sum had overflowed) must fail; beside a row whose cancelling terms reach the edge (2e38 and
+    -2e38 twice each), where another order's overflow reaches the quotient as any value, and is not judged."""
+    x = torch.rand(3, 32, generator=gen(22)) * 1e35 + 1e34
+    x[2, :4] = torch.tensor([2e38, -2e38, 2e38, -2e38])
+    r = eager(lambda t: t / t.sum(-1, keepdim=True), x, name="special-0")
+    got = r.ref.clone()
+    got[2] = 0.0
+    v = judge_against(r, got)
+    assert v.ok and v.totals().get("bound.edge-of-range") == 32, v.detail
+    got[0] = 0.0
+    v = judge_against(r, got)
+    assert fails_at(v, "", "(0, 0)") and v.totals()["bound.edge-of-range"] == 32, v.detail
 
 
 @pytest.mark.slow
@@ -270,7 +307,17 @@ def test_a_comparison_of_std_at_1e30():
     x = torch.randn(4, 64, generator=gen(13)) * 1e30
     r = eager(lambda t: t.std(-1) < 1e31, x)
     got = torch.zeros_like(r.ref)
-    assert fails_at(judge_against(r, got), "", "(0,)", "exact.beyond-range")
+    assert fails_at(judge_against(r, got), "", "(0,)", "exact.beyond-range", "exact.edge-of-range")
+
+
+def test_a_comparison_of_a_sum_that_stays_far_from_the_range():
+    """sum(x) < 1e37 of float32 rows at 1e35 (their partial sums below 4e36 in any order): True eagerly;
+    compiled's False (an accumulator that overflowed: inf < 1e37 is False) must fail."""
+    x = torch.rand(4, 32, generator=gen(23)) * 1e35
+    r = eager(lambda t: t.sum(-1) < 1e37, x)
+    assert bool(r.ref.all())
+    got = torch.zeros_like(r.ref)
+    assert fails_at(judge_against(r, got), "", "(0,)", "exact.edge-of-range")
 
 
 def test_a_count_off_where_no_run_moves():

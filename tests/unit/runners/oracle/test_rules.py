@@ -12,7 +12,7 @@ from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.judge import MISMATCH, NONDETERMINISTIC, STRUCTURE_MISMATCH, judge
 from eqsat_test.runners.oracle.lenient import lenient_judge
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
-from eqsat_test.runners.oracle.runs import Antithetic, EagerOrigin, RoundingRuns, overflow_of
+from eqsat_test.runners.oracle.runs import Antithetic, EagerOrigin, EdgeOfRange, RoundingRuns, overflow_of
 from eqsat_test.runners.oracle.verdict import LeafRules, RuleCount, Verdict, rule_totals
 
 REPO = Path(__file__).resolve().parents[4]
@@ -30,6 +30,13 @@ def ones(n: int = 64, dtype=torch.float32) -> torch.Tensor:
 def own_overflow(*flags: bool) -> dict[str, EagerOrigin]:
     """The eager run's record of a bare output: eager itself overflowed on the path of the elements flagged."""
     return {"": EagerOrigin(overflow=torch.tensor(flags))}
+
+
+def at_edge(n: int, plus=(), minus=(), nan=(), after=()) -> dict[str, EagerOrigin]:
+    """The eager run's record of a bare output of n elements: what another order of eager's own partial results
+    at the edge of the range can give at the elements listed (an infinity of a sign, NaN, any value after)."""
+    mask = lambda ks: torch.tensor([k in ks for k in range(n)])  # noqa: E731
+    return {"": EagerOrigin(edge=EdgeOfRange(mask(plus), mask(minus), mask(nan), mask(after)))}
 
 
 # ---------------------------------------------------------------------------------------------- the table
@@ -234,6 +241,32 @@ def test_finite_beyond_range():
     assert not judge_against(r, got).ok
 
 
+def test_finite_edge_of_range():
+    e = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    c = torch.tensor([INF, NAN, -INF, NAN])
+    # element 0: a sum's positive partials at the edge; 1: the same, but only +inf can come of them; 2: after a
+    # further op; 3: no partial result near the edge
+    v = judge(e, c, e.double(), origins=at_edge(4, plus=(0, 1), after=(2,)))
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"finite.non-finite": 4, "finite.edge-of-range": 2}
+    # a leaf whose eager runs differ without a random draw (atomics) is judged by kind, with the same record
+    e2, c2 = e.clone(), torch.tensor([INF, 2.0, -INF, 4.0])
+    e2[3] = 4.5
+    v = judge(e, c2, e.double(), ref2=e2, origins=at_edge(4, plus=(0, 1), after=(2,)))
+    assert v.ok and v.kind == NONDETERMINISTIC, v.detail
+    assert not judge(e, c2, e.double(), ref2=e2, origins=at_edge(4, plus=(0, 1))).ok
+    # a real one: a row sum whose terms of both signs reach the edge in another order (2e38 + 2e38 first)
+    x = torch.randn(3, 16, generator=torch.Generator().manual_seed(0))
+    x[1, :4] = torch.tensor([2e38, -2e38, 2e38, -2e38])
+    r = eager_reference(lambda t: t.sum(-1), lambda *a: {}, InputSet("special-0", (x,)))
+    got = r.ref.clone()
+    got[1] = NAN
+    v = judge_against(r, got)
+    assert v.ok and counts(v) == {"finite.non-finite": 1, "finite.edge-of-range": 1}, v.detail
+    got[2] = INF
+    assert not judge_against(r, got).ok
+
+
 def test_eager_overflow():
     e = torch.tensor([NAN, INF, 1.0])
     f = torch.tensor([0.3, 1e39, 1.0], dtype=torch.float64)  # element 1: eager is the infinity fp64 rounds to
@@ -344,6 +377,17 @@ def test_bound_beyond_range():
     assert counts(v) == {"finite.bound": 2, "bound.beyond-range": 1}
 
 
+def test_bound_edge_of_range():
+    e = ones(8)
+    c = e.clone()
+    c[0] = c[1] = 3.0
+    # element 0 depends on a sum at the edge through a further op; element 1 is such a sum's own result (its
+    # finite value is judged: another order's overflow gives an infinity there, not 3)
+    v = judge(e, c, e.double(), origins=at_edge(8, plus=(1,), after=(0,)))
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"finite.bound": 2, "bound.edge-of-range": 1}
+
+
 def test_note_signed_zero():
     e = torch.tensor([-0.0, 0.0, 1.0])
     f = torch.tensor([-0.0, -0.0, 1.0], dtype=torch.float64)  # element 1: eager and fp64 differ in sign
@@ -377,6 +421,14 @@ def test_exact_beyond_range():
     assert counts(v) == {"exact.differs": 2, "exact.beyond-range": 1}
     marks = torch.tensor([2.0, 1.0, 0.0], dtype=torch.float64)  # 2: a NaN converted to an integer in the fp64 run
     assert counts(judge(e, c, fp64_beyond=marks)) == {"exact.differs": 2, "exact.beyond-range": 1}
+
+
+def test_exact_edge_of_range():
+    e = torch.tensor([True, True, False])
+    c = torch.tensor([False, False, False])
+    v = judge(e, c, origins=at_edge(3, plus=(1,), after=(0,)))  # element 0 compares a sum at the edge
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"exact.differs": 2, "exact.edge-of-range": 1}
 
 
 def test_exact_between_runs():
