@@ -355,7 +355,7 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
 
     by_path = _runs_by_path(fp64, fp64_perturbed, fp64_rounded, fp64_beyond)
     max_abs = max_rel = 0.0
-    failures: list[tuple[str, str]] = []
+    failures: list[tuple[str, str, tuple[int, ...]]] = []
     notes: list[str] = []
     counts: list[LeafRules] = []
     aside = 0  # leaves set aside as nondeterministic
