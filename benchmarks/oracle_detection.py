@@ -1,6 +1,7 @@
 """The oracle against planted faults: detection rate per fault backend, false alarms of `identity` and of real Inductor, side by side in one run; then the same faults through the whole tool.
 
     python benchmarks/oracle_detection.py [--seeds 5] [--dtype float32] [--judge FILE.py] [--no-cli] [--cli-only]
+                                          [--cli-groups output,graph,identity]
     python benchmarks/oracle_detection.py --quick     # 1 seed in-process, 4 variants per CLI run (2 shared cores)
     python benchmarks/oracle_detection.py --calibrate [--seeds 200] [--dtype float32]
 
@@ -228,6 +229,8 @@ def main() -> None:
     ap.add_argument("--calibrate", action="store_true", help="Inductor's margins on the calibration programs")
     ap.add_argument("--no-cli", action="store_true", help="skip the runs through the whole tool")
     ap.add_argument("--cli-only", action="store_true", help="only the runs through the whole tool")
+    ap.add_argument("--cli-groups", default="output,graph,identity",
+                    help="which runs through the whole tool: output faults, graph faults, identity on every seed")
     ap.add_argument("--jobs", type=int, default=2, help="eqsat-test worker processes per CLI run")
     ap.add_argument("--variants", type=int, default=8, help="variants per CLI run")
     ap.add_argument("--quick", action="store_true", help="--seeds 1 --variants 4 (2 shared cores)")
@@ -241,8 +244,11 @@ def main() -> None:
     if not a.cli_only:
         run(a.seeds, getattr(torch, a.dtype), a.judge, a.verbose)
     if not a.no_cli:
-        from benchmarks.detection_cli import run_cli  # the whole tool, one eqsat-test run per backend and seed
-        run_cli(jobs=a.jobs, verbose=a.verbose, variants=a.variants)
+        from benchmarks.detection_cli import CLI_GROUPS, run_cli  # the whole tool: one eqsat-test run per backend, seed
+        only = tuple(g for g in a.cli_groups.split(",") if g)
+        if not set(only) <= set(CLI_GROUPS):
+            ap.error(f"--cli-groups: each one of {', '.join(CLI_GROUPS)}")
+        run_cli(jobs=a.jobs, verbose=a.verbose, variants=a.variants, only=only)
 
 
 if __name__ == "__main__":

@@ -76,7 +76,8 @@ def exact_beyond_range(x: ExactLeaf, pending: torch.Tensor) -> Hit | None:
         return None
     return Hit(pending & beyond,
                lambda n: f"{x.what}: compiled differs from eager at {n} elements that depend on an intermediate eager "
-                         f"itself overflowed, or on a conversion of NaN/inf to an integer: not judged")
+                         f"itself overflowed, on a conversion of NaN/inf to an integer or on the sign of a NaN: "
+                         f"not judged")
 
 
 @behaviour("exact.edge-of-range")

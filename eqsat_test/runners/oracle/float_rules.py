@@ -314,7 +314,7 @@ def bound_kept_precision(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
 def bound_beyond_range(x: FloatLeaf, pending: torch.Tensor) -> Hit:
     return Hit(pending & x.own_over,
                lambda n: f"{x.what}: compiled beyond the bound at {n} elements that depend on an intermediate eager "
-                         f"itself overflowed (an infinity of finite operands, or NaN/inf to an integer): not judged")
+                         f"itself overflowed (an infinity of finite operands, NaN/inf to an integer, the sign of a NaN): not judged")
 
 
 @behaviour("bound.edge-of-range")

@@ -41,6 +41,9 @@ _MOMENTS = {aten.var.correction, aten.std.correction, aten.var_mean.correction, 
 _NORMS = {aten.native_layer_norm.default, aten.native_group_norm.default, aten.native_batch_norm.default,
           aten._native_batch_norm_legit.default, aten._native_batch_norm_legit.no_stats}
 _ACCUMULATING = SUMS | PRODS | PRODUCT_SUMS | _MOMENTS | _NORMS
+# ops that read a floating operand's sign bit (its position in args): of a NaN an op made, IEEE 754 (6.3) leaves
+# that bit unspecified, so what they give there is luck; an input's NaN has its bits, and reading them is judged
+_SIGN_READERS = {aten.signbit.default: 0, aten.copysign.Tensor: 1}
 
 
 class EagerOrigins(FloatDtypes):
@@ -58,7 +61,8 @@ class EagerOrigins(FloatDtypes):
       normalization kernel (layer, batch, group, RMS norm), on operands whose squares sum beyond its
       dtype's range, that is NaN/inf where the op in float64 is finite, or more than half off it (it
       overflowed inside: a batch norm's 0, a layer norm's NaN); or a conversion of NaN, an infinity or an
-      out-of-range float to an integer (C++ leaves it undefined). The marks are carried like
+      out-of-range float to an integer (C++ leaves it undefined), or the sign bit of a NaN an op made (signbit,
+      copysign's sign: IEEE 754 leaves it unspecified; an input's own NaN is read as given). The marks are carried like
       BeyondRange's: elementwise ops broadcast them, any other op marks the elements of its results that
       change when its marked operands are NaN (marked integers: one more), views take their base's,
       in-place ops update their argument's; a storage written with marks that its leaf's own mask does
@@ -88,6 +92,7 @@ class EagerOrigins(FloatDtypes):
         self.overflowed: set[int | None] = set()  # storages written with marks
         self.edge = WeakIdKeyDictionary()  # tensor -> uint8 codes of its shape (_PLUS, _MINUS, _NAN, _AFTER)
         self.edged: set[int | None] = set()  # storages written with codes
+        self.computed: set[int | None] = set()  # storages an op's result or write filled (not the inputs' as given)
         self.failed = False
         self._facts = WeakIdKeyDictionary()  # tensor -> (its version, its NaN/inf mask, whether it has any)
         self._huge = WeakIdKeyDictionary()  # tensor -> (its version, the dtype maximum, whether its squares pass it)
@@ -128,6 +133,8 @@ class EagerOrigins(FloatDtypes):
             self.lineage[key] = (coarsest([dt, old[0]]), rnd or old[1]) if old else (dt, rnd)
         if not self.track:
             return
+        if not aliased or written:
+            self.computed.update(_storage(t) for t in targets.values())
         # eager's own overflow
         marked = [t for t in flat if t in self.overflow]
         if aliased and not written:  # a view: the view of its base's mask (and codes)
@@ -164,6 +171,9 @@ class EagerOrigins(FloatDtypes):
                     and isinstance(args[0], torch.Tensor) and args[0].is_floating_point() and args[0].shape == o.shape:
                 x, info = args[0], torch.iinfo(o.dtype)  # a float to integer conversion C++ leaves undefined
                 m |= ~torch.isfinite(x) | (x < info.min) | (x > info.max)
+            sign_of = args[_SIGN_READERS[func]] if func in _SIGN_READERS and len(args) > _SIGN_READERS[func] else None
+            if isinstance(sign_of, torch.Tensor) and sign_of.is_floating_point() and _storage(sign_of) in self.computed:
+                m |= torch.isnan(sign_of).expand(o.shape)  # the sign of a NaN an op made: unspecified
             if m.mask is not None and bool(m.mask.any()):
                 if o in self.overflow and self.overflow[o].shape == o.shape and (written or aliased):
                     self.overflow[o].copy_(m.mask)  # in place: views of it share its mask
@@ -389,9 +399,10 @@ def replay(forward, inputs) -> Callable[[str, bool], Any]:
         if not made:
             rec = EagerOrigins(overflow=True)
             try:
+                args = _clone(copy)  # outside the record: the inputs' values are given, not made by an op
                 with torch.no_grad(), rec:
                     torch.manual_seed(0)
-                    out = forward(*_clone(copy))
+                    out = forward(*args)
                 made.append(({}, {}) if rec.failed else (rec.masks(out), rec.edges(out)))
             except Exception:  # noqa: BLE001 - eager ran once: a second run that fails shows nothing
                 made.append(({}, {}))

@@ -261,9 +261,11 @@ RULES: tuple[OracleRule, ...] = (
         f"{TESTS}::test_exact_differs"),
     OracleRule(
         "exact.beyond-range", EXACT, CLEARS, "8",
-        "an integer or bool element that depends on an intermediate eager itself overflowed or on a conversion "
-        "of NaN/inf to an integer (the eager run's record), or on one the fp64 run made (marks 2)",
-        "eager's value is luck there (a comparison of an overflowed sum; C++ leaves such a conversion undefined)",
+        "an integer or bool element that depends on an intermediate eager itself overflowed, on a conversion "
+        "of NaN/inf to an integer or on the sign bit of a NaN an op made (the eager run's record), or on one the "
+        "fp64 run made (marks 2)",
+        "eager's value is luck there (a comparison of an overflowed sum; C++ leaves such a conversion undefined; "
+        "IEEE 754 leaves the sign of a NaN result unspecified)",
         "eager's overflow in one order is no reference for another",
         f"{TESTS}::test_exact_beyond_range", ("exact.differs",),
         must_not_clear=f"{REAL_BUGS}::test_a_comparison_of_std_at_1e30"),

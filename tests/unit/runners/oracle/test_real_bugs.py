@@ -310,6 +310,17 @@ def test_a_comparison_of_std_at_1e30():
     assert fails_at(judge_against(r, got), "", "(0,)", "exact.beyond-range", "exact.edge-of-range")
 
 
+def test_the_sign_bit_of_an_inputs_own_nan_is_judged():
+    """signbit(x) of an input holding -NaN: its bits are given, so compiled False (a signbit computed as x < 0)
+    is a bug; only the sign of a NaN an op made is left unjudged (test_rules.py::test_exact_beyond_range)."""
+    x = torch.tensor([-NAN, 1.0, -2.0, NAN])
+    assert bool(torch.signbit(x[0]))
+    r = eager(torch.signbit, x)
+    got = r.ref.clone()
+    got[0] = False
+    assert fails_at(judge_against(r, got), "", "(0,)", "exact.beyond-range")
+
+
 def test_a_comparison_of_a_sum_that_stays_far_from_the_range():
     """sum(x) < 1e37 of float32 rows at 1e35 (their partial sums below 4e36 in any order): True eagerly;
     compiled's False (an accumulator that overflowed: inf < 1e37 is False) must fail."""

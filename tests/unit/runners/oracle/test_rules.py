@@ -423,6 +423,19 @@ def test_exact_beyond_range():
     assert counts(judge(e, c, fp64_beyond=marks)) == {"exact.differs": 2, "exact.beyond-range": 1}
 
 
+def test_exact_beyond_range_of_the_sign_of_a_nan_an_op_made():
+    """signbit of 0 * inf: the sign of a NaN result is unspecified (IEEE 754 6.3), so a compiled sign bit that
+    differs there is not judged; the finite elements are."""
+    from eqsat_test.runners.oracle.inputs import InputSet
+    from eqsat_test.runners.oracle.reference import eager_reference, judge_against
+    x = torch.tensor([math.inf, 1.0, -2.0, math.inf])
+    r = eager_reference(lambda t: torch.signbit(t * 0.0), lambda *a: {}, InputSet("given", (x,)))
+    got = ~r.ref
+    v = judge_against(r, got)
+    assert not v.ok and "(1,)" in v.detail
+    assert counts(v) == {"exact.differs": 4, "exact.beyond-range": 2}
+
+
 def test_exact_edge_of_range():
     e = torch.tensor([True, True, False])
     c = torch.tensor([False, False, False])
