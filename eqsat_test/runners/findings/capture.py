@@ -1,4 +1,4 @@
-"""A model that runs eagerly but that torch.compile cannot capture: its capture-crash finding, standalone repro, confirmation and results.json."""
+"""A model that runs eagerly but that torch.compile cannot capture: its capture-crash finding, standalone repro, confirmation, results.json and report.json."""
 from __future__ import annotations
 
 import json
@@ -55,4 +55,5 @@ def capture_crash(model: Path, out: Path, error: BaseException, *, backend: str,
                         "root_causes": len(clusters), "internal_errors": 0}}
     (out / "results.json").write_text(json.dumps({"schema_version": RESULTS_SCHEMA_VERSION, "report": report,
                                                   "raw": []}, indent=1, default=str))
+    (out / "report.json").write_text(json.dumps(report, indent=1, default=str))  # as every run's ending writes it
     return report, f

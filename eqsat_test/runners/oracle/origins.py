@@ -10,18 +10,8 @@ import torch
 from torch.utils.weak import WeakIdKeyDictionary
 
 from eqsat_test.runners.oracle import numerics as nx
-from eqsat_test.runners.oracle.modes import (
-    CASTS,
-    ELEMENTWISE,
-    PRODS,
-    PRODUCT_SUMS,
-    SUMS,
-    FloatDtypes,
-    coarsest,
-    finite_part,
-    reduction_terms,
-    run_logs,
-)
+from eqsat_test.runners.oracle.edges import ACCUMULATING, AFTER, ANY, MINUS, NAN, PLUS, edge_source
+from eqsat_test.runners.oracle.modes import CASTS, ELEMENTWISE, FloatDtypes, coarsest, finite_part
 from eqsat_test.runners.oracle.runs import EagerOrigin, EdgeOfRange
 
 aten = torch.ops.aten
@@ -31,16 +21,8 @@ _GROSS = 0.5
 # ops whose results hold memory nobody wrote: what is read of them varies like a random draw
 _UNINITIALIZED = {aten.empty, aten.empty_like, aten.empty_strided, aten.new_empty, aten.new_empty_strided,
                   aten.empty_permuted}
-# what another order of an accumulating op's partial results at the edge of the range can give (EdgeOfRange),
-# as bits of a uint8 code per element: an infinity of either sign, NaN, and (through a further op) any value
-_PLUS, _MINUS, _NAN, _AFTER = 1, 2, 4, 8
-_ANY = _PLUS | _MINUS | _NAN | _AFTER
 # ops that pass each element on unchanged (a cast, a copy): an element's code goes with it (to a floating result)
 _COPIES = CASTS | {aten.copy_.default, aten.copy.default, aten.clone.default, aten.lift_fresh_copy.default}
-_MOMENTS = {aten.var.correction, aten.std.correction, aten.var_mean.correction, aten.std_mean.correction}
-_NORMS = {aten.native_layer_norm.default, aten.native_group_norm.default, aten.native_batch_norm.default,
-          aten._native_batch_norm_legit.default, aten._native_batch_norm_legit.no_stats}
-_ACCUMULATING = SUMS | PRODS | PRODUCT_SUMS | _MOMENTS | _NORMS
 # ops that read a floating operand's sign bit (its position in args): of a NaN an op made, IEEE 754 (6.3) leaves
 # that bit unspecified, so what they give there is luck; an input's NaN has its bits, and reading them is judged
 _SIGN_READERS = {aten.signbit.default: 0, aten.copysign.Tensor: 1}
@@ -90,7 +72,7 @@ class EagerOrigins(FloatDtypes):
         self.lineage: dict[int | None, tuple[torch.dtype | None, bool]] = {}  # storage -> (coarsest dtype, random)
         self.overflow = WeakIdKeyDictionary()  # tensor -> bool mask of its shape
         self.overflowed: set[int | None] = set()  # storages written with marks
-        self.edge = WeakIdKeyDictionary()  # tensor -> uint8 codes of its shape (_PLUS, _MINUS, _NAN, _AFTER)
+        self.edge = WeakIdKeyDictionary()  # tensor -> uint8 codes of its shape (PLUS, MINUS, NAN, AFTER)
         self.edged: set[int | None] = set()  # storages written with codes
         self.computed: set[int | None] = set()  # storages an op's result or write filled (not the inputs' as given)
         self.failed = False
@@ -139,7 +121,7 @@ class EagerOrigins(FloatDtypes):
         marked = [t for t in flat if t in self.overflow]
         if aliased and not written:  # a view: the view of its base's mask (and codes)
             _view_of_base(func, args, kwargs, results, self.overflow, True)
-            _view_of_base(func, args, kwargs, results, self.edge, _ANY)
+            _view_of_base(func, args, kwargs, results, self.edge, ANY)
             return
         elementwise = torch.Tag.pointwise in func.tags or func in ELEMENTWISE
         self._record_edge(func, args, kwargs, flat, results, targets, written, aliased, seeded, elementwise)
@@ -186,10 +168,10 @@ class EagerOrigins(FloatDtypes):
     def _record_edge(self, func, args, kwargs, flat: list, results: list, targets: dict, written: list,
                      aliased: bool, seeded: bool, elementwise: bool) -> None:
         """The codes of an op's results (EdgeOfRange): its own partial results at the edge of the range
-        (_edge_source), and what it passes on of its operands' codes (a cast or copy: each element's; any other
+        (edges.edge_source), and what it passes on of its operands' codes (a cast or copy: each element's; any other
         op: `after` for each element that depends on a coded one, by broadcast or by a probe)."""
         edged = [t for t in flat if t in self.edge]
-        source = _edge_source(func, args, kwargs, results) if func in _ACCUMULATING else None
+        source = edge_source(func, args, kwargs, results) if func in ACCUMULATING else None
         if not edged and not source:
             for o in targets.values():
                 if o in self.edge and (written or aliased):  # overwritten without codes
@@ -208,14 +190,14 @@ class EagerOrigins(FloatDtypes):
                             if func in _COPIES and o.is_floating_point():
                                 code |= m
                             else:
-                                code |= torch.where(m != 0, _ANY, 0).to(torch.uint8)
+                                code |= torch.where(m != 0, ANY, 0).to(torch.uint8)
                         except Exception:  # noqa: BLE001 - shapes that do not broadcast: all of it
-                            code |= _ANY
+                            code |= ANY
                 elif probe is not None and k < len(probe) and isinstance(probe[k], torch.Tensor) \
                         and probe[k].shape == o.shape:
-                    code[~nx.equal_nan(o, probe[k].to(o.dtype))] |= _ANY
+                    code[~nx.equal_nan(o, probe[k].to(o.dtype))] |= ANY
                 else:
-                    code |= _ANY
+                    code |= ANY
             own = (source or {}).get(id(o))
             if own is not None and own.shape == o.shape:
                 code |= own.to(o.device)
@@ -378,12 +360,12 @@ class EagerOrigins(FloatDtypes):
             if code is not None and code.shape != leaf.shape:
                 code = None
             if _storage(leaf) in self.edged and (code is None or not bool(code.any())):  # written through a view
-                code = torch.full(leaf.shape, _ANY, dtype=torch.uint8)
+                code = torch.full(leaf.shape, ANY, dtype=torch.uint8)
             if code is None or not bool(code.any()):
                 res[path] = None
                 continue
             code = code.detach().cpu()
-            res[path] = EdgeOfRange(*((code & bit) != 0 for bit in (_PLUS, _MINUS, _NAN, _AFTER)))
+            res[path] = EdgeOfRange(*((code & bit) != 0 for bit in (PLUS, MINUS, NAN, AFTER)))
         return res
 
 
@@ -441,144 +423,6 @@ def _view_of_base(func, args, kwargs, results: list, marks: WeakIdKeyDictionary,
     for v, mv in zip(results, views):
         if isinstance(mv, torch.Tensor) and mv.shape == v.shape:
             marks[v] = mv
-
-
-def _edge_source(func, args, kwargs, results: list) -> dict[int, torch.Tensor] | None:
-    """An accumulating op's own partial results at the edge of the range (docs: EagerOrigins): per floating result
-    (by id) the codes another order of them can give (uint8, its shape); None where none reach the edge, or for an
-    argument form not handled here."""
-    res = next((t for t in results if t.is_floating_point()), None)
-    x = args[1] if func in (aten.addmm.default, aten.baddbmm.default) else args[0] if args else None
-    if res is None or not isinstance(x, torch.Tensor) or not x.is_floating_point() or not x.numel():
-        return None
-    top = nx.max_finite(nx.acc_dtype(res.dtype)) / nx.EDGE_FACTOR
-    try:
-        if func in PRODS:
-            return _product_edge(func, args, kwargs, x, res, top)
-        if func in PRODUCT_SUMS:
-            pos, neg = _product_sum_signs(func, args, kwargs, res, top)
-        elif func in _NORMS:
-            return None if _largest(x) * x.numel() < top else _norm_edge(func, args, x, res, top)
-        else:
-            if _largest(x) * reduction_terms(func, args, kwargs, res) < top:
-                return None
-            xf = finite_part(x).to(torch.float64)
-            if func in SUMS:
-                rest = {k: v for k, v in kwargs.items() if k != "dtype"}  # the terms' sums in float64
-                scale = reduction_terms(func, args, kwargs, res) if func in (aten.mean.dim, aten.mean.default) else 1
-                pos = func(xf.clamp(min=0), *args[1:], **rest) * scale
-                neg = -func(xf.clamp(max=0), *args[1:], **rest) * scale
-            else:  # a variance: its mean's partial sums (Welford's running sums), not its squares
-                dims, keep = args[1] if len(args) > 1 else kwargs.get("dim"), bool(kwargs.get("keepdim", False))
-                dims = list(range(x.dim())) if dims is None else dims
-                pos, neg = xf.clamp(min=0).sum(dims, keep), -xf.clamp(max=0).sum(dims, keep)
-                if pos.shape != res.shape:
-                    return None
-                spread = ((pos >= top) | (neg >= top)).to(torch.uint8) * (_PLUS | _NAN)
-                out = {id(results[0]): spread}
-                if len(results) > 1:  # var_mean's mean
-                    out[id(results[1])] = _signs(pos, neg, top)
-                return out if bool(spread.any()) else None
-    except Exception:  # noqa: BLE001 - an argument form not handled here: no codes
-        return None
-    if pos is None or pos.shape != res.shape:
-        return None
-    code = _signs(pos, neg, top)
-    return {id(res): code} if bool(code.any()) else None
-
-
-def _largest(t: torch.Tensor) -> float:
-    """The largest finite magnitude of t (0 where it has none): its extremes first, without a copy of t."""
-    if not t.numel():
-        return 0.0
-    big = max(abs(float(t.amax())), abs(float(t.amin())))
-    return big if math.isfinite(big) else float(finite_part(t).abs().amax())
-
-
-def _signs(pos: torch.Tensor, neg: torch.Tensor, top: float) -> torch.Tensor:
-    """The codes of a sum whose terms of one sign add up to `pos` and of the other to `neg`: the infinity of each
-    sign that reaches `top`, NaN where both do."""
-    p, n = pos >= top, neg >= top
-    return (p.to(torch.uint8) * _PLUS) | (n.to(torch.uint8) * _MINUS) | ((p & n).to(torch.uint8) * _NAN)
-
-
-def _product_edge(func, args, kwargs, x: torch.Tensor, res: torch.Tensor, top: float) -> dict | None:
-    """A product's (a cumprod's: a run of consecutive factors') factors above 1 multiplied to `top`: the infinity
-    of the product's sign, NaN where it is 0 (0 * inf)."""
-    if _largest(x) <= 1 or x.numel() * math.log(_largest(x)) < math.log(top):  # no factors multiply to it
-        return None
-    logs = finite_part(x).to(torch.float64).abs().log().clamp(min=0)
-    if float(logs.sum()) < math.log(top):
-        return None
-    dim = args[1] if len(args) > 1 else kwargs.get("dim")
-    if func is aten.cumprod.default:
-        big = run_logs(x.to(torch.float64).movedim(dim, -1))[0].movedim(-1, dim)
-    else:
-        keep = bool(args[2] if len(args) > 2 else kwargs.get("keepdim", False)) and dim is not None
-        big = logs.sum(list(range(x.dim())) if dim is None else [dim], keep)
-    edge = big >= math.log(top)
-    if edge.shape != res.shape:
-        return None
-    r = res.to(torch.float64)
-    code = torch.where(r == 0, _NAN, torch.where(r > 0, _PLUS, torch.where(r < 0, _MINUS, 0)))
-    code = torch.where(edge, code, 0).to(torch.uint8)
-    return {id(res): code} if bool(code.any()) else None
-
-
-def _product_sum_signs(func, args, kwargs, res: torch.Tensor, top: float) -> tuple:
-    """A matmul's or convolution's products of each sign added up (float64, the result's shape; a bias, times
-    beta, among them); (None, None) where no partial result can reach `top`."""
-    ia, ib, ic = (1, 2, 0) if func in (aten.addmm.default, aten.baddbmm.default) else \
-        (0, 1, 2 if func is aten.convolution.default else None)
-    a, b = args[ia], args[ib]
-    c = args[ic] if ic is not None and len(args) > ic and isinstance(args[ic], torch.Tensor) else None
-    alpha, beta = (abs(float(kwargs.get(k, 1))) for k in ("alpha", "beta"))
-    most = lambda t: _largest(t) if t is not None else 0.0  # noqa: E731
-    n = reduction_terms(func, args, kwargs, res)
-    if most(a) * most(b) * n * max(alpha, 1.0) + most(c) * max(beta, 1.0) < top:
-        return None, None
-    kw = {k: (max(abs(float(v)), 1.0) if k in ("alpha", "beta") else v) for k, v in kwargs.items()}
-
-    def call(u, v, w):  # the op on parts of its operands, in float64
-        a2 = list(args)
-        a2[ia], a2[ib] = u, v
-        if c is not None and ic is not None:
-            a2[ic] = w
-        return func(*a2, **kw)
-    part = lambda t, s: (finite_part(t).to(torch.float64) * s).clamp(min=0) if t is not None else None  # noqa: E731
-    zero = None if c is None else torch.zeros_like(c, dtype=torch.float64)
-    pos = call(part(a, 1), part(b, 1), part(c, 1)) + call(part(a, -1), part(b, -1), zero)
-    neg = call(part(a, 1), part(b, -1), part(c, -1)) + call(part(a, -1), part(b, 1), zero)
-    if any(float(kwargs.get(k, 1)) < 0 for k in ("alpha", "beta")):  # a sign turned: either sign
-        pos = neg = pos + neg
-    return pos, neg
-
-
-def _norm_edge(func, args, x: torch.Tensor, res: torch.Tensor, top: float) -> dict | None:
-    """A normalization's data of one sign, over each group it normalizes (its mean's partial sums), added up to
-    `top`: the group's results admit either infinity and NaN (x - inf, inf * 0)."""
-    training = args[3] if func is aten._native_batch_norm_legit.no_stats else \
-        args[5] if func in (aten.native_batch_norm.default, aten._native_batch_norm_legit.default) else True
-    if not training:  # batch norm with running statistics: no sums
-        return None
-    xf = finite_part(x).to(torch.float64)
-    if func is aten.native_layer_norm.default:
-        g = xf.flatten(x.dim() - len(args[1])) if len(args[1]) else xf.unsqueeze(-1)
-        shape = g.shape
-    elif func is aten.native_group_norm.default:
-        g = xf.reshape(int(args[3]), int(args[6]), -1)
-        shape = g.shape
-    else:  # batch norm: over every dim but the channels'
-        g = xf.movedim(1, -1).reshape(-1, x.shape[1]).t()
-        shape = None
-    pos, neg = g.clamp(min=0).sum(-1, keepdim=True), -g.clamp(max=0).sum(-1, keepdim=True)
-    edge = ((pos >= top) | (neg >= top)).expand(g.shape)
-    if shape is None:
-        edge = edge.t().reshape(x.movedim(1, -1).shape).movedim(-1, 1)
-    edge = edge.reshape(x.shape)
-    if not bool(edge.any()) or res.shape != x.shape:
-        return None
-    return {id(res): edge.to(torch.uint8) * (_PLUS | _MINUS | _NAN)}
 
 
 def _overflowed_stats(results: list) -> bool:
