@@ -196,12 +196,20 @@ def kind_other_rounding(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
     if x.rounding is None:
         return None
     other = torch.zeros_like(pending)
+    kind_f = _kind(x.f)
     for m in x.rounding.all():
         if m is not None:
             other |= ~torch.isfinite(m) & ((m == x.c) | (torch.isnan(m) & x.nan_c))
+            other |= _kind(m) != kind_f  # the element's kind turns on its roundings (a cancellation's sign)
     return Hit(pending & ~x.fin_c & other,
                lambda n: f"{x.what}: compiled NaN/inf of another kind than fp64's at {n} elements where an fp64 run "
-                         f"under another rounding of the intermediates gives it: not judged")
+                         f"under another rounding of the intermediates gives it, or gives another kind than fp64's: "
+                         f"not judged")
+
+
+def _kind(t: torch.Tensor) -> torch.Tensor:
+    """Each element's kind: 0 finite, 1 +inf, 2 -inf, 3 NaN."""
+    return torch.where(torch.isnan(t), 3, torch.where(t == math.inf, 1, torch.where(t == -math.inf, 2, 0)))
 
 
 @behaviour("finite.non-finite")

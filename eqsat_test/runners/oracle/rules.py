@@ -111,8 +111,9 @@ RULES: tuple[OracleRule, ...] = (
     OracleRule(
         "kind.other-rounding", FLOAT, CLEARS, "3",
         "a NaN/inf c of another kind than f where an fp64 run under another rounding of the intermediates "
-        "(Monte Carlo, walk, flushed subnormals, kept precision) gives that NaN/inf too",
-        "the element's kind depends on the order of its roundings (a cancellation to exactly 0 times an infinity)",
+        "(Monte Carlo, walk, flushed subnormals, kept precision) gives that NaN/inf too, or gives another kind than f",
+        "the element's kind depends on the order of its roundings (a cancellation to exactly 0 times an infinity; "
+        "the log of a cancellation whose sign a rounding flips)",
         "no order of a reduction's terms is specified; Triton flushes subnormals",
         f"{TESTS}::test_kind_other_rounding", _KIND,
         must_not_clear=f"{REAL_BUGS}::test_an_infinity_of_another_sign_no_rounding_gives"),

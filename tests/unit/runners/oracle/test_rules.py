@@ -195,6 +195,23 @@ def test_kind_other_rounding():
     assert v.ok and "another rounding" in v.detail
 
 
+def test_kind_other_rounding_where_the_roundings_split_the_kind():
+    """acosh's log form, log(x + sqrt(x*x - 1)), at x = -3570.003 (float32): x + sqrt(...) cancels to within a
+    rounding of 0, so eager's NaN, a compiled -inf (an exact 0) or a finite value are each one rounding away; fp64's
+    runs under other roundings give NaN and finite values there. At x = -5 every rounding gives NaN: -inf fails."""
+    from eqsat_test.runners.oracle.inputs import InputSet
+    from eqsat_test.runners.oracle.reference import eager_reference, judge_against
+    x = torch.tensor([-3570.003173828125, 2.0, -5.0])
+    r = eager_reference(lambda t: torch.log(t + torch.sqrt(t * t - 1)), lambda *a: {}, InputSet("given", (x,)))
+    got = r.ref.clone()
+    got[0] = -INF
+    v = judge_against(r, got)
+    assert v.ok and counts(v) == {"kind.special": 1, "kind.other-rounding": 1}, v.detail
+    got[2] = -INF
+    v = judge_against(r, got)
+    assert not v.ok and "(2,)" in v.detail
+
+
 # ---------------------------------------------------------------------------------------------- finite e and f
 
 
