@@ -275,6 +275,14 @@ def test_hang_crash_and_bad_input_cost_one_job_each(tmp_path):
     assert "signal 11" in status["segfault_on_load.py"]["error"]
     assert status["not_a_model.py"]["status"] == "bad-input"
     assert not leftovers(out)  # the hung job's whole process tree is gone
+    # each job without verdicts is named, by status, in the summary: what it would have found is in no table
+    s = json.loads(r.stdout)
+    assert {(u["model"], u["status"]) for u in s["unjudged"]} == {
+        ("hang_on_load.py", "timeout"), ("segfault_on_load.py", "crash"), ("not_a_model.py", "bad-input")}, s["unjudged"]
+    from eqsat_test.runners.campaign.run import text_summary
+    text = text_summary(s)
+    assert "no verdicts from 1 timeout job(s), not judged: hang_on_load.py cpu" in text, text
+    assert "no verdicts from 1 crash job(s), not judged: segfault_on_load.py cpu" in text, text
     # Failed jobs are finished: a resume skips them; --retry-failed runs them again.
     r = campaign(spec, "--json")
     assert json.loads(r.stdout)["run"]["ran"] == 0

@@ -492,10 +492,18 @@ def _brief_util(u: dict | None) -> dict | None:
     return None if u is None else {k: v for k, v in u.items() if k != "series"}
 
 
+UNJUDGED = ("timeout", "crash", "error", "bad-input")  # job statuses that end without verdicts
+UNJUDGED_SHOWN = 6  # jobs named per status in the text summary
+
+
 def summarize(store, out: Path, jobs: list[dict] | None = None) -> dict:
     counts = store.counts()
     keys = {j["key"] for j in jobs} if jobs is not None else None
     st = store.status_of(keys) if keys is not None else {j["key"]: j["status"] for j in store.jobs()}
+    # jobs that ended without verdicts: a model's bug in one of them is in no table, so each is named
+    unjudged = [{"model": Path(j["model"]).name, "device": j["device"], "backend": j["backend"], "status": j["status"],
+                 "error": (j.get("error") or "").strip().splitlines()[0][:160] if j.get("error") else ""}
+                for status in UNJUDGED for j in store.jobs(status) if keys is None or j["key"] in keys]
     by: dict[str, int] = {}
     for k in (keys or st):
         s = st.get(k, "pending")
@@ -512,7 +520,7 @@ def summarize(store, out: Path, jobs: list[dict] | None = None) -> dict:
               "models": sorted({s["model"] for s in seen[c.key]} | set(c.models))} for c in clusters]
     return {"campaign": store.meta().get("name"), "out": str(out), "store": str(store.path),
             "clusters": roots, "note_groups": [g.to_dict() for g in store.note_groups()],
-            "jobs": {"total": len(keys) if keys is not None else len(st), **by},
+            "jobs": {"total": len(keys) if keys is not None else len(st), **by}, "unjudged": unjudged,
             "plan": store.plan_status(),
             "compiler_bugs": counts["compiler_bugs"], "root_causes": len(clusters),
             "exposed_only_by_rewrites": sum(1 for c in clusters if not c.seed_fails), "findings": findings}
@@ -545,10 +553,25 @@ def text_summary(s: dict) -> str:
                      f"from {len(bugs)} distinct compiler-bug signature(s), {sum(f['count'] for f in bugs)} sightings")
     else:
         lines.append("  no compiler-bug candidates")
+    lines += _unjudged_lines(s.get("unjudged") or [])
     lines.append(f"  store: {s['store']}   report: eqsat-test report {s['out']}")
     lines += root_cause_table([Cluster.from_dict(c) for c in roots],
                               [NoteGroup.from_dict(g) for g in s.get("note_groups") or []])
     return "\n".join(lines)
+
+
+def _unjudged_lines(unjudged: list[dict]) -> list[str]:
+    """One line per status of the jobs that ended without verdicts, naming (model, device) of the first few: what
+    they would have found is in no table above."""
+    lines = []
+    for status in UNJUDGED:
+        mine = [u for u in unjudged if u["status"] == status]
+        if mine:
+            named = ", ".join(f"{u['model']} {u['device']}" for u in mine[:UNJUDGED_SHOWN])
+            more = f" (+{len(mine) - UNJUDGED_SHOWN} more)" if len(mine) > UNJUDGED_SHOWN else ""
+            lines.append(f"  no verdicts from {len(mine)} {status} job(s), not judged: {named}{more}; first: "
+                         f"{mine[0]['error'] or '(no message)'}")
+    return lines
 
 
 def resolve_out(spec_path: Path, out: Path | None) -> Path:
