@@ -323,6 +323,47 @@ def test_total_seconds_budget_stops_and_resumes(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
+# Devices: the cpu jobs of a cpu + cuda campaign are a cpu campaign's
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.slow  # two jobs, one an Inductor run: ~40 s on 2 loaded cores
+def test_cpu_jobs_of_a_cpu_and_cuda_campaign_find_what_a_cpu_campaign_finds(tmp_path):
+    """devices = ["cuda", "cpu"]: the cpu job of a model with a CPU-only bug (Inductor's test-only C++ miscompile)
+    runs, is recorded and reported as a cpu-only campaign's, beside its model's cuda job, whatever that one does.
+    The campaign's GPU is CUDA_VISIBLE_DEVICES=99, one id no torch can open: the campaign plans a GPU slot, the cuda
+    job ends at once as bad-input (on a GPU host too)."""
+    kw = dict(models=[str(MODELS / "relu_chain.py")], rule_sets=[[str(RULES / "basic.py")]], backends=[INJECTED_BUG],
+              variants=1, inputs="given", budget={"job_timeout": 600})
+    both = write_spec(tmp_path / "both.toml", name="both", devices=["cuda", "cpu"], **kw)
+    out = tmp_path / "out"
+    r = warm_server().run(["campaign", both, "--json", "--jobs", "2", "--out", out], cli=True, cwd=tmp_path,
+                          env={"CUDA_VISIBLE_DEVICES": "99"})
+    assert r.returncode == 1, r.stderr[-3000:]  # candidates found
+    s = json.loads(r.stdout)
+    assert s["jobs"] == {"total": 2, "done": 1, "bad-input": 1}, s["jobs"]
+    assert s["run"]["gpu_slots"] == [2] and s["run"]["peak_at_once"] == 2  # a cpu + cuda campaign, both at once
+    with Store(out / "campaign.sqlite") as st:
+        assert st.check() == []
+        jobs = {j["device"]: j for j in st.jobs()}
+        assert jobs["cuda"]["status"] == "bad-input" and jobs["cpu"]["status"] == "done", jobs
+        assert jobs["cpu"]["compiler_bugs"] > 0 and jobs["cpu"]["executed"] > 0
+        assert Path(jobs["cpu"]["run_dir"]).name.endswith(jobs["cpu"]["key"][:12])  # its own run folder
+        assert {x["job_key"] for f in st.findings() for x in f["sightings"]} == {jobs["cpu"]["key"]}
+    bugs = [f for f in s["findings"] if f["compiler_bug"]]
+    assert bugs and {(f["backend"], f["device"]) for f in bugs} == {(INJECTED_BUG, "cpu")}
+    assert s["clusters"] and {c["device"] for c in s["clusters"]} == {"cpu"}
+    from eqsat_test.runners.campaign.run import text_summary
+    assert "FOUND" in text_summary(s)
+    # The same job as a cpu-only campaign's (its key, so its store row): that campaign has nothing left to run here.
+    cpu = write_spec(tmp_path / "cpu.toml", name="both", devices=["cpu"], **kw)
+    r = warm_server().run(["campaign", cpu, "--json", "--out", out], cli=True, cwd=tmp_path)
+    assert r.returncode == 1, r.stderr[-3000:]
+    s2 = json.loads(r.stdout)
+    assert (s2["run"]["ran"], s2["run"]["skipped"], s2["jobs"]) == (0, 1, {"total": 1, "done": 1})
+    assert {f["signature"] for f in s2["findings"]} == {f["signature"] for f in s["findings"]}
+
+
+# ---------------------------------------------------------------------------------------------
 # Jobs at once; a killed campaign takes its jobs' processes with it; the plan stays visible
 # ---------------------------------------------------------------------------------------------
 
