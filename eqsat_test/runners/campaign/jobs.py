@@ -156,12 +156,15 @@ def job_command(job: dict, run_dir: Path, model: str | None = None, rule_args: l
     return cmd + list(job["run_args"])
 
 
-def job_env(token: str, campaign_id: str, cache_dir: Path, threads: int, gpu: str | None = None) -> dict:
+def job_env(token: str, campaign_id: str, cache_dir: Path, threads: int, device: str, gpu: str | None = None) -> dict:
     """Environment of one job: its own Inductor/Triton caches, one compile thread, a share of the cores,
-    the GPU it may use (`gpu`: a CUDA_VISIBLE_DEVICES entry), and markers by which the campaign finds
-    (and kills) every process the job started."""
+    the GPU it may use (`gpu`: a CUDA_VISIBLE_DEVICES entry; a cpu job sees none, so that no CUDA context of
+    its takes memory or time on the campaign's GPUs), and markers by which the campaign finds (and kills)
+    every process the job started."""
     env = dict(os.environ)
-    if gpu is not None:
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    elif gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir / "inductor")
@@ -354,7 +357,7 @@ def ray_job(payload: dict, rule_files: list[dict] | None = None) -> dict:
             rule_args = [str(shipped)]
         cache = Path(tempfile.gettempdir()) / "eqsat-ray-cache" / f"worker{os.getpid()}"
         token = f"{job['key'][:16]}-{os.getpid()}-{time.time_ns()}"
-        env = job_env(token, payload["campaign_id"], cache, payload.get("threads", 1))
+        env = job_env(token, payload["campaign_id"], cache, payload.get("threads", 1), job["device"])
         run_dir = work / "run"
         jp = JobProcess(job, run_dir, env, cwd=work, model=model, rule_args=rule_args)
         jp.wait()

@@ -244,7 +244,7 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
                 slot = free.pop(0)
                 token = f"{job['key'][:16]}-{os.getpid()}-{time.time_ns()}"
                 tmp = tmp_root / f"{job['key'][:12]}-{time.time_ns()}"
-                env = job_env(token, campaign_id, out / "cache" / f"worker{slot}", plan.threads,
+                env = job_env(token, campaign_id, out / "cache" / f"worker{slot}", plan.threads, job["device"],
                               gpu=plan.gpu_ids[gpu] if gpu is not None else None)
                 store.mark_running(job)
                 running[slot] = (job, JobProcess(job, tmp, env, jobs=plan.workers(job["device"])), gpu)

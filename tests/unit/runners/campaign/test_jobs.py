@@ -35,3 +35,13 @@ def test_a_campaigns_backend_file_is_found_beside_its_spec(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path / "models")
     spec = load_spec(tmp_path / "c.toml")
     assert spec.backends == ["inductor", f"{tmp_path / 'mine' / 'plant.py'}:fn"]
+
+
+def test_a_cpu_job_sees_no_gpu_and_a_cuda_job_sees_its_own(tmp_path, monkeypatch):
+    """A cpu job of a cpu + cuda campaign gets CUDA_VISIBLE_DEVICES="" (no CUDA context of its on the campaign's
+    GPUs); a cuda job the GPU it was given; with none given it keeps the campaign's."""
+    from eqsat_test.runners.campaign.jobs import job_env
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    assert job_env("t", "c", tmp_path, 1, "cpu")["CUDA_VISIBLE_DEVICES"] == ""
+    assert job_env("t", "c", tmp_path, 1, "cuda", gpu="1")["CUDA_VISIBLE_DEVICES"] == "1"
+    assert job_env("t", "c", tmp_path, 1, "cuda")["CUDA_VISIBLE_DEVICES"] == "0,1"
