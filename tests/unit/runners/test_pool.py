@@ -10,6 +10,18 @@ import eqsat_test.runners.exec.pool as execute
 from eqsat_test.runners.exec.pool import PoolOptions, prestart, run_tasks, worker
 
 
+@pytest.fixture(autouse=True)
+def no_workers_of_other_tests():
+    """The pool is per process: workers another test of this process handed back or prestarted are not ours, and
+    what runs at exit (_kill_spares: no worker handed back after it) is undone for the next test."""
+    def clean():
+        execute._kill_spares()
+        execute._closing.clear()
+    clean()
+    yield
+    clean()
+
+
 @pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_prestarted_worker_is_taken_warm_and_unclaimed_spares_are_killed(tmp_path):
     opts = PoolOptions(jobs=1, env={"EQSAT_POOL_TEST": str(tmp_path)})
