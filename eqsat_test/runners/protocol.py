@@ -266,3 +266,18 @@ def versions() -> dict:
             v["triton"] = None
         _ENV_CACHE.update(v)
     return dict(_ENV_CACHE)
+
+
+def exit_with_parent(every: float = 1.0) -> None:
+    """End this process (a worker, the prover) when the process it serves is gone (killed, even with SIGKILL):
+    it runs in a session of its own, so no signal reaches it, and a closed stdin is read only between tasks;
+    a long task (a 6M-element output judged on every input set) would run on for minutes."""
+    import threading
+    parent = int(os.environ.get(PARENT_ENV) or os.getppid())  # (the parent may be gone before this runs)
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            if os.getppid() != parent:
+                os._exit(3)
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()

@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -30,11 +29,11 @@ from eqsat_test.runners.oracle.referee import referee_crash, referee_mismatch, s
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 from eqsat_test.runners.oracle.verdict import Verdict
 from eqsat_test.runners.protocol import (
-    PARENT_ENV,
     call_compiled,
     compile_options,
     cpu_error,
     error_info,
+    exit_with_parent,
     first_line,
     load_module,
     on_cpu,
@@ -323,20 +322,6 @@ def _first_difference(a, b) -> tuple[str, str] | None:
         elif x != y and not (x != x and y != y):
             return path, f"{x!r} vs {y!r}"
     return None
-
-
-def exit_with_parent(every: float = 1.0) -> None:
-    """End this worker when the process that started it is gone (killed, even with SIGKILL): a worker
-    runs in a session of its own, so no signal reaches it, and a closed stdin is read only between
-    tasks; a long task (a 6M-element output judged on every input set) would run on for minutes."""
-    parent = int(os.environ.get(PARENT_ENV) or os.getppid())  # (the parent may be gone before this runs)
-
-    def watch() -> None:
-        while True:
-            time.sleep(every)
-            if os.getppid() != parent:
-                os._exit(3)
-    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
 
 
 def main() -> None:

@@ -57,7 +57,7 @@ class Worker:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env.setdefault("PYTHONUNBUFFERED", "1")
-        env[PARENT_ENV] = str(os.getpid())  # the worker ends when this process is gone (worker.exit_with_parent)
+        env[PARENT_ENV] = str(os.getpid())  # the worker ends when this process is gone (protocol.exit_with_parent)
         threads = self.opts.compile_threads or (1 if self.opts.jobs > 1 else None)
         if threads:
             env["TORCHINDUCTOR_COMPILE_THREADS"] = str(threads)

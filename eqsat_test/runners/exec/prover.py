@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from eqsat_test.runners import REPO_ROOT
-from eqsat_test.runners.protocol import PARENT_ENV, RESULT_TAG
+from eqsat_test.runners.protocol import PARENT_ENV, RESULT_TAG, exit_with_parent
 
 STARTUP_TIMEOUT = 180.0
 OUTPUT_MAX_CHARS = 8000
@@ -101,18 +101,6 @@ def _prove(req: dict) -> dict:
             "seconds": round(time.perf_counter() - t0, 3), "timed_out": timed_out}
 
 
-def _watch_parent(every: float = 1.0) -> None:
-    """End this server when the process it serves is gone (as runners/worker.py's workers do)."""
-    parent = int(os.environ.get(PARENT_ENV) or os.getppid())
-
-    def watch() -> None:
-        while True:
-            time.sleep(every)
-            if os.getppid() != parent:
-                os._exit(3)
-    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
-
-
 def serve() -> None:
     import torch  # noqa: F401  (the imports this server exists to pay once)
     import torch._dynamo  # noqa: F401
@@ -120,7 +108,7 @@ def serve() -> None:
     reply = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # stray prints go to stderr: stdout is the reply channel
     print(RESULT_TAG + json.dumps({"ready": os.getpid()}), file=reply, flush=True)
-    _watch_parent()  # (a child copies only the thread that forks; this one only sleeps)
+    exit_with_parent()  # (a child copies only the thread that forks; this one only sleeps)
     for line in sys.stdin:
         if line.strip():
             print(RESULT_TAG + json.dumps(_prove(json.loads(line))), file=reply, flush=True)
