@@ -16,7 +16,8 @@ import json
 import os
 import runpy
 import sys
-import traceback
+
+from eqsat_test.runners.exec.prover import exit_status
 
 PROJECT = {"benchmarks", "codegen_templates", "lowering", "rewrite", "rules", "runners"}
 
@@ -31,7 +32,7 @@ def _child(req: dict) -> int:
     os.environ.update(req.get("env") or {})
     sys.argv = list(req["argv"])
     sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))  # as the interpreter sets it for a script
-    try:
+    def run() -> None:
         if req.get("cli"):
             from eqsat_test.runners.cli.main import main
             main(sys.argv[1:])
@@ -39,15 +40,7 @@ def _child(req: dict) -> int:
             for name in [m for m in sys.modules if m.split(".")[0] in PROJECT]:
                 del sys.modules[name]
             runpy.run_path(sys.argv[0], run_name="__main__")
-        return 0
-    except SystemExit as e:  # as the interpreter maps it
-        if e.code is None or isinstance(e.code, int):
-            return e.code or 0
-        print(e.code, file=sys.stderr)
-        return 1
-    except BaseException:  # an uncaught exception: the traceback on stderr, status 1
-        traceback.print_exc()
-        return 1
+    return exit_status(run)
 
 
 def serve() -> None:

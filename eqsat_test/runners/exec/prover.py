@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from eqsat_test.runners import REPO_ROOT
@@ -39,7 +40,6 @@ PROJECT = "eqsat_test"
 def _child(folder: Path, out_fd: int) -> int:
     """In the forked child: become `python repro.py` in `folder`; its exit status."""
     import runpy
-    import traceback
     os.setsid()  # its own process group: a timeout kills the repro with everything it started
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(out_fd, 1)
@@ -51,15 +51,22 @@ def _child(folder: Path, out_fd: int) -> int:
     os.chdir(folder)
     sys.argv = ["repro.py"]
     sys.path[0] = str(folder)  # as the interpreter sets it for a script
+    return exit_status(lambda: runpy.run_path("repro.py", run_name="__main__"))
+
+
+def exit_status(run: Callable[[], object]) -> int:
+    """Run a program's main as the interpreter would run it as a script: its exit status (SystemExit mapped as the
+    interpreter maps it; an uncaught exception: its traceback on stderr, status 1)."""
+    import traceback
     try:
-        runpy.run_path("repro.py", run_name="__main__")
+        run()
         return 0
-    except SystemExit as e:  # as the interpreter maps it
+    except SystemExit as e:
         if e.code is None or isinstance(e.code, int):
             return e.code or 0
         print(e.code, file=sys.stderr)
         return 1
-    except BaseException:  # an uncaught exception: the traceback on stderr, status 1
+    except BaseException:
         traceback.print_exc()
         return 1
 
