@@ -564,3 +564,25 @@ def test_costly_point_no_free_dim_shrinks_is_not_swept(tmp_path):
 
 
 DTYPE = {"": torch.float32, "int64": torch.int64, "float64": torch.float64}
+
+
+def test_the_variants_of_a_graph_are_sampled_the_same_points(tmp_path):
+    """A graph's variants share one sample of sweep points (their key is the graph): variants that Inductor
+    compiles to the same code then meet the same points, and each point costs one compile between them (its
+    code cache), not one per variant. Variants of another graph get a sample of their own."""
+    from eqsat_test.runners.checks.sweeps import make_sweep_tasks
+
+    manifest = {"graphs": [{"id": "g0", "is_param": [False, False]}, {"id": "g1", "is_param": [False, False]}],
+                "variants": [{"id": f"{g}_{v}", "graph": g, "file": f"{g}{v}.py", "seed": v == "seed"}
+                             for g in ("g0", "g1") for v in ("seed", "v001", "v002", "v003")]}
+    tasks = make_sweep_tasks(tmp_path, manifest, SweepConfig().to_dict(), backends=["inductor"], devices=["cpu"],
+                             seed=0, input_kinds=["random"], scratch=tmp_path, first_backend="inductor")
+    cfgs = {t["variant"]: SweepConfig.from_dict(t["sweep"]) for t in tasks}
+    assert {cfgs[f"g0_v00{k}"].key for k in (1, 2, 3)} == {"g0"} and cfgs["g1_v001"].key == "g1"
+    x, y = torch.randn(12, 7), torch.randn(12, 7)
+    mod = _module(tmp_path, "same", "x, y", "return (x * y + 1.0,)", [x, y])
+    plan = analyse(mod, [x, y], [False, False], SweepConfig())
+    picks = {v: tuple(plan_points([x, y], plan, c)[0]) for v, c in cfgs.items() if not c.full}
+    assert picks["g0_v001"] == picks["g0_v002"] == picks["g0_v003"]
+    assert len({picks[f"g{g}_v001"] for g in range(2)} | {tuple(plan_points([x, y], plan, SweepConfig(
+        full=False, key=f"g{k}"))[0]) for k in range(2, 8)}) > 1  # graphs' samples differ
