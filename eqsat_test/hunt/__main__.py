@@ -9,7 +9,7 @@ from pathlib import Path
 
 from eqsat_test.hunt.check import check_source
 from eqsat_test.hunt.program import GenOptions, draw_program
-from eqsat_test.hunt.sources import display_path, model_files, pick_source
+from eqsat_test.hunt.sources import display_path, model_files, source_order
 from eqsat_test.hunt.windows import WINDOWS_VERSION, CutError, window_of
 
 
@@ -35,20 +35,29 @@ def make_one(seed: int, opts: GenOptions, folder: Path | None) -> dict:
     return out
 
 
+SOURCE_TRIES = 8  # model files a window seed tries before it is discarded
+
+
 def make_window(seed: int, files: list[str], folder: Path | None) -> dict:
-    """Cut, render and check the window of `seed` (from the file pick_source gives it among `files`); write it to
-    folder/p<seed>.py when it passes. A window that cannot be cut is discarded at stage capture or cut."""
+    """Cut, render and check the window of `seed` from the first of its files (source_order) that yields one; write
+    it to folder/p<seed>.py when it passes. A seed none of whose SOURCE_TRIES files yields a window is discarded at
+    stage capture or cut (the last file's reason)."""
     t0 = time.monotonic()
-    source = pick_source(seed, files)
-    record = {"kind": "window", "seed": seed, "version": f"windows-{WINDOWS_VERSION}", "source": display_path(source)}
-    try:
-        window = window_of(seed, source)
-    except CutError as e:
-        return {"seed": seed, "ok": False, "stage": e.stage, "reason": e.reason, "record": record,
+    record: dict = {}
+    error = CutError("cut", "no model file to cut from")
+    for source in source_order(seed, files)[:SOURCE_TRIES]:
+        record = {"kind": "window", "seed": seed, "version": f"windows-{WINDOWS_VERSION}", "source": display_path(source)}
+        try:
+            window = window_of(seed, source)
+            break
+        except CutError as e:
+            error = e
+        except Exception as e:  # noqa: BLE001 - the cutter's own failure: reported, the hunt goes on
+            return {"seed": seed, "ok": False, "stage": "generate", "reason": f"{type(e).__name__}: {e}"[:300],
+                    "record": record, "seconds": round(time.monotonic() - t0, 4)}
+    else:
+        return {"seed": seed, "ok": False, "stage": error.stage, "reason": error.reason, "record": record,
                 "seconds": round(time.monotonic() - t0, 4)}
-    except Exception as e:  # noqa: BLE001 - the cutter's own failure: reported, the hunt goes on
-        return {"seed": seed, "ok": False, "stage": "generate", "reason": f"{type(e).__name__}: {e}"[:300],
-                "record": record, "seconds": round(time.monotonic() - t0, 4)}
     text = window.source()
     verdict = check_source(text, f"p{seed}.py")
     out = {"seed": seed, **verdict.to_dict(), "record": window.record(), "seconds": round(time.monotonic() - t0, 4)}

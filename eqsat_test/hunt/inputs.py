@@ -93,7 +93,7 @@ def _values(spec: InputSpec, shape: tuple[int, ...]) -> str:
     if spec.values == "index":
         return f"torch.randint(0, {spec.high}, {s}, generator={g})"
     if spec.values == "given":
-        return f"torch.tensor({list(spec.data)}, dtype=torch.{spec.dtype}).reshape{s}"
+        return f"torch.tensor({list(spec.data)}, dtype=torch.{spec.dtype}).reshape({s})"
     if spec.values == "range":
         expr = f"torch.randint({spec.low}, {spec.high}, {s}, generator={g}, dtype=torch.{spec.dtype})"
         return expr if spec.sentinel is None else f"{expr}.masked_fill(torch.rand({s}, generator=g) < 0.1, {spec.sentinel})"

@@ -1,4 +1,4 @@
-"""The model files windows of real graphs are cut from (hunt/windows.py): the files of the paths a hunt is given, the one each window seed cuts from, and how a window names it. Torch-free, for the command line."""
+"""The model files windows of real graphs are cut from (hunt/windows.py): the files of the paths a hunt is given, the order a window seed tries them in, and how a window names it. Torch-free, for the command line."""
 from __future__ import annotations
 
 import random
@@ -38,6 +38,8 @@ def model_files(paths) -> list[str]:
     return sorted(dict.fromkeys(found))
 
 
-def pick_source(seed: int, files: list[str]) -> str:
-    """The model file window `seed` of a hunt is cut from."""
-    return files[random.Random(f"eqsat-windows-source-{seed}").randrange(len(files))]
+def source_order(seed: int, files: list[str]) -> list[str]:
+    """The model files window `seed` of a hunt tries, in turn, until one yields a window (a file of one op has none)."""
+    order = list(files)
+    random.Random(f"eqsat-windows-source-{seed}").shuffle(order)
+    return order

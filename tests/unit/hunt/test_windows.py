@@ -14,7 +14,7 @@ import torch
 
 from eqsat_test.hunt.__main__ import make_window
 from eqsat_test.hunt.check import check_source
-from eqsat_test.hunt.sources import model_files, pick_source
+from eqsat_test.hunt.sources import model_files, source_order
 from eqsat_test.hunt.windows import (
     GIVEN_ELEMENTS,
     MAX_ELEMENTS,
@@ -26,6 +26,7 @@ from eqsat_test.hunt.windows import (
     window_of,
 )
 from eqsat_test.lowering.load import load_model
+from eqsat_test.runners.campaign.hunt_programs import WINDOW_SHARE, is_window
 
 REPO = Path(__file__).resolve().parents[3]
 CORPUS = REPO / "benchmarks" / "corpus"
@@ -128,17 +129,25 @@ def test_the_same_seed_gives_the_same_file_in_a_fresh_process():
     assert window_of(2, path).source() != window_of(3, path).source()
 
 
-def test_serve_writes_checked_windows_and_discards_what_cannot_be_cut(tmp_path):
-    files = model_files([CORPUS / "conv_resnet_basic_block.py", CORPUS / "loss_cross_entropy.py"])
-    seeds = {pick_source(s, files): s for s in range(40)}  # a seed for each file
-    ok = make_window(seeds[str(CORPUS / "conv_resnet_basic_block.py")], files, tmp_path)
-    assert ok["record"]["kind"] == "window"
-    if ok["ok"]:
-        assert Path(ok["path"]).read_text() == window_of(ok["seed"], CORPUS / "conv_resnet_basic_block.py").source()
-    else:
-        assert ok["stage"] == "degenerate"
-    bad = make_window(seeds[str(CORPUS / "loss_cross_entropy.py")], files, tmp_path)  # one op: no window of 3
+def test_a_window_seed_takes_the_first_file_that_yields_one(tmp_path):
+    one_op = str(CORPUS / "loss_cross_entropy.py")  # one op: no window of 3
+    files = model_files([CORPUS / "conv_resnet_basic_block.py", one_op])
+    seed = next(s for s in range(40) if source_order(s, files)[0] == one_op)
+    made = make_window(seed, files, tmp_path)
+    assert made["record"]["kind"] == "window"
+    assert made["record"]["source"] == "benchmarks/corpus/conv_resnet_basic_block.py"
+    assert made["ok"] or made["stage"] == "degenerate", made
+    if made["ok"]:
+        assert Path(made["path"]).read_text() == window_of(seed, CORPUS / "conv_resnet_basic_block.py").source()
+    bad = make_window(seed, [one_op], tmp_path)
     assert not bad["ok"] and bad["stage"] == "cut" and "compute nodes" in bad["reason"]
     assert json.dumps(bad) and bad["record"]["source"] == "benchmarks/corpus/loss_cross_entropy.py"
     with pytest.raises(CutError):
-        window_of(0, CORPUS / "loss_cross_entropy.py")
+        window_of(0, one_op)
+
+
+def test_a_hunt_mixes_windows_at_its_share():
+    assert not any(is_window(s, 0.0) for s in range(200)) and all(is_window(s, 1.0) for s in range(200))
+    n = sum(is_window(s, WINDOW_SHARE) for s in range(2000))
+    assert abs(n / 2000 - WINDOW_SHARE) < 0.05
+    assert [is_window(s, 0.5) for s in range(50)] == [is_window(s, 0.5) for s in range(50)]
