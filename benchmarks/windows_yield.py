@@ -36,7 +36,7 @@ def main() -> None:
             src = captured(f)
         except CutError as e:
             models["no capture"] += 1
-            why[f"capture: {e.reason[:70]}"] += 1  # (each file's own reason)
+            why["capture: " + e.reason.replace(f, "FILE")[:70]] += 1
             continue
         models["captured"] += 1
         passed = 0

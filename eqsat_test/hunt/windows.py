@@ -26,6 +26,7 @@ DYNAMIC_SHARE = 0.15  # windows compiled with dynamic=True, as the generator's p
 SKIP = re.compile(r"rand|bernoulli|multinomial|normal_|uniform_|exponential_|poisson|dropout|rrelu|_set_grad_enabled|"
                   r"autocast|_log_api_usage|vmap|_functorch|higher_order|profiler|record_function|_assert|sym_|"
                   r"^wrap|_check")
+TRANSFORMS = re.compile(r"vmap|_functorch|higher_order")  # graphs holding these are not run again (global state)
 INT_DTYPES = ("int8", "uint8", "int16", "int32", "int64")
 GIVEN_ELEMENTS = 256  # integer inputs this small keep their real values (offsets, lengths, ids: structure a range loses)
 FX_GLOBALS = {"torch", "inf", "nan", "NoneType", "device", "fx_pytree", "pytree"}  # the file's preamble defines them
@@ -137,14 +138,17 @@ def _capture(path: str, bound: int) -> Source:
         except Exception as e:  # noqa: BLE001 - a file that does not load or capture gives no window, whatever the error
             raise CutError("capture", _line(e)) from e
         facts = []
-        for g in graphs:
+        for g in graphs:  # a graph that holds a transform (vmap) is not run again: its state is the process's
             rec = _Recorder(g.gm)
-            try:
-                with torch.no_grad():
-                    rec.run(*[x.clone() if isinstance(x, torch.Tensor) else x for x in g.inputs])
-            except Exception as e:  # noqa: BLE001
-                raise CutError("capture", f"graph {g.index} does not run again: {_line(e)}") from e
+            if not any(TRANSFORMS.search(_target_name(n)) for n in g.gm.graph.nodes if n.op == "call_function"):
+                try:
+                    with torch.no_grad():
+                        rec.run(*[x.clone() if isinstance(x, torch.Tensor) else x for x in g.inputs])
+                except Exception:  # noqa: BLE001 - a graph that does not run again gives no window
+                    rec.facts.clear()
             facts.append(rec.facts)
+        if not any(facts):
+            raise CutError("capture", "no graph of the file runs again on its captured inputs")
     return Source(display_path(path), tuple(g.gm for g in graphs), tuple(facts), bound)
 
 
