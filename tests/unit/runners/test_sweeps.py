@@ -26,7 +26,6 @@ from eqsat_test.runners.checks.sweep_run import run_sweeps
 from eqsat_test.runners.checks.sweeps import sweep_findings
 from eqsat_test.runners.findings.write import _repro_source, signature
 from eqsat_test.runners.oracle.judge import judge
-from eqsat_test.runners.oracle.lenient import lenient_judge
 from eqsat_test.runners.protocol import load_module as _load_module
 from eqsat_test.runners.records import Result
 
@@ -205,16 +204,16 @@ def test_lenient_judge_excuses_rounding_before_floor_but_not_wrong_values():
     # own rules pass it now (the bools: between eager and the fp64 run, docs/oracle.md rule 4)
     strict = judge(eager, compiled, fp64)
     assert strict.ok and "between eager and the fp64 run" in strict.detail, strict.detail
-    v = lenient_judge(eager, compiled, fp64, ref32)
+    v = judge(eager, compiled, fp64, lenient=(ref32, fp64))
     assert v.ok
     wrong = (compiled[0].clone(), compiled[1].clone())
     same = (eager[0] == compiled[0]).nonzero()[0, 0]
     wrong[0][same] += 3.0  # a real error where every reference agrees
-    assert not lenient_judge(eager, wrong, fp64, ref32).ok
+    assert not judge(eager, wrong, fp64, lenient=(ref32, fp64)).ok
     wrong_b = (compiled[0], compiled[1].clone())
     same_b = (eager[1] == compiled[1]).nonzero()[0, 0]
     wrong_b[1][same_b] = ~wrong_b[1][same_b]
-    assert not lenient_judge(eager, wrong_b, fp64, ref32).ok
+    assert not judge(eager, wrong_b, fp64, lenient=(ref32, fp64)).ok
 
 
 # ----------------------------------------------------------------------------------------------
