@@ -5,8 +5,9 @@ alike (programs judged, CPU seconds, candidates, distinct root causes, and which
                                         [--mode sequential|parallel] [--out WORK] [--report FILE]
 
 DIR is a copy of `tools/experimental/torchfuzz` from the PyTorch repository (the folder holding `fuzzer.py`); it is
-run as a subprocess, never imported. torchfuzz runs as its multi-process fuzzer (`fuzzer.py --start S --count C -p N`)
-and is stopped with SIGINT after M minutes (its partial summary is kept; seeds in flight are not counted);
+run as a subprocess, never imported. torchfuzz runs as its multi-process fuzzer (`fuzzer.py --start S --count C -p N
+-v`: every seed's verdict is printed) and is stopped with SIGINT to its main process after M minutes (seeds in flight
+are not counted, nor the CPU of the fuzzer.py processes its terminated pool leaves behind: killed when it exits);
 eqsat-test runs as `eqsat-test fuzz --minutes M -j N --device D --json --out WORK/eqsat` (it starts no program
 after M minutes and lets the running ones finish). `--mode parallel` runs the two at once, each pinned to half the
 cores with `taskset` when the machine has 2N cores (else unpinned, and said so); `sequential` runs one after the
@@ -195,7 +196,12 @@ def parse_torchfuzz_log(text: str) -> tuple[list[TorchfuzzFailure], dict]:
         failures.append(TorchfuzzFailure(int(m.group(1)), sig, cat, msg, tuple(operation_stats(block)),
                                          prog.group(1) if prog else ""))
     counts = {"results": -1, "successful": -1, "failed": -1, "ignored": 0}
-    for ln in lines:
+    seen = {k: len({m.group(1) for ln in lines if (m := re.search(rf"{k} - Seed (\d+)", ln))})
+            for k in ("✅ SUCCESS", "❌ FAILURE", "🚫 IGNORED")}  # --verbose lines: the count without a summary
+    if any(seen.values()):
+        counts.update(successful=seen["✅ SUCCESS"], failed=seen["❌ FAILURE"], ignored=seen["🚫 IGNORED"],
+                      results=sum(seen.values()))
+    for ln in lines:  # its summary, when it printed one, has the last word
         if m := re.search(r"Successful: (\d+)/(\d+)", ln):
             counts["successful"], counts["results"] = int(m.group(1)), int(m.group(2))
         elif m := re.search(r"Failed:\s+(\d+)/", ln):
@@ -300,8 +306,13 @@ def wait_all(children: list[Child]) -> None:
                 continue
             now = time.monotonic()
             if now >= c.stop_at and not c.stopped:
+                # SIGINT to the main process alone: its pool terminates the workers; a worker killed by SIGINT
+                # while it holds the pool's queue lock would hang that termination
                 print(f"{c.name}: {now - c.started:.0f} s: stopping it (SIGINT)", flush=True)
-                _kill_group(c.proc.pid, signal.SIGINT)
+                try:
+                    os.kill(c.proc.pid, signal.SIGINT)
+                except ProcessLookupError:
+                    pass
                 c.stopped = True
             elif now >= c.kill_at:
                 print(f"{c.name}: {now - c.started:.0f} s: killing it", flush=True)
@@ -397,7 +408,7 @@ def main() -> int:
 
     budget = a.minutes * 60
     seeds = max(100, int(budget * a.cores))  # at least a second a seed: never run out before the minutes end
-    tf_cmd = [sys.executable, "fuzzer.py", "--start", str(a.start), "--count", str(seeds), "-p", str(a.cores)]
+    tf_cmd = [sys.executable, "fuzzer.py", "--start", str(a.start), "--count", str(seeds), "-p", str(a.cores), "-v"]
     tf_env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONUNBUFFERED": "1"}
     if a.device == "cpu":
         tf_env["TORCHFUZZ_DEVICE"] = "cpu"  # the copy's CPU switch (upstream's default template sets 'cuda')

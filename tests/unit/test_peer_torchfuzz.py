@@ -96,3 +96,12 @@ def test_eqsat_share_exposed_only_by_rewrites(peer):
     extra = peer.eqsat_extra(summary)
     assert extra["exposed_only_by_rewrites"] == 1 and extra["exposed_only_by_rewrites_share"] == pytest.approx(0.333)
     assert [c.false for c in peer.eqsat_causes(summary)] == [False, False, True]
+
+
+def test_counts_from_verbose_lines_when_interrupted_before_a_summary(peer):
+    log = "\n".join(["✅ SUCCESS - Seed 1 (duration: 9.00s)", "   STDOUT:", "   ✅ eager success",
+                     block(2, "", EAGER_FAILS), "✅ SUCCESS - Seed 3 (duration: 9.00s)",
+                     "🚫 IGNORED - Seed 4 (duration: 9.00s) [IGNORED]"])
+    failures, counts = peer.parse_torchfuzz_log(log)
+    assert counts == {"results": 4, "successful": 2, "failed": 1, "ignored": 1}
+    assert [f.seed for f in failures] == [2]
