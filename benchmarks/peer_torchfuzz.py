@@ -29,6 +29,7 @@ seed, signature, message and generated program's path (its source inline when un
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -374,8 +375,8 @@ def details(runs: list[ToolRun]) -> str:
                        f"exposed only by a rewritten variant {e.get('exposed_only_by_rewrites')}"
                        f"{f' ({share:.0%})' if share is not None else ''}, internal errors {e.get('internal_errors')}")
         for c in r.causes:
-            what = "FALSE" if c.false else c.category
-            out.append(f"  {r.tool}: {c.count:>3} x {what:<15} {c.signature[:150]}"
+            what = f"FALSE:{c.category}" if c.false else c.category
+            out.append(f"  {r.tool}: {c.count:>3} x {what:<21} {c.signature[:150]}"
                        + (f"  seeds {list(c.seeds[:5])}" if c.seeds else ""))
     return "\n".join(out)
 
@@ -420,11 +421,13 @@ def main() -> int:
 
     tools = [t for t in ("torchfuzz", "eqsat-test") if a.only in (None, t)]
     runs: list[ToolRun] = []
-    with open(tf_log, "w") as tfl, open(eq_stdout, "w") as eqo, open(eq_stderr, "w") as eqe:
+    with contextlib.ExitStack() as files:
         def launch(tool: str) -> Child:
             if tool == "torchfuzz":
+                tfl = files.enter_context(open(tf_log, "w"))
                 return start(tool, tf_cmd, cpus_tf, tf_dir, tf_env, tfl, subprocess.STDOUT, budget,
                              budget + GRACE_S)
+            eqo, eqe = files.enter_context(open(eq_stdout, "w")), files.enter_context(open(eq_stderr, "w"))
             return start(tool, eq_cmd, cpus_eq, REPO, eq_env, eqo, eqe, float("inf"), budget + EQSAT_GRACE_S)
         if parallel:
             children = [launch(t) for t in tools]
