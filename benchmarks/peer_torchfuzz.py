@@ -13,8 +13,9 @@ after M minutes and lets the running ones finish). `--mode parallel` runs the tw
 cores with `taskset` when the machine has 2N cores (else unpinned, and said so); `sequential` runs one after the
 other on the same N cores.
 
-Measured per tool: the CPU seconds of its process tree (the rusage of the child and all its waited-for
-descendants, from wait4, so two tools running at once are told apart), wall seconds, programs judged (torchfuzz: seeds
+Measured per tool: the CPU seconds of its process tree (wait4's rusage of the child and its waited-for
+descendants, or, where larger, the last /proc sum over its session, which keeps a tree killed before it was reaped),
+wall seconds, programs judged (torchfuzz: seeds
 that finished, failed or not; eqsat-test: `this_run.judged`), programs per CPU-hour and per allotted core-hour (N cores
 times wall). Candidates: torchfuzz's failing seeds (its ignore list applied), clustered by `failure_signature` (the
 exception type and the first line of its message, numbers and names of temporaries masked, or "mismatch" and the op
@@ -46,7 +47,7 @@ from pathlib import Path
 from common import REPO, machine  # (benchmarks/common.py puts the repository on sys.path)
 
 PROGRAM_INLINE_BYTES = 20_000
-GRACE_S = 90.0  # after SIGINT, torchfuzz's summary; after that the group is killed
+GRACE_S = 30.0  # after SIGINT, torchfuzz's summary; after that its session is killed
 EQSAT_GRACE_S = 1200.0  # eqsat-test lets running programs finish (job timeout 900 s): killed only past this
 
 
@@ -280,6 +281,7 @@ class Child:
     wall: float = 0.0
     cpu: float = 0.0
     code: int | None = None
+    polled: float = 0.0  # the largest session_cpu seen
 
 
 def start(name: str, cmd: list[str], cpus: str, cwd: Path, env: dict, stdout, stderr, stop_after: float,
@@ -291,15 +293,34 @@ def start(name: str, cmd: list[str], cpus: str, cwd: Path, env: dict, stdout, st
     return Child(name, proc, t, t + stop_after, t + kill_after)
 
 
+def session_cpu(sid: int) -> float:
+    """CPU seconds of a session's live processes and of the descendants they reaped (utime, stime, cutime, cstime
+    from /proc): the processes are disjoint, and so are the dead ones each reaped. 0 where /proc is absent."""
+    total = 0
+    for d in Path("/proc").iterdir() if Path("/proc/self/stat").exists() else ():
+        if not d.name.isdigit():
+            continue
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid:  # fields after the name: state, ppid, pgrp, session, ...
+            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def wait_all(children: list[Child]) -> None:
-    """Wait for every child, stopping each at its time; CPU seconds from wait4 (the child and its descendants)."""
+    """Wait for every child, stopping each at its time. CPU seconds: the larger of wait4's (the child and its
+    waited-for descendants) and the last sum over its session (session_cpu), which keeps the CPU of a process tree
+    killed before its parent reaped it."""
     left = list(children)
     while left:
         for c in list(left):
+            c.polled = max(c.polled, session_cpu(c.proc.pid))
             pid, status, ru = os.wait4(c.proc.pid, os.WNOHANG)
             if pid:
                 c.wall = time.monotonic() - c.started
-                c.cpu = ru.ru_utime + ru.ru_stime
+                c.cpu = max(ru.ru_utime + ru.ru_stime, c.polled)
                 c.code = os.waitstatus_to_exitcode(status)
                 c.proc.returncode = c.code
                 _kill_group(c.proc.pid, signal.SIGKILL)  # orphans of an interrupted run
@@ -318,7 +339,7 @@ def wait_all(children: list[Child]) -> None:
             elif now >= c.kill_at:
                 print(f"{c.name}: {now - c.started:.0f} s: killing it", flush=True)
                 _kill_group(c.proc.pid, signal.SIGKILL)
-        time.sleep(0.5)
+        time.sleep(1.0)
 
 
 def _kill_group(pgid: int, sig: int) -> None:
