@@ -6,22 +6,22 @@ alike (programs judged, CPU seconds, candidates, distinct root causes, and which
 
 DIR is a copy of `tools/experimental/torchfuzz` from the PyTorch repository (the folder holding `fuzzer.py`); it is
 run as a subprocess, never imported. torchfuzz runs as its multi-process fuzzer (`fuzzer.py --start S --count C -p N
--v`: every seed's verdict is printed) and is stopped with SIGINT to its main process after M minutes (seeds in flight
-are not counted, nor the CPU of the fuzzer.py processes its terminated pool leaves behind: killed when it exits);
+-v`: every seed's verdict is printed) and is stopped with SIGINT to its main process after M minutes (its session is
+killed 30 s later; seeds in flight are not counted as programs, their CPU seconds are);
 eqsat-test runs as `eqsat-test fuzz --minutes M -j N --device D --json --out WORK/eqsat` (it starts no program
 after M minutes and lets the running ones finish). `--mode parallel` runs the two at once, each pinned to half the
 cores with `taskset` when the machine has 2N cores (else unpinned, and said so); `sequential` runs one after the
 other on the same N cores.
 
-Measured per tool: the CPU seconds of its process tree (wait4's rusage of the child and its waited-for
-descendants, or, where larger, the last /proc sum over its session, which keeps a tree killed before it was reaped),
-wall seconds, programs judged (torchfuzz: seeds
-that finished, failed or not; eqsat-test: `this_run.judged`), programs per CPU-hour and per allotted core-hour (N cores
-times wall). Candidates: torchfuzz's failing seeds (its ignore list applied), clustered by `failure_signature` (the
-exception type and the first line of its message, numbers and names of temporaries masked, or "mismatch" and the op
-set for its numerics check); a signature is false when the generated program fails eagerly too, or torchfuzz itself
-fails before the program runs. eqsat-test: its `candidates`, `root_causes` (clusters), `ledger_matches` and the share
-of root causes that only a rewritten variant exposed (a cluster whose unmodified seed never fails, `seed_fails`).
+Measured per tool: the CPU seconds of its process tree (wait4's rusage of the child and its waited-for descendants,
+or, where larger, the last /proc sum over its session, which keeps a tree killed before it was reaped), wall
+seconds, programs judged (torchfuzz: seeds that finished, failed or not; eqsat-test: `this_run.judged`), programs
+per CPU-hour and per allotted core-hour (N cores times wall). Candidates: torchfuzz's failing seeds (its ignore list
+applied), clustered by `failure_signature` (the exception type and the first line of its message, numbers and names
+of temporaries masked, or "mismatch" and the op set for its numerics check); a signature is false when the generated
+program fails eagerly too, or torchfuzz itself fails before the program runs. eqsat-test: its `candidates`,
+`root_causes` (clusters), `ledger_matches` and the share of root causes that only a rewritten variant exposed (a
+cluster whose unmodified seed never fails, `seed_fails`).
 
 Only the small report travels: WORK (default: a temporary folder) holds eqsat-test's hunt folder and torchfuzz's
 log; `--report` (default WORK/peer_torchfuzz.json) gets one JSON with every figure and, per torchfuzz failure, its
