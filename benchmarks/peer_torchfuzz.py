@@ -410,6 +410,8 @@ def main() -> int:
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--mode", choices=["sequential", "parallel"], default="sequential")
     ap.add_argument("--only", choices=["torchfuzz", "eqsat-test"], default=None, help="run one tool alone")
+    ap.add_argument("--job-timeout", type=float, default=None,
+                    help="eqsat-test fuzz's seconds per program (default its own); it stops this long after M minutes")
     ap.add_argument("--start", type=int, default=0, help="torchfuzz's first seed (eqsat-test's --seed is this too)")
     ap.add_argument("--out", type=Path, default=None, help="work folder (eqsat-test's hunt, torchfuzz's log)")
     ap.add_argument("--report", type=Path, default=None, help="the JSON report (default OUT/peer_torchfuzz.json)")
@@ -437,7 +439,10 @@ def main() -> int:
         tf_env["CUDA_VISIBLE_DEVICES"] = ""
     eq_cmd = [sys.executable, "-m", "eqsat_test.runners.cli", "fuzz", "--minutes", f"{a.minutes:g}", "-j",
               str(a.cores), "--device", a.device, "--json", "--out", str(hunt), "--seed", str(a.start)]
-    eq_env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if a.job_timeout is not None:
+        eq_cmd += ["--job-timeout", f"{a.job_timeout:g}"]
+    eq_env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(REPO)] + [q for q in os.environ.get("PYTHONPATH", "").split(os.pathsep) if q])}
     tf_log, eq_stdout, eq_stderr = out / "torchfuzz.log", out / "eqsat.json", out / "eqsat.log"
 
     tools = [t for t in ("torchfuzz", "eqsat-test") if a.only in (None, t)]
@@ -449,7 +454,7 @@ def main() -> int:
                 return start(tool, tf_cmd, cpus_tf, tf_dir, tf_env, tfl, subprocess.STDOUT, budget,
                              budget + GRACE_S)
             eqo, eqe = files.enter_context(open(eq_stdout, "w")), files.enter_context(open(eq_stderr, "w"))
-            return start(tool, eq_cmd, cpus_eq, REPO, eq_env, eqo, eqe, float("inf"), budget + EQSAT_GRACE_S)
+            return start(tool, eq_cmd, cpus_eq, REPO, eq_env, eqo, eqe, float("inf"), budget + (a.job_timeout + 60.0 if a.job_timeout is not None else EQSAT_GRACE_S))
         if parallel:
             children = [launch(t) for t in tools]
             wait_all(children)
