@@ -27,11 +27,12 @@ from eqsat_test.runners.findings.artifacts import ArtifactOptions
 from eqsat_test.runners.findings.clusters import clustered, failing_cone
 from eqsat_test.runners.findings.confirm import confirm_all, prove_all, unconfirmed_timeouts
 from eqsat_test.runners.findings.ledger import load_ledger
+from eqsat_test.runners.findings.meta import write_meta
 from eqsat_test.runners.findings.minimize import minimize_clusters
 from eqsat_test.runners.findings.notes import run_note_groups
 from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 from eqsat_test.runners.findings.triage import annotate
-from eqsat_test.runners.findings.write import collect_env, signature, update_meta, write_finding
+from eqsat_test.runners.findings.write import collect_env, signature, write_finding
 from eqsat_test.runners.oracle.referee import rule_on
 from eqsat_test.runners.oracle.verdict import rule_totals
 from eqsat_test.runners.protocol import past, versions
@@ -450,7 +451,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
         written = [f for f in replaced(written, confirmed, proven) if f.bug]
         written, confirmed = replaced(written, [f for f in proven if f.bug], labelled), labelled
     for f in confirmed:  # meta.json says which root cause the finding is, and whether it is a known one
-        update_meta(out / "findings" / str(f.id), {k: f[k] for k in ("cluster", "known") if k in f})
+        write_meta(out / "findings" / str(f.id), f, update=True)
     perf_stats = _perf(manifest, results, bundle, opts, notes, out, log) if opts.perf else None
     stream.close()
     stats.update({"wall_seconds_total": round(time.perf_counter() - t_start, 3), "confirm": confirm_stats,

@@ -31,7 +31,7 @@ from eqsat_test.codegen_templates import render
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.protocol import versions
-from eqsat_test.runners.records import Finding, FindingKind, Result, ResultStatus, new_finding
+from eqsat_test.runners.records import Finding, FindingKind, Result, ResultStatus, as_finding, new_finding
 
 WARMUP = 3
 MIN_REPS = 7
@@ -238,8 +238,6 @@ def write_slow_variant(out: Path, fid: str, note: Mapping, bundle: Path, manifes
     shutil.copy(bundle / graph["inputs_file"], d / graph["inputs_file"])
     copy_backend_file(note["backend"], d)  # perf_repro.py imports it by path; the copy where that is gone
     (d / "perf_repro.py").write_text(perf_repro_source(note))
-    meta = dict(note)
-    meta["versions"] = versions()
-    meta["model"] = manifest.get("model")
-    (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
+    from eqsat_test.runners.findings.meta import MetaContext, write_meta  # (findings/ imports this module)
+    write_meta(d, as_finding(note), MetaContext(versions=versions(), model=manifest.get("model")))
     return d

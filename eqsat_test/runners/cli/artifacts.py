@@ -6,13 +6,13 @@ way the work is runners/findings/artifacts.py's `collect_all`, each step in its 
 made is in each finding's folder and its meta.json (`debug_artifacts`)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from eqsat_test.runners.findings.artifacts import ArtifactOptions, collect_all
-from eqsat_test.runners.records import BUG_KINDS, Finding, as_finding
+from eqsat_test.runners.findings.meta import read_meta
+from eqsat_test.runners.records import BUG_KINDS, Finding
 
 
 def _log(msg: str) -> None:
@@ -24,7 +24,7 @@ def finding_in(folder: Path) -> Finding:
     meta = folder / "meta.json"
     if not meta.is_file() or not (folder / "repro.py").is_file():
         raise click.UsageError(f"{folder}: not a finding folder (no meta.json and repro.py)")
-    f = as_finding(json.loads(meta.read_text()))
+    f = read_meta(folder).finding
     if (folder / "minimized.py").is_file():
         f = f.with_(minimized_file=str(folder / "minimized.py"))
     return f.with_(id=folder.name)

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.exec.backend_code import backend_code, script_options
+from eqsat_test.runners.findings.meta import write_meta
 from eqsat_test.runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH, TRITON_KERNEL, triage
 from eqsat_test.runners.protocol import compile_options, is_custom_backend
 from eqsat_test.runners.records import Finding, FindingKind, as_finding, replaced
@@ -588,11 +589,5 @@ def _record(d: Path, f: Finding, s: dict) -> Finding:
         src = d / "minimized.py"
         if src.is_file():
             write_test_repro(d, src.read_text(), f)
-    meta = d / "meta.json"
-    if meta.is_file():
-        m = json.loads(meta.read_text())
-        m["debug_artifacts"] = s
-        if isinstance(m.get("triage_info"), dict) and isinstance(f.get("triage_info"), dict):
-            m["triage_info"]["next_step"] = f["triage_info"]["next_step"]
-        meta.write_text(json.dumps(m, indent=1, default=str))
+    write_meta(d, f, update=True)
     return f

@@ -10,6 +10,7 @@ from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file
 from eqsat_test.runners.findings.clusters import clustered
 from eqsat_test.runners.findings.confirm import confirm_all
 from eqsat_test.runners.findings.ledger import load_ledger
+from eqsat_test.runners.findings.meta import MetaContext, write_meta
 from eqsat_test.runners.findings.triage import annotate
 from eqsat_test.runners.findings.write import collect_env
 from eqsat_test.runners.protocol import error_info, first_line, versions
@@ -41,8 +42,7 @@ def capture_crash(model: Path, out: Path, error: BaseException, *, backend: str,
         "ops": [], "seed": True}, error=error_info(error), detail=f"torch.compile raises while Dynamo traces the "
         f"model, which eager runs: {first_line(error)}", id=FOLDER, repro=str(d / "repro.py"))
     (f,) = annotate([f])
-    meta = {**f.to_dict(), "versions": versions(), "model": str(model), "collect_env": collect_env()}
-    (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
+    write_meta(d, f, MetaContext(versions=versions(), model=str(model), collect_env=collect_env()))
     if confirm:  # alone, in a fresh process, from its repro.py (a flaky note where it does not reproduce)
         (f,), _ = confirm_all([f], out, timeout=timeout, warm=False)
     found, clusters = clustered([f], str(model), load_ledger())

@@ -1,8 +1,8 @@
 """Finding folders: repro.py, variant.py, seed.py, inputs.pt and meta.json for each finding."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import json
 import re
 import shutil
 from collections.abc import Mapping
@@ -11,9 +11,10 @@ from pathlib import Path
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.checks.devices import device_repro_main
 from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
+from eqsat_test.runners.findings.meta import MetaContext, write_meta
 from eqsat_test.runners.oracle.grad import COTANGENT_SEED, GRAD_SEED
 from eqsat_test.runners.protocol import versions
-from eqsat_test.runners.records import FindingKind
+from eqsat_test.runners.records import FindingKind, as_finding
 
 
 def signature(f: Mapping) -> str:
@@ -86,11 +87,12 @@ def write_finding(out: Path, fid: str, f: Mapping, bundle: Path, manifest: dict,
     finding lost half-written."""
     d = out / "findings" / fid
     d.mkdir(parents=True, exist_ok=True)
-    variant = next(v for v in manifest["variants"] if v["id"] == f["variant"])
-    meta = {k: v for k, v in f.items() if k not in ("failing_inputs", "minimized_file", "artifacts")}
-    meta.update({"versions": versions(), "model": manifest.get("model"), "graph": variant["graph"],
-                 "sizes": manifest.get("sizes"),
-                 "collect_env": env_text if env_text is not None else collect_env()})
+    f = as_finding(f)
+    variant = next(v for v in manifest["variants"] if v["id"] == f.variant)
+    if f.graph != variant["graph"]:
+        f = f.with_(graph=variant["graph"])
+    context = MetaContext(versions=versions(), model=manifest.get("model"), sizes=manifest.get("sizes"),
+                          collect_env=env_text if env_text is not None else collect_env())
     errors: dict[str, str] = {}
 
     def step(name: str, fn) -> None:
@@ -101,12 +103,10 @@ def write_finding(out: Path, fid: str, f: Mapping, bundle: Path, manifest: dict,
             errors[name] = f"{type(e).__name__}: {e}"
             (d / f"{name}.error.txt").write_text(errors[name] + "\n")
 
-    def write_meta() -> None:
-        if errors:
-            meta["write_errors"] = dict(errors)
-        (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
+    def meta() -> None:
+        write_meta(d, f, dataclasses.replace(context, write_errors=dict(errors) or None))
 
-    write_meta()
+    meta()
     step("files", lambda: _copy_files(d, f, bundle, manifest, variant))
     minimized = bool(f.get("minimized_file") and Path(f["minimized_file"]).is_file())
     src = Path(f["minimized_file"]).read_text() if minimized else (bundle / variant["file"]).read_text()
@@ -115,7 +115,7 @@ def write_finding(out: Path, fid: str, f: Mapping, bundle: Path, manifest: dict,
     step("test_repro.py", lambda: write_test_repro(d, src, f))
     step("artifacts", lambda: _write_artifacts(d, f))
     if errors:
-        write_meta()
+        meta()
     return d
 
 
@@ -145,13 +145,3 @@ def _write_artifacts(d: Path, f: Mapping) -> None:
         artifacts.update(kernel_artifacts(f))
     for name, text in artifacts.items():
         (d / name).write_text(text)
-
-
-def update_meta(folder: Path, fields: dict) -> None:
-    """Set `fields` in folder/meta.json (a finding folder written by write_finding); nothing if it is not there."""
-    meta = Path(folder) / "meta.json"
-    if not fields or not meta.is_file():
-        return
-    m = json.loads(meta.read_text())
-    m.update(fields)
-    meta.write_text(json.dumps(m, indent=1, default=str))

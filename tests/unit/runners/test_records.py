@@ -356,3 +356,20 @@ def test_task_is_frozen_and_its_wire_dict_round_trips():
     u = t.with_(coverage="c.json", timeout_s=5.0)
     assert u.coverage == "c.json" and u["timeout_s"] == 5.0 and t.coverage is None and list(u)[-1] == "timeout_s"
     assert Task.from_dict(u.to_dict()).to_dict() == u.to_dict()
+
+
+def test_meta_json_is_written_and_updated_by_one_writer_and_reads_back(tmp_path):
+    from eqsat_test.runners.findings.meta import MetaContext, read_meta, write_meta
+    f = new_finding(FindingKind.MISCOMPILE, {"variant": "g0_v001", "graph": "g0", "backend": "inductor"},
+                    detail="1 differ", failing_inputs="/scratch/x.pt", min_detail="[0] 1 differ")
+    ctx = MetaContext(versions={"torch": "2.x"}, model="m.py", collect_env="env")
+    assert not write_meta(tmp_path, f, update=True) and not (tmp_path / "meta.json").exists()  # no folder's meta yet
+    assert write_meta(tmp_path, f, ctx)
+    on_disk = json.loads((tmp_path / "meta.json").read_text())
+    assert "failing_inputs" not in on_disk and on_disk["model"] == "m.py" and on_disk["min_detail"] == "[0] 1 differ"
+    back = read_meta(tmp_path)
+    assert back.context == ctx and back.finding.to_dict() == f.without("failing_inputs").to_dict()
+    g = f.with_(confirmed=True, kind=FindingKind.FLAKY.value)
+    write_meta(tmp_path, g, update=True)  # an update keeps the context the file has
+    back = read_meta(tmp_path)
+    assert back.context == ctx and back.finding.confirmed is True and back.finding.kind == "flaky"
