@@ -39,11 +39,11 @@ from eqsat_test.runners.protocol import past, versions
 from eqsat_test.runners.records import (
     CRASH_STATUSES,
     MINIMIZE_SECONDS,
-    RESULTS_SCHEMA_VERSION,
     Finding,
     FindingKind,
     Result,
     ResultStatus,
+    RunResults,
     Task,
     TaskKind,
     exit_code_of,
@@ -258,7 +258,7 @@ class VerdictStream:
                      "timings": r.timings})
 
     def finding(self, f: Finding) -> None:
-        self._write({"type": "finding", **_public(f)})
+        self._write({"type": "finding", **f.public().to_dict()})
 
     def _write(self, obj: dict) -> None:
         obj["seconds"] = round(time.monotonic() - self.t0, 3)  # since execution started
@@ -301,12 +301,9 @@ def save_partial(out: Path, manifest: dict, opts: ExecOptions, run: dict) -> str
     marked partial when it was written already. Returns the line saying what was saved where."""
     path, stage = out / "results.json", run["stage"]
     if run["written"] and path.is_file():
-        data = json.loads(path.read_text())
-        data["report"]["partial"] = True
-        data["report"]["stats"]["interrupted"] = {"stage": stage}
-        tmp = out / "results.json.tmp"
-        tmp.write_text(json.dumps(data, indent=1, default=str))
-        tmp.replace(path)
+        done = RunResults.read(out)
+        report = {**done.report, "partial": True, "stats": {**done.report.get("stats", {}), "interrupted": {"stage": stage}}}
+        dataclasses.replace(done, report=report).write(out)
         return (f"interrupted while {stage}: every verdict is in {path} (marked partial: confirmation, minimizing "
                 f"and proofs not finished), as they came in {out / 'verdicts.jsonl'}")
     results = list(run["results"])  # (a copy: worker threads may still add to it)
@@ -559,7 +556,7 @@ def write_results(out: Path, manifest: dict, raw: list[Result], written: list[Fi
         "model": manifest["model"], "torch_version": versions()["torch"],
         "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
         "executed": executed, "sizes": manifest.get("sizes"), "partial": partial,
-        "findings": [_public(f) for f in written] + [_public(n) for n in notes],
+        "findings": [],  # (RunResults' findings)
         "stats": {**stats, "compiler_bugs": sum(1 for f in written if f.compiler_bug),
                   "eager_bugs": sum(1 for f in written if f.kind == FindingKind.EAGER_BUG), "notes": len(notes),
                   "root_causes": len(clusters),
@@ -575,21 +572,15 @@ def write_results(out: Path, manifest: dict, raw: list[Result], written: list[Fi
                   # the oracle's rules over every verdict: elements each convicted, cleared or noted
                   "oracle_rules": rule_totals(s for r in raw for s in r.input_sets)},
     }
-    tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps({"schema_version": RESULTS_SCHEMA_VERSION, "report": report,
-                               "raw": [r.to_dict() for r in raw]}, indent=1, default=str))
-    tmp.replace(out / "results.json")
-    return report
+    results = RunResults(report=report, findings=tuple(f.public() for f in [*written, *notes]), raw=tuple(raw))
+    results.write(out)
+    return results.report_dict()
 
 
 def exit_code(report: dict) -> int:
     """1: compiler-bug candidates; else 3 if eqsat-test itself failed on some task; else 0."""
     return int(exit_code_of([f["kind"] for f in report["findings"]], report["stats"].get("internal_errors", 0)))
 
-
-def _public(f: Finding) -> dict:
-    """A finding as reported (results.json, --json, verdicts.jsonl): without local scratch paths."""
-    return f.without("failing_inputs", "minimized_file", "artifacts").to_dict()
 
 
 def _with_cone(f: Finding, bundle: Path, manifest: dict) -> Finding:

@@ -3,9 +3,11 @@ and findings, with JSON round trips."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
+from pathlib import Path
 from typing import Any, ClassVar
 
 
@@ -386,6 +388,11 @@ class Finding(_Keyed):
     def without(self, *keys: str) -> Finding:
         return super().without(*keys)
 
+    def public(self) -> Finding:
+        """The finding as reported (results.json, --json, verdicts.jsonl, meta.json): without the local scratch
+        paths and the debug files' texts (files of its folder)."""
+        return self.without(*LOCAL_KEYS)
+
     @property
     def compiler_bug(self) -> bool:
         return is_compiler_bug(self.kind)
@@ -396,6 +403,9 @@ class Finding(_Keyed):
 
 
 Finding._FIELDS = _fields_of(Finding)
+# a finding's keys that stay on this host: the failing inputs' and minimized program's scratch files, the debug
+# files' texts (written into its folder)
+LOCAL_KEYS = ("failing_inputs", "minimized_file", "artifacts")
 
 
 def as_finding(f: Mapping[str, Any]) -> Finding:
@@ -448,6 +458,7 @@ def as_dict(rec: Any) -> dict:
 # The version of results.json's layout: 1 is the first that says it ({"schema_version": 1, "report": ...,
 # "raw": ...}); a file without it (written before) reads as the same layout. Bump it when a key changes meaning.
 RESULTS_SCHEMA_VERSION = 1
+RESULTS_FILE = "results.json"
 
 
 @dataclass(frozen=True)
@@ -467,9 +478,36 @@ class RunResults:
     schema_version: int | None = RESULTS_SCHEMA_VERSION
 
     def to_dict(self) -> dict:
-        report = {k: ([f.to_dict() for f in self.findings] if k == "findings" else v) for k, v in self.report.items()}
+        """The file's object; the findings go where the report has its "findings" key, last where it has none."""
+        findings = [f.to_dict() for f in self.findings]
+        report = {k: (findings if k == "findings" else v) for k, v in self.report.items()}
+        report.setdefault("findings", findings)
         head = {} if self.schema_version is None else {"schema_version": self.schema_version}
         return {**head, "report": report, "raw": [r.to_dict() for r in self.raw]}
+
+    def report_dict(self) -> dict:
+        """The report with its findings: report.json's object and the CLI's --json one."""
+        return self.to_dict()["report"]
+
+    def to_json(self) -> str:
+        """results.json's text."""
+        return json.dumps(self.to_dict(), indent=1, default=str)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunResults:
+        """results.json's text, of any version up to RESULTS_SCHEMA_VERSION, as records."""
+        return cls.from_dict(json.loads(text))
+
+    def write(self, out: Path) -> Path:
+        """OUT/results.json, replaced whole (written beside it first: a reader never sees half a file)."""
+        tmp = Path(out) / (RESULTS_FILE + ".tmp")
+        tmp.write_text(self.to_json())
+        return tmp.replace(Path(out) / RESULTS_FILE)
+
+    @classmethod
+    def read(cls, out: Path) -> RunResults:
+        """OUT/results.json as records."""
+        return cls.from_json((Path(out) / RESULTS_FILE).read_text())
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunResults:

@@ -14,7 +14,7 @@ from eqsat_test.runners.findings.meta import MetaContext, write_meta
 from eqsat_test.runners.findings.triage import annotate
 from eqsat_test.runners.findings.write import collect_env
 from eqsat_test.runners.protocol import error_info, first_line, versions
-from eqsat_test.runners.records import RESULTS_SCHEMA_VERSION, Finding, FindingKind, new_finding
+from eqsat_test.runners.records import Finding, FindingKind, RunResults, new_finding
 
 FOLDER = "001-capture-crash-model"
 
@@ -50,10 +50,11 @@ def capture_crash(model: Path, out: Path, error: BaseException, *, backend: str,
     bug = f.kind == FindingKind.CAPTURE_CRASH
     report = {"clusters": [c.to_dict() for c in clusters], "note_groups": [], "model": str(model),
               "torch_version": versions()["torch"], "variants": 0, "executed": 0, "sizes": None, "partial": False,
-              "findings": [f.to_dict()],
+              "findings": [],  # (RunResults' findings)
               "stats": {"captured": False, "compiler_bugs": int(bug), "eager_bugs": 0, "notes": int(not bug),
                         "root_causes": len(clusters), "internal_errors": 0}}
-    (out / "results.json").write_text(json.dumps({"schema_version": RESULTS_SCHEMA_VERSION, "report": report,
-                                                  "raw": []}, indent=1, default=str))
+    results = RunResults(report=report, findings=(f,), raw=())
+    results.write(out)
+    report = results.report_dict()
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))  # as every run's ending writes it
     return report, f

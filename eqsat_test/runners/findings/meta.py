@@ -11,8 +11,6 @@ from typing import Any
 from eqsat_test.runners.records import Finding
 
 META = "meta.json"
-# a finding's keys meta.json leaves out: local scratch paths and the debug files' texts (files beside it)
-LEFT_OUT = ("failing_inputs", "minimized_file", "artifacts")
 
 
 @dataclass(frozen=True)
@@ -41,8 +39,8 @@ class FindingMeta:
     context: MetaContext
 
     def to_dict(self) -> dict:
-        """meta.json's object: the finding's keys (less LEFT_OUT), then the context's."""
-        return {**self.finding.without(*LEFT_OUT).to_dict(), **self.context.to_dict()}
+        """meta.json's object: the finding's keys as reported (no local paths), then the context's."""
+        return {**self.finding.public().to_dict(), **self.context.to_dict()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FindingMeta:

@@ -325,6 +325,23 @@ def test_a_real_runs_results_json_reads_into_records_and_writes_back_equal(eqsat
     assert _results_round_trip(old).schema_version is None
 
 
+def test_results_json_round_trips_through_run_results(tmp_path):
+    """RunResults writes results.json (to_json) and reads it back (from_json) equal, findings in the report's
+    "findings" key; a file written before versions (no schema_version) reads too."""
+    f = new_finding(FindingKind.MISCOMPILE, {"variant": "g0_v001", "graph": "g0"}, detail="1 differ",
+                    failing_inputs="/scratch/x.pt")
+    r = Result(task="t1", variant="g0_v001", backend="inductor", device="cpu", status=ResultStatus.OK,
+               input_sets=[{"name": "given", "match": True}], extra={"elapsed": 0.5})
+    rec = RunResults(report={"model": "m.py", "findings": [], "stats": {"notes": 0}}, findings=(f.public(),), raw=(r,))
+    rec.write(tmp_path)
+    back = RunResults.read(tmp_path)
+    assert back.to_dict() == rec.to_dict() and list(back.report) == ["model", "findings", "stats"]
+    assert back.findings[0].to_dict() == f.without("failing_inputs").to_dict() and back.raw[0].get("elapsed") == 0.5
+    assert back.report_dict()["findings"] == [f.public().to_dict()]
+    old = {k: v for k, v in json.loads((tmp_path / "results.json").read_text()).items() if k != "schema_version"}
+    assert RunResults.from_json(json.dumps(old)).schema_version is None
+
+
 def test_results_json_of_an_unknown_version_is_refused():
     data = {"schema_version": RESULTS_SCHEMA_VERSION + 1, "report": {"findings": []}, "raw": []}
     with pytest.raises(ValueError, match="schema version"):
