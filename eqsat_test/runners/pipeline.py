@@ -41,6 +41,7 @@ from eqsat_test.runners.records import (
     MINIMIZE_SECONDS,
     Finding,
     FindingKind,
+    InputSetVerdict,
     Result,
     ResultStatus,
     RunResults,
@@ -188,30 +189,31 @@ def judge_results(manifest: dict, results: list[Result], scratch: Path,
                 notes.append(new_finding(eager_failure_kind(message, False), base, input_set=name, detail=
                              f"variant raises in eager mode on an input set its seed runs on: {message}"))
         for s in r.input_sets:
-            if s["kind"] == "nondeterministic":
-                notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s["name"], detail=s["detail"]))
+            if s.kind == "nondeterministic":
+                notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s.name, detail=s.detail))
                 break
-            if not s["ok"]:
-                kind = (FindingKind.GRAD_MISCOMPILE if s.get("part") == "gradient" else
-                        FindingKind.COMPILED_NONDETERMINISTIC if s["kind"] == FindingKind.COMPILED_NONDETERMINISTIC
+            if not s.ok:
+                kind = (FindingKind.GRAD_MISCOMPILE if s.part == "gradient" else
+                        FindingKind.COMPILED_NONDETERMINISTIC if s.kind == FindingKind.COMPILED_NONDETERMINISTIC
                         else FindingKind.SEED_MISCOMPILE if v["seed"] else FindingKind.MISCOMPILE)
-                written = s.get("written_input")  # a failing leaf that is an input the program writes
-                findings.append(new_finding(kind, base, input_set=s["name"], max_abs_err=s["max_abs_err"],
-                                            max_rel_err=s["max_rel_err"], leaf=s.get("leaf"),
-                                            detail=f"written input {written}: {s['detail']}" if written else s["detail"],
+                written = s.written_input  # a failing leaf that is an input the program writes
+                carried = {k: getattr(s, k) for k in ("grad_input", "grad_stage", "warmup_file")
+                           if getattr(s, k) is not None}
+                findings.append(new_finding(kind, base, input_set=s.name, max_abs_err=s.max_abs_err,
+                                            max_rel_err=s.max_rel_err, leaf=s.leaf,
+                                            detail=f"written input {written}: {s.detail}" if written else s.detail,
                                             **({"written_input": written} if written else {}),
-                                            failing_inputs=s.get("inputs_file"), referee=s.get("referee"),
-                                            **{k: s[k] for k in ("grad_input", "grad_stage", "warmup_file") if k in s}))
+                                            failing_inputs=s.inputs_file, referee=s.referee, **carried))
                 break
         # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
         if not v["seed"] and r.backend == (first_backend or r.backend):
             sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
             vd = scratch / "eager" / f"{v['id']}__{r['device']}"
             for s in r.input_sets:  # the first input set where the variant's eager output is not its seed's
-                verdict = unsound_verdict(sd / f"{s['name']}.pt", vd / f"{s['name']}.pt", v, manifest,
-                                          sd / f"{s['name']}.fp64.pt" if r.extra.get("training") is not None else None)
+                verdict = unsound_verdict(sd / f"{s.name}.pt", vd / f"{s.name}.pt", v, manifest,
+                                          sd / f"{s.name}.fp64.pt" if r.extra.get("training") is not None else None)
                 if verdict is not None:
-                    notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s["name"],
+                    notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s.name,
                                              max_abs_err=verdict.max_abs_err, detail=verdict.detail))
                     break
     # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/checks/devices.py).
@@ -250,8 +252,7 @@ class VerdictStream:
         self.t0 = time.monotonic()
 
     def result(self, r: Result) -> None:
-        sets = [{k: s.get(k) for k in ("name", "ok", "kind", "max_abs_err", "max_rel_err", "leaf", "detail")}
-                for s in r.input_sets]
+        sets = [{k: getattr(s, k) for k in InputSetVerdict.JUDGEMENT} for s in r.input_sets]
         self._write({"type": "result", "task": r.task, "variant": r.variant,
                      "backend": r.backend, "device": r.device, "status": r.status.value,
                      "error": (r.error or {}).get("message"), "input_sets": sets,
@@ -494,7 +495,7 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> 
     def on_result(r: Result) -> None:
         stream.result(r)
         run["results"].append(r)
-        if r.status not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s["ok"] for s in r.input_sets):
+        if r.status not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s.ok for s in r.input_sets):
             counts["suspicious"] += 1
         bar.update(r, counts["suspicious"])
 
@@ -570,7 +571,7 @@ def write_results(out: Path, manifest: dict, raw: list[Result], written: list[Fi
                   "triage": {c: sum(1 for f in written if f.triage == c) for c in
                              sorted({f.triage for f in written if f.triage})},
                   # the oracle's rules over every verdict: elements each convicted, cleared or noted
-                  "oracle_rules": rule_totals(s for r in raw for s in r.input_sets)},
+                  "oracle_rules": rule_totals(s.to_dict() for r in raw for s in r.input_sets)},
     }
     results = RunResults(report=report, findings=tuple(f.public() for f in [*written, *notes]), raw=tuple(raw))
     results.write(out)

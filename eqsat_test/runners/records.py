@@ -259,6 +259,64 @@ CRASH_STATUSES = (ResultStatus.COMPILE_CRASH, ResultStatus.RUN_CRASH, ResultStat
 MINIMIZE_SECONDS = 120.0
 
 
+@dataclass(frozen=True)
+class InputSetVerdict:
+    """One input set's verdict in a worker result (`Result.input_sets`): the oracle's judgement
+    (oracle/verdict.py's Verdict, as its dict), what the worker adds to it, and a sweep point's labels.
+
+    JSON: the judgement's keys always, every other field only where it is not None (a key a producer wrote as
+    None reads back the same: None); `from_dict` refuses a key it does not know, so that a producer's new key
+    (worker.py, exec/batch.py, checks/sweep_run.py) gets a field here."""
+
+    name: str = ""  # the input set ("given", "random-0"; a sweep point's "dtype=float16/given")
+    ok: bool = True  # agree (or set aside as nondeterministic)
+    kind: str = "match"  # "match" | "mismatch" | "nondeterministic" | "structure-mismatch" | a sweep's crash kind
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    leaf: str | None = None  # the first failing output leaf
+    detail: str = ""
+    rules: list | None = None  # the oracle's rules that fired, per leaf (LeafRules dicts)
+    failing: list | None = None  # the failing leaf's first failing elements (flat indices)
+    # the worker's
+    part: str | None = None  # training mode: "forward" | "gradient", of a failing verdict
+    grad_input: str | None = None  # the input whose gradient failed
+    grad_stage: str | None = None  # the backward's stage that first gets it wrong
+    written_input: str | None = None  # a failing leaf that is an input the program writes
+    referee: dict | None = None  # the independent referee's verdict (oracle/referee.py)
+    inputs_digest: str | None = None  # the inputs' digest (cross-device judging compares them)
+    inputs_file: str | None = None  # the failing inputs, saved
+    warmup_file: str | None = None  # the calls before this set's, saved (a stale output needs them)
+    # a sweep point's (checks/sweep_run.py)
+    set: str | None = None  # the input set of the point ("given")
+    sweep: str | None = None  # the point's label ("dtype=float16")
+    sweep_key: str | None = None
+    sweep_category: str | None = None
+    sweep_dtype: str | None = None
+    shapes: list | None = None
+    confirmed: bool | None = None  # re-run alone after failing in a batch of points
+    error: dict | None = None  # a crash's error
+    compile_extra: dict | None = None  # torch.compile's options beyond the backend's (dynamic=True)
+
+    # the judgement: the keys its JSON always has (verdicts.jsonl has these alone)
+    JUDGEMENT: ClassVar[tuple[str, ...]] = ("name", "ok", "kind", "max_abs_err", "max_rel_err", "leaf", "detail")
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name in self.JUDGEMENT or getattr(self, f.name) is not None}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> InputSetVerdict:
+        if isinstance(d, cls):
+            return d
+        unknown = set(d) - _INPUT_SET_FIELDS
+        if unknown:
+            raise TypeError(f"input set verdict: unknown key(s) {', '.join(sorted(unknown))}")
+        return cls(**d)
+
+
+_INPUT_SET_FIELDS = frozenset(f.name for f in dataclasses.fields(InputSetVerdict))
+
+
 _RESULT_OMIT_IF_NONE = ("error", "input_set", "set_aside")
 
 
@@ -278,7 +336,7 @@ class Result(_Keyed):
     backend: str = ""
     device: str = ""
     status: ResultStatus
-    input_sets: list = field(default_factory=list)  # per input set: the verdict's dict (oracle/verdict.py)
+    input_sets: tuple[InputSetVerdict, ...] = ()  # per input set, its verdict
     timings: dict = field(default_factory=dict)
     error: dict | None = None
     input_set: str | None = None
@@ -288,8 +346,15 @@ class Result(_Keyed):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", ResultStatus.parse(self.status))
+        object.__setattr__(self, "input_sets", tuple(InputSetVerdict.from_dict(v) for v in self.input_sets))
         if not self.keys_:  # built directly
             object.__setattr__(self, "keys_", _built_keys(self, _RESULT_OMIT_IF_NONE))
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        if "input_sets" in d:
+            d["input_sets"] = [v.to_dict() for v in self.input_sets]
+        return d
 
     @property
     def error_message(self) -> str:
@@ -315,7 +380,7 @@ class ResultDraft:
     backend: str | None
     device: str | None
     status: ResultStatus
-    input_sets: list = field(default_factory=list)
+    input_sets: list = field(default_factory=list)  # the verdicts' dicts as they are made (InputSetVerdict's keys)
     timings: dict = field(default_factory=dict)
     error: dict | None = None
     input_set: str | None = None

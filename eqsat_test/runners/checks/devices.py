@@ -128,11 +128,11 @@ def cross_device_findings(manifest: dict, results: list[Result], scratch: Path, 
             continue
         devs = ["cpu", next(d for d in sorted(per_dev) if d != "cpu")] if "cpu" in per_dev else sorted(per_dev)[:2]
         ref_dev = devs[0]  # the fp64 reference: the CPU's when the CPU ran
-        sets = {d: {s["name"]: s for s in per_dev[d]["input_sets"]} for d in devs}
+        sets = {d: {s.name: s for s in per_dev[d].input_sets} for d in devs}
         v = variants[vid]
         verdicts: dict[str, dict] = {}  # input set -> judge_across_devices result
         for name in [n for n in sets[devs[0]] if n in sets[devs[1]]]:
-            da, db = (sets[d][name].get("inputs_digest") for d in devs)
+            da, db = (sets[d][name].inputs_digest for d in devs)
             if da and db and da != db:
                 if notes is not None:
                     notes.append(new_finding(FindingKind.INTERNAL_ERROR, variant=vid, backend=backend,
@@ -181,7 +181,7 @@ def cross_device_findings(manifest: dict, results: list[Result], scratch: Path, 
                  "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(g.get("op_names", [])))},
                 input_set=name, odd_input_sets=odd,
                 max_abs_err=vd["vs_other"].max_abs_err, max_rel_err=vd["vs_other"].max_rel_err,
-                leaf=vd["vs_other"].leaf, same_device_verdict=sets[d][name].get("kind"),
+                leaf=vd["vs_other"].leaf, same_device_verdict=sets[d][name].kind,
                 detail=f"compiled {d} vs compiled {o}: {vd['vs_other'].detail}; "
                        f"compiled {d} vs eager {d}: {vd['vs_eager'].detail}",
                 failing_inputs=_inputs_file(v, g, per_dev[d], name, scratch),

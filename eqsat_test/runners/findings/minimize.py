@@ -165,11 +165,11 @@ def outcome(result: Result) -> tuple:
     if status != ResultStatus.OK:
         return ("other", status)
     sets = result.input_sets
-    if any(s.get("kind") == NONDETERMINISTIC for s in sets):
+    if any(s.kind == NONDETERMINISTIC for s in sets):
         return (NONDETERMINISTIC,)
-    if any(not s.get("ok") and s.get("part") == "gradient" for s in sets):  # training mode: outputs agree
+    if any(not s.ok and s.part == "gradient" for s in sets):  # training mode: outputs agree
         return (FindingKind.GRAD_MISCOMPILE.value,)
-    if any(not s.get("ok") for s in sets):
+    if any(not s.ok for s in sets):
         return (FindingKind.MISCOMPILE.value,)
     return ("ok",)
 
@@ -271,10 +271,10 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
             r = pool.cache.get(k)
             if r is not None and outcome(r) == target:
                 best_src = text
-                bad = [s for s in r.input_sets if not s.get("ok")]
+                bad = [s for s in r.input_sets if not s.ok]
                 if bad:
-                    result.failing_inputs = bad[0].get("inputs_file")
-                    result.detail, result.input_set = str(bad[0].get("detail", "")), bad[0].get("name")
+                    result.failing_inputs = bad[0].inputs_file
+                    result.detail, result.input_set = bad[0].detail, bad[0].name
                 elif r.error:  # a crash: its error line
                     err = r.error
                     result.detail = f"{err.get('type', '')}: {err.get('message', '')}".strip(": ")

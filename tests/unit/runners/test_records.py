@@ -18,6 +18,7 @@ from eqsat_test.runners.records import (
     RESULTS_SCHEMA_VERSION,
     Finding,
     FindingKind,
+    InputSetVerdict,
     Result,
     ResultDraft,
     ResultStatus,
@@ -331,7 +332,7 @@ def test_results_json_round_trips_through_run_results(tmp_path):
     f = new_finding(FindingKind.MISCOMPILE, {"variant": "g0_v001", "graph": "g0"}, detail="1 differ",
                     failing_inputs="/scratch/x.pt")
     r = Result(task="t1", variant="g0_v001", backend="inductor", device="cpu", status=ResultStatus.OK,
-               input_sets=[{"name": "given", "match": True}], extra={"elapsed": 0.5})
+               input_sets=[InputSetVerdict(name="given", rules=[])], extra={"elapsed": 0.5})
     rec = RunResults(report={"model": "m.py", "findings": [], "stats": {"notes": 0}}, findings=(f.public(),), raw=(r,))
     rec.write(tmp_path)
     back = RunResults.read(tmp_path)
@@ -340,6 +341,20 @@ def test_results_json_round_trips_through_run_results(tmp_path):
     assert back.report_dict()["findings"] == [f.public().to_dict()]
     old = {k: v for k, v in json.loads((tmp_path / "results.json").read_text()).items() if k != "schema_version"}
     assert RunResults.from_json(json.dumps(old)).schema_version is None
+
+
+def test_input_set_verdicts_are_records_with_the_producers_json():
+    """A worker's entry (a verdict's dict with the worker's keys) reads into an InputSetVerdict and writes back the
+    same dict; a key no field holds is refused by name, so a producer's new key gets a field."""
+    entry = {"name": "random-0", "ok": False, "kind": "mismatch", "max_abs_err": 1.0, "max_rel_err": 0.5,
+             "leaf": "[0]", "detail": "1 differ", "rules": [], "failing": [3], "part": "gradient",
+             "grad_input": "x", "inputs_file": "/s/random-0.inputs.pt"}
+    r = Result.from_dict({"status": "ok", "input_sets": [entry]})
+    (s,) = r.input_sets
+    assert isinstance(s, InputSetVerdict) and not s.ok and s.part == "gradient" and s.failing == [3]
+    assert r.to_dict()["input_sets"] == [entry] and list(r.to_dict()["input_sets"][0]) == list(entry)
+    with pytest.raises(TypeError, match="unknown key.*surprise"):
+        Result.from_dict({"status": "ok", "input_sets": [{**entry, "surprise": 1}]})
 
 
 def test_results_json_of_an_unknown_version_is_refused():
