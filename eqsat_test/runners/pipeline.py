@@ -27,7 +27,7 @@ from eqsat_test.runners.findings.artifacts import ArtifactOptions
 from eqsat_test.runners.findings.clusters import clustered, failing_cone
 from eqsat_test.runners.findings.confirm import confirm_all, prove_all, unconfirmed_timeouts
 from eqsat_test.runners.findings.ledger import load_ledger
-from eqsat_test.runners.findings.meta import write_meta
+from eqsat_test.runners.findings.meta import MetaContext, write_meta
 from eqsat_test.runners.findings.minimize import minimize_clusters
 from eqsat_test.runners.findings.notes import run_note_groups
 from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
@@ -537,7 +537,9 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
                                            log=log)
     for k, n in enumerate(annotate(found), 1):
         n = n.with_(id=f"slow-{k:03d}-{n.variant}")
-        notes.append(n.with_(folder=str(write_slow_variant(out, n.id, n, bundle, manifest))))
+        folder = write_slow_variant(out, n.id, n, bundle, manifest)
+        write_meta(folder, n, MetaContext(versions=versions(), model=manifest.get("model")))
+        notes.append(n.with_(folder=str(folder)))
     return {"spread": spread(manifest, results), "screened": screened, "threshold": opts.perf_threshold,
             "seconds_timing": round(sum((r.extra.get("perf") or {}).get("seconds", 0.0) for r in results), 3),
             "seconds_confirm": round(time.perf_counter() - t1, 3)}

@@ -30,8 +30,7 @@ from pathlib import Path
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
-from eqsat_test.runners.protocol import versions
-from eqsat_test.runners.records import Finding, FindingKind, Result, ResultStatus, as_finding, new_finding
+from eqsat_test.runners.records import Finding, FindingKind, Result, ResultStatus, new_finding
 
 WARMUP = 3
 MIN_REPS = 7
@@ -227,7 +226,8 @@ def perf_repro_source(note: dict) -> str:
 
 
 def write_slow_variant(out: Path, fid: str, note: Mapping, bundle: Path, manifest: dict) -> Path:
-    """OUT/findings/<fid>/: variant.py, baseline.py, the inputs they load, perf_repro.py, meta.json."""
+    """OUT/findings/<fid>/: variant.py, baseline.py, the inputs they load, perf_repro.py (meta.json: the caller's,
+    findings/meta.py)."""
     import shutil
     d = out / "findings" / fid
     d.mkdir(parents=True, exist_ok=True)
@@ -238,6 +238,4 @@ def write_slow_variant(out: Path, fid: str, note: Mapping, bundle: Path, manifes
     shutil.copy(bundle / graph["inputs_file"], d / graph["inputs_file"])
     copy_backend_file(note["backend"], d)  # perf_repro.py imports it by path; the copy where that is gone
     (d / "perf_repro.py").write_text(perf_repro_source(note))
-    from eqsat_test.runners.findings.meta import MetaContext, write_meta  # (findings/ imports this module)
-    write_meta(d, as_finding(note), MetaContext(versions=versions(), model=manifest.get("model")))
     return d
