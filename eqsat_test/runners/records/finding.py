@@ -55,6 +55,62 @@ class Finding(Keyed):
     min_checks: int | None = None
     min_skipped: str | None = None
     minimized_file: str | None = None
+    min_detail: str | None = None  # the minimized program's own verdict, and the input set it failed on
+    min_input_set: str | None = None
+    min_steps: list | None = None  # the minimization's steps
+    # training mode (runners/exec/training.py): its repro runs forward and backward
+    grad: bool | None = None
+    not_differentiated: list | None = None  # inputs no gradient is taken of
+    grad_input: str | None = None  # the input whose gradient failed
+    grad_stage: str | None = None  # the backward's stage that first gets it wrong
+    written_input: str | None = None  # a failing leaf that is an input the program writes
+    warmup_file: str | None = None  # the calls before the failing one, saved (a stale output needs them)
+    # a sweep point's (runners/checks/sweeps.py)
+    sweep_dtype: str | None = None
+    shapes: list | None = None
+    sweep_also_seen: list | None = None  # the other points and variants that failed alike
+    compile_extra: dict | None = None  # torch.compile's options beyond the backend's (dynamic=True)
+    # root causes (runners/findings/rootcause.py): the sightings one finding stands for
+    count: int | None = None
+    also_seen_in: list | None = None
+    variants_failing_alike: list | None = None
+    # the referee (runners/oracle/referee.py)
+    judged_kind: str | None = None  # the kind judged before the referee named eager the wrong side
+    referee_line: str | None = None  # its verdict in one line
+    # across devices (runners/checks/devices.py)
+    other_device: str | None = None
+    odd_input_sets: list | None = None
+    same_device_verdict: str | None = None
+    cross_device: dict | None = None  # a same-device finding's comparison with the other device
+    kernel_files: list | None = None  # Inductor's generated code, where it left it
+    kernel_source_file: str | None = None
+    # across Inductor configurations (runners/checks/configs.py)
+    base_backend: str | None = None
+    config: str | None = None
+    config_overrides: dict | None = None
+    direction: str | None = None  # "exposed-by-config" | "hidden-by-config"
+    configs_right: list | None = None
+    configs_wrong: list | None = None
+    config_dependent: bool | None = None
+    configs_also_wrong: list | None = None
+    # a slow-variant note (runners/checks/perf.py)
+    baseline: str | None = None
+    baseline_rules: list | None = None
+    ratio: float | None = None
+    eager_ratio: float | None = None
+    compiled_us: float | None = None
+    baseline_us: float | None = None
+    screen_ratio: float | None = None
+    group_us: float | None = None
+    attribution: str | None = None  # "compiler" | "program"
+    threshold: float | None = None
+    min_abs_us: float | None = None
+    threads: int | None = None
+    folder: str | None = None
+    # debug artifacts (runners/findings/artifacts.py): the files' texts, and what the steps made
+    artifacts: dict | None = None
+    debug_artifacts: dict | None = None
+    unconfirmed: bool | None = None  # judged by an interrupted run, not confirmed
     extra: Mapping[str, Any] = field(default_factory=dict)
     keys_: tuple[str, ...] = ()
 
