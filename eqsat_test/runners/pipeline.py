@@ -222,7 +222,7 @@ def judge_results(manifest: dict, results: list[Result], scratch: Path,
         findings += across
     def with_code(f: Finding) -> Finding:  # where Inductor left its code; read only when the finding is written
         extra = r.extra if (r := by_task.get((f.variant, f.backend, f.device))) is not None else {}
-        code = {k: extra[k] for k in ("kernel_files", "kernel_source_file") if extra.get(k) and not f.get(k)}
+        code = {k: extra[k] for k in ("kernel_files", "kernel_source_file") if extra.get(k) and not getattr(f, k)}
         return f.with_(**code) if code else f
 
     return [with_code(f) for f in findings], notes
@@ -376,7 +376,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
 
     def with_dynamo(f: Finding) -> Finding:  # graph breaks / recompiles of the task, for triage
         d = dyn.get((f.variant, f.backend, f.device))
-        return f.with_(dynamo=d) if d and "dynamo" not in f else f
+        return f.with_(dynamo=d) if d and f.dynamo is None else f
 
     findings = annotate([with_dynamo(f) for f in findings])
     notes = annotate([with_dynamo(n) for n in notes])

@@ -44,7 +44,7 @@ def ledger_ids_now(c, ledger) -> tuple[int, ...]:
     hunt judged it count."""
     from eqsat_test.runners.findings.ledger import ledger_matches  # (matching by op, device, side)
     meta = _meta(Path(c.repro).parent) if c.repro else None
-    return tuple(sorted({e.id for e in ledger_matches(meta.finding.to_dict(), ledger)})) if meta else tuple(c.ledger)
+    return tuple(sorted({e.id for e in ledger_matches(meta.finding, ledger)})) if meta else tuple(c.ledger)
 
 
 def new_root_cause(c, ledger) -> bool:
@@ -155,7 +155,7 @@ def _given_inputs(program_src: str, meta: FindingMeta | None) -> str | None:
     """Where the failing inputs are the model file's own (input set "given", sizes as written) and every argument of
     the program's forward names one of them (`l_x0_`: x0), the file's get_inputs() itself, which makes them again
     from its seeds: a few lines instead of thousands of numbers."""
-    if meta is None or (meta.finding.get("min_input_set") or meta.finding.input_set) != "given" or \
+    if meta is None or (meta.finding.min_input_set or meta.finding.input_set) != "given" or \
             (meta.context.sizes or {}).get("scaled"):
         return None
     m = re.search(r"^def forward\(([^)]*)\)", program_src, re.M)
@@ -228,8 +228,8 @@ def issue_text(c, meta: FindingMeta | None, script: str, output: str, bisect: st
     ops = ", ".join(c.pattern) or "(no ops recorded)"
     where = f"{c.backend} on {c.device}"
     title = f"[{where}] {c.symptom}: {ops} ({c.input_class})"
-    referee = (f.get("referee_line") if f else None) or ""
-    min_detail = f.get("min_detail") if f else None
+    referee = (f.referee_line if f else None) or ""
+    min_detail = f.min_detail if f else None
     detail = min_detail or (f.detail if f else None) or c.detail
     found = ("eqsat-test hunt: generated program(s) "
              + ", ".join(f"seed {h['seed']} (generator {h['record'].get('version', '?')})" for h in hunt[:5])

@@ -164,7 +164,7 @@ def config_judge(manifest: dict, results: list[Result], findings: list, base: st
     drop: set[tuple] = set()  # (variant, device, backend) miscompile findings summarized
     annotate: dict[tuple, dict] = {}
     # The per-backend finding of the failing side (minimized already, where it was): carried over.
-    prior = {(f.get("variant"), f.get("device"), f.get("backend")): f for f in findings if f.get("kind") in _WRONG_KINDS}
+    prior = {(f.variant, f.device, f.backend): f for f in findings if f.kind in _WRONG_KINDS}
     carry = ("minimized_file", "min_ops", "min_checks", "min_steps", "min_skipped", "failing_inputs",
              "kernel_files", "kernel_source_file")
 
@@ -241,7 +241,7 @@ def config_judge(manifest: dict, results: list[Result], findings: list, base: st
             hit = True
         if hit:
             f = f.with_(config_dependent=False,
-                        configs_also_wrong=sorted(set(f.get("configs_also_wrong", [])) | wrong_too))
+                        configs_also_wrong=sorted(set((f.configs_also_wrong or [])) | wrong_too))
         if f.backend in backends and f.kind in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH, FindingKind.TIMEOUT):
             f = f.with_(config=backends[f.backend])
         out.append(f)

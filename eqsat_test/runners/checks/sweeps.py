@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
 from pathlib import Path
 
 import torch
@@ -201,8 +200,8 @@ def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[Task]
     by_id = {t.id: t for t in tasks}
     failed: dict[tuple, set[str]] = {}  # (variant, backend, device) -> input set kinds failed by the ordinary task
     for f in base_findings or []:
-        if f.get("kind") in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE) and f.get("input_set"):
-            failed.setdefault((f["variant"], f["backend"], f["device"]), set()).add(str(f["input_set"]).split("-")[0])
+        if f.kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE) and f.input_set:
+            failed.setdefault((f.variant, f.backend, f.device), set()).add(str(f.input_set).split("-")[0])
     stats = {"tasks": 0, "judged": 0, "failing": 0, "compiles": 0, "seconds": 0.0, "truncated": 0}
     for r in results:
         v = variants[r.variant]
@@ -233,10 +232,10 @@ def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[Task]
     return findings, notes, stats
 
 
-def _symptom(f: Mapping) -> str:
-    if f["kind"] in _CRASH_KINDS + (FindingKind.TIMEOUT.value,):
-        return f"{f['kind']}:{(f.get('error') or {}).get('type', '')}"
-    d = f.get("detail", "")
+def _symptom(f: Finding) -> str:
+    if f.kind in _CRASH_KINDS + (FindingKind.TIMEOUT.value,):
+        return f"{f.kind}:{(f.error or {}).get('type', '')}"
+    d = (f.detail or "")
     for key, name in (("NaN/Inf positions differ", "nonfinite"), ("(exact)", "exact"), ("structure differs", "structure"),
                       ("selected values differ", "indices"), ("out of range", "indices")):
         if key in d:
@@ -256,14 +255,15 @@ def collapse(findings: list, variants: dict) -> list[Finding]:
     first) stands for the others, listed in `sweep_also_seen`. A bug at the model's own dtype that
     sweeps meet at every size and in every variant (NaN handling, say) is one finding, not one per
     variant x dtype x size; rules are left out because sweep findings are not minimized."""
+    findings = [as_finding(x) for x in findings]
     groups: dict[tuple, int] = {}  # -> its finding's index in out
     out: list[Finding] = []
     for f in sorted(map(as_finding, findings), key=lambda f: not variants.get(f.variant, {}).get("seed")):
         kind = FindingKind.MISCOMPILE.value if f.kind == FindingKind.SEED_MISCOMPILE else f.kind
-        key = (kind, f.backend, f.device, _symptom(f), _dtype_kind(f.get("sweep_dtype")))
+        key = (kind, f.backend, f.device, _symptom(f), _dtype_kind(f.sweep_dtype))
         if key in groups:
             g = out[groups[key]]
-            out[groups[key]] = g.with_(sweep_also_seen=[*g.get("sweep_also_seen", []), f"{f.variant}: {f.sweep}"])
+            out[groups[key]] = g.with_(sweep_also_seen=[*(g.sweep_also_seen or []), f"{f.variant}: {f.sweep}"])
             continue
         groups[key] = len(out)
         out.append(f)

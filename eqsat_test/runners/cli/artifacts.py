@@ -44,7 +44,7 @@ def findings_of(path: Path) -> tuple[Path, list[Finding]]:
 
 def hint(report: dict, out: Path) -> str | None:
     """The line a run prints after its summary where it has findings and did not collect their artifacts."""
-    ids = [Path(f["repro"]).parent.name for f in report.get("findings", [])
+    ids = [Path(f["repro"]).parent.name for f in report.get("findings", [])  # (the report's dicts)
            if f.get("repro") and f.get("kind") in BUG_KINDS]
     if not ids:
         return None
@@ -67,7 +67,7 @@ def after_summary(report: dict, out: Path, opts: ArtifactOptions | None) -> None
 def _collect(run: Path, found: list[Finding], opts: ArtifactOptions) -> None:
     collected, stats = collect_all(found, run, opts, log=_log)
     for f in collected:
-        art = f.get("debug_artifacts") or {}
+        art = f.debug_artifacts or {}
         made = ", ".join(art.get("files") or []) or art.get("skipped") or art.get("error") or "nothing"
         _log(f"{f.id}: {made}")
     _log(f"artifacts of {stats['findings']} finding(s) in {stats['seconds']:.0f} s"

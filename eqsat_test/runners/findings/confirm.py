@@ -160,11 +160,11 @@ def needs_fresh(f: Finding) -> str | None:
     return None
 
 
-def rerun_sweep_alone(f: dict, tasks: list[Task], timeout: float, env: dict | None = None) -> dict | None:
+def rerun_sweep_alone(f: Finding, tasks: list[Task], timeout: float, env: dict | None = None) -> dict | None:
     """A sweep task's timeout re-run alone: the same task on one fresh worker, as run_repro reports it (its
     repro.py holds the model's own inputs, not the swept ones that hung); None where the task is unknown."""
-    task = next((t for t in tasks if str(t.id).endswith("#sweep") and t.variant == f.get("variant")
-                 and t.backend == f.get("backend") and t.device == f.get("device")), None)
+    task = next((t for t in tasks if str(t.id).endswith("#sweep") and t.variant == f.variant
+                 and t.backend == f.backend and t.device == f.device), None)
     if task is None:
         return None
     meter = OtherLoad()
@@ -180,9 +180,10 @@ def rerun_sweep_alone(f: dict, tasks: list[Task], timeout: float, env: dict | No
             "load": round(meter.cores(), 2)}
 
 
-def outcome(f: Mapping, r: dict, timeout: float) -> tuple[str, str]:
+def outcome(f: Finding | Mapping, r: dict, timeout: float) -> tuple[str, str]:
     """("confirmed" | "flaky" | "resource", why) for finding `f` and its repro run `r`."""
-    kind = f["kind"]
+    f = as_finding(f)
+    kind = f.kind
     if kind == FindingKind.TIMEOUT and r.get("load") is not None and loaded(r["load"]) and r["timed_out"]:
         return FindingKind.RESOURCE.value, (f"the machine was loaded while it was re-run (load {r['load']:.1f} from "
                                             f"other work on {os.cpu_count()} cores): not alone, so no hang is claimed;"
@@ -215,7 +216,7 @@ def not_alone(f: Finding, why: str) -> Finding:
     """A timeout that was not re-run alone becomes a `resource` note: load is never a compiler bug."""
     return f.with_(claimed_kind=f.kind, kind=FindingKind.RESOURCE.value, confirmed=False,
                    confirmation={"outcome": FindingKind.RESOURCE.value, "why": why},
-                   detail=f"{why}; claimed {f.kind}: {f.get('detail', '')}")
+                   detail=f"{why}; claimed {f.kind}: {(f.detail or '')}")
 
 
 def unconfirmed_timeouts(written: list) -> tuple[list[Finding], int]:
@@ -292,7 +293,7 @@ def confirm_all(written: list, out: Path, *, timeout: float, jobs: int = 1, dead
             f = f.with_(confirmed=True)
         else:
             f = f.with_(claimed_kind=f.kind, kind=FindingKind.parse(verdict).value, confirmed=False)
-            f = f.with_(detail=f"{why}; claimed {f.claimed_kind}: {f.get('detail', '')}")
+            f = f.with_(detail=f"{why}; claimed {f.claimed_kind}: {(f.detail or '')}")
             log(f"{f.id}: {verdict} ({why})")
         written[i] = f
         write_meta(folder(i), f, update=True)
@@ -372,7 +373,7 @@ def prove_all(confirmed: list, clusters: list, out: Path, *, timeout: float, job
         else:
             stats["not_reproduced"] += 1
             f = f.with_(claimed_kind=f.kind, kind=FindingKind.parse(verdict).value, confirmed=False,
-                        detail=f"its repro.py, in a fresh process: {why}; claimed {f.kind}: {f.get('detail', '')}")
+                        detail=f"its repro.py, in a fresh process: {why}; claimed {f.kind}: {(f.detail or '')}")
             log(f"{f.id}: {verdict} in a fresh process ({why})")
         found[i] = f
         write_meta(d, f, update=True)

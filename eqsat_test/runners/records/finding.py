@@ -1,25 +1,24 @@
 """The Finding record: a compiler-bug candidate or a note, from new_finding to results.json and meta.json."""
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from eqsat_test.runners.records.keyed import Keyed, fields_of
 from eqsat_test.runners.records.kinds import KIND_VALUES, FindingKind, is_bug, is_compiler_bug
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Finding(Keyed):
+@dataclass(frozen=True, eq=False)
+class Finding:
     """A compiler-bug candidate or a note, frozen from new_finding to results.json, findings.jsonl and meta.json.
 
-    Its common keys are fields (a key the finding lacks reads None); the rest are in `extra`. `keys_`
-    is the keys' order, the order results.json has always had: the parts' keys, "kind", the fields
-    given, then what later stages added (`with_`). Read-only mapping access (`f["detail"]`, `"error"
-    in f`, `{**f}`) reads what its dict has; `to_dict()` is that dict, `from_dict` reads one back."""
+    Every key a stage reads is a field (None: not known, and no key of its JSON); `more` holds the keys no field
+    names (an older file's, a custom backend's), kept as read. `to_dict()` is its JSON object (the fields in
+    order, those not None, then `more`'s keys), `from_dict` reads one back; later stages make new records
+    (`with_`, `without`)."""
 
-    kind: str
     variant: str | None = None
     graph: str | None = None
     backend: str | None = None
@@ -28,6 +27,7 @@ class Finding(Keyed):
     mode: str | None = None
     ops: list | None = None
     seed: bool | None = None
+    kind: str = ""
     input_set: str | None = None
     detail: str | None = None
     error: dict | None = None
@@ -111,22 +111,36 @@ class Finding(Keyed):
     artifacts: dict | None = None
     debug_artifacts: dict | None = None
     unconfirmed: bool | None = None  # judged by an interrupted run, not confirmed
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    keys_: tuple[str, ...] = ()
+    more: Mapping[str, Any] = field(default_factory=dict)  # keys no field names: open-ended, as read
 
     def __post_init__(self) -> None:
         if isinstance(self.kind, Enum):  # written as its string, as results.json has it
             object.__setattr__(self, "kind", self.kind.value)
 
+    def to_dict(self) -> dict:
+        """Its JSON object: the fields that are not None, in order, then `more`'s keys."""
+        d = {name: getattr(self, name) for name in _FIELDS if getattr(self, name) is not None}
+        return {**d, **{k: v for k, v in self.more.items() if k not in d}}
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Finding:
-        return super().from_dict(d)
+        """A finding's JSON object (of any version: a key no field names goes to `more`)."""
+        if isinstance(d, cls):
+            return d
+        known = {k: v for k, v in d.items() if k in _FIELDS}
+        return cls(**known, more={k: v for k, v in d.items() if k not in _FIELDS})
 
     def with_(self, **changes: Any) -> Finding:
-        return super().with_(**changes)
+        """A new record with these fields set (a name no field has is refused: give it a field)."""
+        unknown = set(changes) - set(_FIELDS)
+        if unknown:
+            raise TypeError(f"Finding has no field {', '.join(sorted(unknown))}")
+        return dataclasses.replace(self, **changes)
 
     def without(self, *keys: str) -> Finding:
-        return super().without(*keys)
+        """A new record with these fields unset (None) and these keys of `more` gone."""
+        unset: dict[str, Any] = {k: None for k in keys if k in _FIELDS}
+        return dataclasses.replace(self, **unset, more={k: v for k, v in self.more.items() if k not in keys})
 
     def public(self) -> Finding:
         """The finding as reported (results.json, --json, verdicts.jsonl, meta.json): without the local scratch
@@ -142,13 +156,13 @@ class Finding(Keyed):
         return is_bug(self.kind)
 
 
-Finding._FIELDS = fields_of(Finding)
+_FIELDS = tuple(f.name for f in dataclasses.fields(Finding) if f.name != "more")
 # a finding's keys that stay on this host: the failing inputs' and minimized program's scratch files, the debug
 # files' texts (written into its folder)
 LOCAL_KEYS = ("failing_inputs", "minimized_file", "artifacts")
 
 
-def as_finding(f: Mapping[str, Any]) -> Finding:
+def as_finding(f: Finding | Mapping[str, Any]) -> Finding:
     """A finding as a record: a Finding as is, a dict (an old results.json's, a test's) read by from_dict."""
     return f if isinstance(f, Finding) else Finding.from_dict(f)
 
@@ -163,10 +177,8 @@ def new_finding(kind: FindingKind, *parts: Mapping, **fields) -> Finding:
     """The one constructor of findings and notes: the record of `{**parts..., "kind": kind.value, **fields}`.
 
     `kind` must be a FindingKind member (a plain string, even a known one, is refused: parse it with
-    FindingKind.parse first). Its keys come in the order that results.json, findings.jsonl and
-    meta.json have always had: the parts' keys first, then "kind", then `fields`; a field that a part
-    has already keeps the part's position and takes the field's value, as in a dict literal. Later
-    stages make new records from it (`Finding.with_`)."""
+    FindingKind.parse first); a key no field names is refused (give it a field). A later part or field
+    wins, as in a dict literal. Later stages make new records from it (`Finding.with_`)."""
     if not isinstance(kind, FindingKind):
         if isinstance(kind, str) and kind in KIND_VALUES:
             raise TypeError(f"finding kind {kind!r} is a plain string: pass FindingKind.parse({kind!r}) "
@@ -175,6 +187,8 @@ def new_finding(kind: FindingKind, *parts: Mapping, **fields) -> Finding:
     d: dict = {}
     for p in parts:
         d.update(p)
-    d["kind"] = kind.value
-    d.update(fields)
-    return Finding.from_dict(d)
+    d.update(fields, kind=kind.value)
+    unknown = set(d) - set(_FIELDS)
+    if unknown:
+        raise TypeError(f"Finding has no field {', '.join(sorted(unknown))}")
+    return Finding(**d)
