@@ -28,22 +28,24 @@ from eqsat_test.runners.findings.artifacts import ArtifactOptions
 from eqsat_test.runners.findings.clusters import clustered, failing_cone
 from eqsat_test.runners.findings.confirm import confirm_all, prove_all, unconfirmed_timeouts
 from eqsat_test.runners.findings.ledger import load_ledger
+from eqsat_test.runners.findings.meta import MetaContext, write_meta
 from eqsat_test.runners.findings.minimize import minimize_clusters
 from eqsat_test.runners.findings.notes import run_note_groups
 from eqsat_test.runners.findings.rootcause import dedupe, fold_into_seeds
 from eqsat_test.runners.findings.triage import annotate
-from eqsat_test.runners.findings.write import collect_env, signature, update_meta, write_finding
+from eqsat_test.runners.findings.write import collect_env, signature, write_finding
 from eqsat_test.runners.oracle.referee import rule_on
 from eqsat_test.runners.oracle.verdict import rule_totals
 from eqsat_test.runners.protocol import past, versions
 from eqsat_test.runners.records import (
     CRASH_STATUSES,
     MINIMIZE_SECONDS,
-    RESULTS_SCHEMA_VERSION,
     Finding,
     FindingKind,
+    InputSetVerdict,
     Result,
     ResultStatus,
+    RunResults,
     Task,
     TaskKind,
     exit_code_of,
@@ -188,30 +190,31 @@ def judge_results(manifest: dict, results: list[Result], scratch: Path,
                 notes.append(new_finding(eager_failure_kind(message, False), base, input_set=name, detail=
                              f"variant raises in eager mode on an input set its seed runs on: {message}"))
         for s in r.input_sets:
-            if s["kind"] == "nondeterministic":
-                notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s["name"], detail=s["detail"]))
+            if s.kind == "nondeterministic":
+                notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s.name, detail=s.detail))
                 break
-            if not s["ok"]:
-                kind = (FindingKind.GRAD_MISCOMPILE if s.get("part") == "gradient" else
-                        FindingKind.COMPILED_NONDETERMINISTIC if s["kind"] == FindingKind.COMPILED_NONDETERMINISTIC
+            if not s.ok:
+                kind = (FindingKind.GRAD_MISCOMPILE if s.part == "gradient" else
+                        FindingKind.COMPILED_NONDETERMINISTIC if s.kind == FindingKind.COMPILED_NONDETERMINISTIC
                         else FindingKind.SEED_MISCOMPILE if v["seed"] else FindingKind.MISCOMPILE)
-                written = s.get("written_input")  # a failing leaf that is an input the program writes
-                findings.append(new_finding(kind, base, input_set=s["name"], max_abs_err=s["max_abs_err"],
-                                            max_rel_err=s["max_rel_err"], leaf=s.get("leaf"),
-                                            detail=f"written input {written}: {s['detail']}" if written else s["detail"],
+                written = s.written_input  # a failing leaf that is an input the program writes
+                carried = {k: getattr(s, k) for k in ("grad_input", "grad_stage", "warmup_file")
+                           if getattr(s, k) is not None}
+                findings.append(new_finding(kind, base, input_set=s.name, max_abs_err=s.max_abs_err,
+                                            max_rel_err=s.max_rel_err, leaf=s.leaf,
+                                            detail=f"written input {written}: {s.detail}" if written else s.detail,
                                             **({"written_input": written} if written else {}),
-                                            failing_inputs=s.get("inputs_file"), referee=s.get("referee"),
-                                            **{k: s[k] for k in ("grad_input", "grad_stage", "warmup_file") if k in s}))
+                                            failing_inputs=s.inputs_file, referee=s.referee, **carried))
                 break
         # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
         if not v["seed"] and r.backend == (first_backend or r.backend):
             sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
             vd = scratch / "eager" / f"{v['id']}__{r['device']}"
             for s in r.input_sets:  # the first input set where the variant's eager output is not its seed's
-                verdict = unsound_verdict(sd / f"{s['name']}.pt", vd / f"{s['name']}.pt", v, manifest,
-                                          sd / f"{s['name']}.fp64.pt" if r.extra.get("training") is not None else None)
+                verdict = unsound_verdict(sd / f"{s.name}.pt", vd / f"{s.name}.pt", v, manifest,
+                                          sd / f"{s.name}.fp64.pt" if r.extra.get("training") is not None else None)
                 if verdict is not None:
-                    notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s["name"],
+                    notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s.name,
                                              max_abs_err=verdict.max_abs_err, detail=verdict.detail))
                     break
     # Across devices: compiled cpu vs compiled cuda of the same variant and input set (runners/checks/devices.py).
@@ -220,7 +223,7 @@ def judge_results(manifest: dict, results: list[Result], scratch: Path,
         findings += across
     def with_code(f: Finding) -> Finding:  # where Inductor left its code; read only when the finding is written
         extra = r.extra if (r := by_task.get((f.variant, f.backend, f.device))) is not None else {}
-        code = {k: extra[k] for k in ("kernel_files", "kernel_source_file") if extra.get(k) and not f.get(k)}
+        code = {k: extra[k] for k in ("kernel_files", "kernel_source_file") if extra.get(k) and not getattr(f, k)}
         return f.with_(**code) if code else f
 
     return [with_code(f) for f in findings], notes
@@ -250,15 +253,14 @@ class VerdictStream:
         self.t0 = time.monotonic()
 
     def result(self, r: Result) -> None:
-        sets = [{k: s.get(k) for k in ("name", "ok", "kind", "max_abs_err", "max_rel_err", "leaf", "detail")}
-                for s in r.input_sets]
+        sets = [{k: getattr(s, k) for k in InputSetVerdict.JUDGEMENT} for s in r.input_sets]
         self._write({"type": "result", "task": r.task, "variant": r.variant,
                      "backend": r.backend, "device": r.device, "status": r.status.value,
                      "error": (r.error or {}).get("message"), "input_sets": sets,
                      "timings": r.timings})
 
     def finding(self, f: Finding) -> None:
-        self._write({"type": "finding", **_public(f)})
+        self._write({"type": "finding", **f.public().to_dict()})
 
     def _write(self, obj: dict) -> None:
         obj["seconds"] = round(time.monotonic() - self.t0, 3)  # since execution started
@@ -301,12 +303,9 @@ def save_partial(out: Path, manifest: dict, opts: ExecOptions, run: dict) -> str
     marked partial when it was written already. Returns the line saying what was saved where."""
     path, stage = out / "results.json", run["stage"]
     if run["written"] and path.is_file():
-        data = json.loads(path.read_text())
-        data["report"]["partial"] = True
-        data["report"]["stats"]["interrupted"] = {"stage": stage}
-        tmp = out / "results.json.tmp"
-        tmp.write_text(json.dumps(data, indent=1, default=str))
-        tmp.replace(path)
+        done = RunResults.read(out)
+        report = {**done.report, "partial": True, "stats": {**done.report.get("stats", {}), "interrupted": {"stage": stage}}}
+        dataclasses.replace(done, report=report).write(out)
         return (f"interrupted while {stage}: every verdict is in {path} (marked partial: confirmation, minimizing "
                 f"and proofs not finished), as they came in {out / 'verdicts.jsonl'}")
     results = list(run["results"])  # (a copy: worker threads may still add to it)
@@ -378,7 +377,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
 
     def with_dynamo(f: Finding) -> Finding:  # graph breaks / recompiles of the task, for triage
         d = dyn.get((f.variant, f.backend, f.device))
-        return f.with_(dynamo=d) if d and "dynamo" not in f else f
+        return f.with_(dynamo=d) if d and f.dynamo is None else f
 
     findings = annotate([with_dynamo(f) for f in findings])
     notes = annotate([with_dynamo(n) for n in notes])
@@ -451,7 +450,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
         written = [f for f in replaced(written, confirmed, proven) if f.bug]
         written, confirmed = replaced(written, [f for f in proven if f.bug], labelled), labelled
     for f in confirmed:  # meta.json says which root cause the finding is, and whether it is a known one
-        update_meta(out / "findings" / str(f.id), {k: f[k] for k in ("cluster", "known") if k in f})
+        write_meta(out / "findings" / str(f.id), f, update=True)
     perf_stats = _perf(manifest, results, bundle, opts, notes, out, log) if opts.perf else None
     stream.close()
     stats.update({"wall_seconds_total": round(time.perf_counter() - t_start, 3), "confirm": confirm_stats,
@@ -497,7 +496,7 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> 
     def on_result(r: Result) -> None:
         stream.result(r)
         run["results"].append(r)
-        if r.status not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s["ok"] for s in r.input_sets):
+        if r.status not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s.ok for s in r.input_sets):
             counts["suspicious"] += 1
             if counts["suspicious"] == 1 and opts.confirm:  # a candidate: the proof's server imports torch meanwhile
                 prover.prestart(prover.proof_threads(opts.jobs))
@@ -541,7 +540,9 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
                                            log=log)
     for k, n in enumerate(annotate(found), 1):
         n = n.with_(id=f"slow-{k:03d}-{n.variant}")
-        notes.append(n.with_(folder=str(write_slow_variant(out, n.id, n, bundle, manifest))))
+        folder = write_slow_variant(out, n.id, n, bundle, manifest)
+        write_meta(folder, n, MetaContext(versions=versions(), model=manifest.get("model")))
+        notes.append(n.with_(folder=str(folder)))
     return {"spread": spread(manifest, results), "screened": screened, "threshold": opts.perf_threshold,
             "seconds_timing": round(sum((r.extra.get("perf") or {}).get("seconds", 0.0) for r in results), 3),
             "seconds_confirm": round(time.perf_counter() - t1, 3)}
@@ -561,7 +562,7 @@ def write_results(out: Path, manifest: dict, raw: list[Result], written: list[Fi
         "model": manifest["model"], "torch_version": versions()["torch"],
         "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
         "executed": executed, "sizes": manifest.get("sizes"), "partial": partial,
-        "findings": [_public(f) for f in written] + [_public(n) for n in notes],
+        "findings": [],  # (RunResults' findings)
         "stats": {**stats, "compiler_bugs": sum(1 for f in written if f.compiler_bug),
                   "eager_bugs": sum(1 for f in written if f.kind == FindingKind.EAGER_BUG), "notes": len(notes),
                   "root_causes": len(clusters),
@@ -575,23 +576,17 @@ def write_results(out: Path, manifest: dict, raw: list[Result], written: list[Fi
                   "triage": {c: sum(1 for f in written if f.triage == c) for c in
                              sorted({f.triage for f in written if f.triage})},
                   # the oracle's rules over every verdict: elements each convicted, cleared or noted
-                  "oracle_rules": rule_totals(s for r in raw for s in r.input_sets)},
+                  "oracle_rules": rule_totals(s.to_dict() for r in raw for s in r.input_sets)},
     }
-    tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps({"schema_version": RESULTS_SCHEMA_VERSION, "report": report,
-                               "raw": [r.to_dict() for r in raw]}, indent=1, default=str))
-    tmp.replace(out / "results.json")
-    return report
+    results = RunResults(report=report, findings=tuple(f.public() for f in [*written, *notes]), raw=tuple(raw))
+    results.write(out)
+    return results.report_dict()
 
 
 def exit_code(report: dict) -> int:
     """1: compiler-bug candidates; else 3 if eqsat-test itself failed on some task; else 0."""
     return int(exit_code_of([f["kind"] for f in report["findings"]], report["stats"].get("internal_errors", 0)))
 
-
-def _public(f: Finding) -> dict:
-    """A finding as reported (results.json, --json, verdicts.jsonl): without local scratch paths."""
-    return f.without("failing_inputs", "minimized_file", "artifacts").to_dict()
 
 
 def _with_cone(f: Finding, bundle: Path, manifest: dict) -> Finding:

@@ -168,7 +168,7 @@ def run_task(task: dict) -> Result | dict:
             return
         try:
             text = kernel_source(res.extra.get("kernel_files") or [], header=kernel_header(
-                {"variant": task["variant"], "backend": task["backend"], "device": device.type}))
+                task["variant"], task["backend"], device.type))
             if text:
                 folder = Path(task["save_compiled"])
                 folder.mkdir(parents=True, exist_ok=True)

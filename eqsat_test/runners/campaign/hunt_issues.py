@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from eqsat_test.runners.findings.meta import FindingMeta, MetaContext, read_meta
+
 # Imports inside functions: torch (reading a finding's inputs) and the store only where a report is drafted.
 
 ISSUES_DIR = "issues"
@@ -41,8 +43,8 @@ def ledger_ids_now(c, ledger) -> tuple[int, ...]:
     cluster's as recorded where the finding's file is gone: entries added, or matching made stricter, since the
     hunt judged it count."""
     from eqsat_test.runners.findings.ledger import ledger_matches  # (matching by op, device, side)
-    meta = _json(Path(c.repro).parent / "meta.json") if c.repro else {}
-    return tuple(sorted({e.id for e in ledger_matches(meta, ledger)})) if meta else tuple(c.ledger)
+    meta = _meta(Path(c.repro).parent) if c.repro else None
+    return tuple(sorted({e.id for e in ledger_matches(meta.finding, ledger)})) if meta else tuple(c.ledger)
 
 
 def new_root_cause(c, ledger) -> bool:
@@ -57,7 +59,7 @@ def _slug(c) -> str:
 def write_issue(c, finding: Path, folder: Path, hunt: list[dict], run: bool = True) -> Path:
     """One draft: folder/repro.py (pasteable), the finding's files beside it, folder/ISSUE.md."""
     folder.mkdir(parents=True, exist_ok=True)
-    meta = _json(finding / "meta.json")
+    meta = _meta(finding)
     for name in ("repro.py", "minimized.py", "variant.py", "inputs.pt", "bisect.txt", "meta.json", "output_code.py"):
         if (finding / name).is_file():
             shutil.copy(finding / name, folder / ("eqsat_repro.py" if name == "repro.py" else name))
@@ -73,11 +75,12 @@ def write_issue(c, finding: Path, folder: Path, hunt: list[dict], run: bool = Tr
     return folder / "ISSUE.md"
 
 
-def _json(p: Path) -> dict:
+def _meta(folder: Path) -> FindingMeta | None:
+    """The finding folder's meta.json as records; None where it is missing or unreadable."""
     try:
-        return json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError):
-        return {}
+        return read_meta(folder)
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 def _compile_call(backend: str) -> str:
@@ -88,7 +91,7 @@ def _compile_call(backend: str) -> str:
     return f"torch.compile(forward, {', '.join(args)})"
 
 
-def pasteable_repro(program: Path, inputs_pt: Path, meta: dict) -> tuple[str, bool]:
+def pasteable_repro(program: Path, inputs_pt: Path, meta: FindingMeta | None) -> tuple[str, bool]:
     """A script needing only torch: the program's module text (its file reading left out), its inputs written
     inline when they are small (else read from inputs.pt beside it), eager, compiled and float64 runs compared
     element by element; exits 1 where compiled disagrees beyond rounding. (script, inputs inline)."""
@@ -96,7 +99,8 @@ def pasteable_repro(program: Path, inputs_pt: Path, meta: dict) -> tuple[str, bo
     body = src.split("\ndef get_inputs(", 1)[0]
     body = _drop_blocks(body, ("def index_sources(", "class Model(", "INPUTS_FILE", "INPUT_NAMES", "DEVICE =",
                                "from pathlib import Path", "# "))
-    device = meta.get("device") or "cpu"
+    f = meta.finding if meta else None
+    device = (f.device if f else None) or "cpu"
     body = body.replace("import torch\n", f"import torch\n\nDEVICE = torch.device({device!r})\n\n", 1)
     literal = _inputs_literal(inputs_pt) or _given_inputs(src, meta)
     inputs = literal if literal is not None else \
@@ -114,7 +118,7 @@ def _clone(xs):
 
 with torch.no_grad():
     eager = forward(*_clone(inputs))
-    compiled = {_compile_call(str(meta.get("backend") or "inductor"))}(*_clone(inputs))
+    compiled = {_compile_call(str((f.backend if f else None) or "inductor"))}(*_clone(inputs))
     fp64 = forward(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in _clone(inputs)])
 print("torch", torch.__version__)
 bad = 0
@@ -147,14 +151,15 @@ raise SystemExit(1 if bad else 0)
     return body.rstrip() + "\n" + tail, literal is not None
 
 
-def _given_inputs(program_src: str, meta: dict) -> str | None:
+def _given_inputs(program_src: str, meta: FindingMeta | None) -> str | None:
     """Where the failing inputs are the model file's own (input set "given", sizes as written) and every argument of
     the program's forward names one of them (`l_x0_`: x0), the file's get_inputs() itself, which makes them again
     from its seeds: a few lines instead of thousands of numbers."""
-    if (meta.get("min_input_set") or meta.get("input_set")) != "given" or ((meta.get("sizes") or {}).get("scaled")):
+    if meta is None or (meta.finding.min_input_set or meta.finding.input_set) != "given" or \
+            (meta.context.sizes or {}).get("scaled"):
         return None
     m = re.search(r"^def forward\(([^)]*)\)", program_src, re.M)
-    model = Path(str(meta.get("model") or ""))
+    model = Path(str(meta.context.model or ""))
     if not m or not model.is_file():
         return None
     args = [a.strip() for a in m.group(1).split(",") if a.strip()]
@@ -215,15 +220,17 @@ def _run(folder: Path) -> str:
         return f"(repro.py did not finish in {RUN_SECONDS:g} s)"
 
 
-def issue_text(c, meta: dict, script: str, output: str, bisect: str, hunt: list[dict], inline: bool) -> str:
+def issue_text(c, meta: FindingMeta | None, script: str, output: str, bisect: str, hunt: list[dict], inline: bool) -> str:
     """ISSUE.md: PyTorch's bug-report form, filled from the cluster and its representative finding."""
-    triage = meta.get("triage_info") or {}
+    f, context = (meta.finding, meta.context) if meta else (None, MetaContext())
+    triage = (f.triage_info if f else None) or {}
     labels = ", ".join(triage.get("labels") or [])
     ops = ", ".join(c.pattern) or "(no ops recorded)"
     where = f"{c.backend} on {c.device}"
     title = f"[{where}] {c.symptom}: {ops} ({c.input_class})"
-    referee = meta.get("referee_line") or ""
-    detail = meta.get("min_detail") or meta.get("detail") or c.detail
+    referee = (f.referee_line if f else None) or ""
+    min_detail = f.min_detail if f else None
+    detail = min_detail or (f.detail if f else None) or c.detail
     found = ("eqsat-test hunt: generated program(s) "
              + ", ".join(f"seed {h['seed']} (generator {h['record'].get('version', '?')})" for h in hunt[:5])
              if hunt else "eqsat-test")
@@ -243,7 +250,7 @@ def issue_text(c, meta: dict, script: str, output: str, bisect: str, hunt: list[
         "" if inline else "(The inputs are too large to write inline: attach `inputs.pt`, saved with torch.save.)",
         "",
         "**Expected**: compiled equals eager (integers and booleans exactly, floats within rounding), as eager "
-        "agrees with a float64 run" + (f" ({referee})" if referee and not meta.get("min_detail") else "") + ".",
+        "agrees with a float64 run" + (f" ({referee})" if referee and not min_detail else "") + ".",
         "",
         f"**Actual**: {detail}",
         "",
@@ -267,7 +274,7 @@ def issue_text(c, meta: dict, script: str, output: str, bisect: str, hunt: list[
         "### Versions",
         "",
         "```",
-        str(meta.get("collect_env") or json.dumps(meta.get("versions") or {})).rstrip(),
+        str(context.collect_env or json.dumps(context.versions or {})).rstrip(),
         "```",
         "",
     ]

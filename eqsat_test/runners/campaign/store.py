@@ -200,11 +200,11 @@ class Store:
         from eqsat_test.runners.records import Finding  # (the module's note: loaded when needed)
         for f in map(Finding.from_dict, findings):  # an old results.json's too
             sig = f.signature or signature(f)
-            g = groups.setdefault(sig, {"finding": f.with_(signature=sig).to_dict(), "count": 0})
-            g["count"] += int(f.get("count", 1) or 1)
+            g = groups.setdefault(sig, {"finding": f.with_(signature=sig), "count": 0})
+            g["count"] += int(f.count or 1)
         result = {"report": report, "rules": outcome.get("rules") or {}}
         finished = outcome.get("finished") or time.time()
-        bugs = sum(1 for g in groups.values() if is_compiler_bug(g["finding"]["kind"]))
+        bugs = sum(1 for g in groups.values() if is_compiler_bug(g["finding"].kind))
         with self.tx():
             row = self.db.execute("SELECT status FROM jobs WHERE key=?", (job["key"],)).fetchone()
             if row is not None and row["status"] in FINISHED:
@@ -230,8 +230,8 @@ class Store:
                 f, n = g["finding"], g["count"]
                 self.db.execute(
                     "INSERT INTO sightings VALUES (?,?,?,?,?,?,?,?)",
-                    (sig, job["key"], job["model"], outcome.get("run_dir"), f.get("repro"), n, finished,
-                     json.dumps(f, default=str)))
+                    (sig, job["key"], job["model"], outcome.get("run_dir"), f.repro, n, finished,
+                     json.dumps(f.to_dict(), default=str)))
                 self.db.execute(
                     """INSERT INTO findings (signature, kind, compiler_bug, backend, device, rules, ops, detail,
                                              count, jobs, first_seen, last_seen, first_job, example)
@@ -239,9 +239,9 @@ class Store:
                        ON CONFLICT(signature) DO UPDATE SET count=count+excluded.count, jobs=jobs+1,
                            first_seen=MIN(first_seen, excluded.first_seen),
                            last_seen=MAX(last_seen, excluded.last_seen)""",
-                    (sig, f["kind"], int(is_compiler_bug(f["kind"])), f.get("backend"), f.get("device"),
-                     json.dumps(sorted(f.get("rules") or [])), json.dumps(sorted(set(f.get("min_ops") or f.get("ops") or []))),
-                     (f.get("detail") or "")[:2000], n, finished, finished, job["key"], json.dumps(f, default=str)))
+                    (sig, f.kind, int(is_compiler_bug(f.kind)), f.backend, f.device,
+                     json.dumps(sorted(f.rules or [])), json.dumps(sorted(set(f.min_ops or f.ops or []))),
+                     (f.detail or "")[:2000], n, finished, finished, job["key"], json.dumps(f.to_dict(), default=str)))
             self._record_clusters(job, outcome, report, finished)
         return True
 

@@ -21,6 +21,7 @@ from eqsat_test.runners.records import (
     CRASH_STATUSES,
     Finding,
     FindingKind,
+    InputSetVerdict,
     Result,
     ResultStatus,
     as_finding,
@@ -132,7 +133,7 @@ def _describe(name: str, configs: dict[str, dict]) -> str:
     return kv if name == kv or "=" in name else f"{name} ({kv})"
 
 
-def _verdict(r: Result | None) -> tuple[str, dict | None]:
+def _verdict(r: Result | None) -> tuple[str, InputSetVerdict | None]:
     """("right" | "wrong" | "crash" | "timeout" | "none", failing input-set entry)."""
     if r is None:
         return "none", None
@@ -144,9 +145,9 @@ def _verdict(r: Result | None) -> tuple[str, dict | None]:
     if st != ResultStatus.OK:
         return "none", None
     for s in r.input_sets:
-        if s.get("kind") == "nondeterministic":
+        if s.kind == "nondeterministic":
             return "none", None
-        if not s.get("ok", True):
+        if not s.ok:
             return "wrong", s
     return "right", None
 
@@ -163,7 +164,7 @@ def config_judge(manifest: dict, results: list[Result], findings: list, base: st
     drop: set[tuple] = set()  # (variant, device, backend) miscompile findings summarized
     annotate: dict[tuple, dict] = {}
     # The per-backend finding of the failing side (minimized already, where it was): carried over.
-    prior = {(f.get("variant"), f.get("device"), f.get("backend")): f for f in findings if f.get("kind") in _WRONG_KINDS}
+    prior = {(f.variant, f.device, f.backend): f for f in findings if f.kind in _WRONG_KINDS}
     carry = ("minimized_file", "min_ops", "min_checks", "min_steps", "min_skipped", "failing_inputs",
              "kernel_files", "kernel_source_file")
 
@@ -185,34 +186,36 @@ def config_judge(manifest: dict, results: list[Result], findings: list, base: st
         if bv == "right" and wrong:
             for spec in wrong:  # one finding per exposing config: each is its own repro
                 s = verdicts[spec][1]
+                assert s is not None  # (a wrong verdict names its input set)
                 name = backends[spec]
                 new.append(new_finding(
-                    CONFIG_MISMATCH, common, {"failing_inputs": s.get("inputs_file")}, carried(vid, dev, spec),
+                    CONFIG_MISMATCH, common, {"failing_inputs": s.inputs_file}, carried(vid, dev, spec),
                     backend=spec, config=name, config_overrides=configs.get(name, {}),
-                    direction="exposed-by-config", input_set=s["name"], max_abs_err=s.get("max_abs_err"),
-                    max_rel_err=s.get("max_rel_err"), leaf=s.get("leaf"),
+                    direction="exposed-by-config", input_set=s.name, max_abs_err=s.max_abs_err,
+                    max_rel_err=s.max_rel_err, leaf=s.leaf,
                     configs_right=[base] + [backends[x] for x in right],
                     configs_wrong=[backends[x] for x in wrong],
                     detail=f"wrong under {_describe(name, configs)}, right with the default "
-                           f"configuration ({base}): {s.get('detail', '')}"))
+                           f"configuration ({base}): {s.detail}"))
                 drop.add((vid, dev, spec))
         elif bv == "wrong" and right:
             names = [backends[x] for x in right]
+            assert bs is not None  # (a wrong verdict names its input set)
             new.append(new_finding(
-                CONFIG_MISMATCH, common, {"failing_inputs": bs.get("inputs_file")}, carried(vid, dev, base),
+                CONFIG_MISMATCH, common, {"failing_inputs": bs.inputs_file}, carried(vid, dev, base),
                 backend=base, config=names[0], config_overrides=configs.get(names[0], {}),
-                direction="hidden-by-config", input_set=bs["name"], max_abs_err=bs.get("max_abs_err"),
-                max_rel_err=bs.get("max_rel_err"), leaf=bs.get("leaf"),
+                direction="hidden-by-config", input_set=bs.name, max_abs_err=bs.max_abs_err,
+                max_rel_err=bs.max_rel_err, leaf=bs.leaf,
                 configs_right=names, configs_wrong=[base] + [backends[x] for x in wrong],
                 detail=f"wrong with the default configuration ({base}), right under "
-                       f"{', '.join(_describe(n, configs) for n in names)}: {bs.get('detail', '')}"))
+                       f"{', '.join(_describe(n, configs) for n in names)}: {bs.detail}"))
             drop.add((vid, dev, base))
             drop.update((vid, dev, x) for x in wrong)
         elif bv == "wrong":
             drop.update((vid, dev, x) for x in wrong)
             annotate[(vid, dev, base)] = {"config_dependent": False,
                                           "configs_also_wrong": [backends[x] for x in wrong],
-                                          "sets": {s["name"] for s in by[(vid, dev, base)].get("input_sets") or []}}
+                                          "sets": {s.name for s in by[(vid, dev, base)].input_sets}}
     # Findings beyond the task's own input sets (dtype/size sweep points): a configuration that
     # fails the same point as the default is not config-dependent there; one finding, annotated.
     findings = [as_finding(f) for f in findings]
@@ -238,7 +241,7 @@ def config_judge(manifest: dict, results: list[Result], findings: list, base: st
             hit = True
         if hit:
             f = f.with_(config_dependent=False,
-                        configs_also_wrong=sorted(set(f.get("configs_also_wrong", [])) | wrong_too))
+                        configs_also_wrong=sorted(set((f.configs_also_wrong or [])) | wrong_too))
         if f.backend in backends and f.kind in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH, FindingKind.TIMEOUT):
             f = f.with_(config=backends[f.backend])
         out.append(f)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -128,11 +127,11 @@ def cross_device_findings(manifest: dict, results: list[Result], scratch: Path, 
             continue
         devs = ["cpu", next(d for d in sorted(per_dev) if d != "cpu")] if "cpu" in per_dev else sorted(per_dev)[:2]
         ref_dev = devs[0]  # the fp64 reference: the CPU's when the CPU ran
-        sets = {d: {s["name"]: s for s in per_dev[d]["input_sets"]} for d in devs}
+        sets = {d: {s.name: s for s in per_dev[d].input_sets} for d in devs}
         v = variants[vid]
         verdicts: dict[str, dict] = {}  # input set -> judge_across_devices result
         for name in [n for n in sets[devs[0]] if n in sets[devs[1]]]:
-            da, db = (sets[d][name].get("inputs_digest") for d in devs)
+            da, db = (sets[d][name].inputs_digest for d in devs)
             if da and db and da != db:
                 if notes is not None:
                     notes.append(new_finding(FindingKind.INTERNAL_ERROR, variant=vid, backend=backend,
@@ -158,7 +157,7 @@ def cross_device_findings(manifest: dict, results: list[Result], scratch: Path, 
                         and f.device == d and f.kind in SAME_DEVICE_BUG_KINDS]
             for i in same_dev:
                 f = findings[i]
-                name = f.get("input_set") if f.get("input_set") in verdicts else (odd[0] if odd else next(iter(verdicts)))
+                name = f.input_set if f.input_set in verdicts else (odd[0] if odd else next(iter(verdicts)))
                 vd = verdicts[name]
                 if vd[d]["outlier"]:
                     text = (f"compiled on {d} disagrees with compiled on {o} and with eager on {d} (against CPU "
@@ -181,7 +180,7 @@ def cross_device_findings(manifest: dict, results: list[Result], scratch: Path, 
                  "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(g.get("op_names", [])))},
                 input_set=name, odd_input_sets=odd,
                 max_abs_err=vd["vs_other"].max_abs_err, max_rel_err=vd["vs_other"].max_rel_err,
-                leaf=vd["vs_other"].leaf, same_device_verdict=sets[d][name].get("kind"),
+                leaf=vd["vs_other"].leaf, same_device_verdict=sets[d][name].kind,
                 detail=f"compiled {d} vs compiled {o}: {vd['vs_other'].detail}; "
                        f"compiled {d} vs eager {d}: {vd['vs_eager'].detail}",
                 failing_inputs=_inputs_file(v, g, per_dev[d], name, scratch),
@@ -296,30 +295,30 @@ def kernel_source(paths: list[str], *, header: str = "") -> str | None:
     return out
 
 
-def kernel_artifacts(f: Mapping, result: Result | None = None) -> dict:
+def kernel_artifacts(f: Finding, result: Result | None = None) -> dict:
     """{"kernel_source.py": text} for a finding, from the worker's saved copy or the recorded
     paths (still in Inductor's cache); {} when the backend generated no code we could find."""
     extra = result.extra if result is not None else {}
-    saved = extra.get("kernel_source_file") or f.get("kernel_source_file")
+    saved = extra.get("kernel_source_file") or f.kernel_source_file
     if saved and Path(saved).is_file():
         return {KERNEL_SOURCE_FILE: Path(saved).read_text()}
-    paths = f.get("kernel_files") or extra.get("kernel_files") or []
-    text = kernel_source(paths, header=kernel_header(f))
+    paths = f.kernel_files or extra.get("kernel_files") or []
+    text = kernel_source(paths, header=kernel_header(f.variant, f.backend, f.device))
     return {KERNEL_SOURCE_FILE: text} if text else {}
 
 
-def kernel_header(f: Mapping) -> str:
-    return (f"# Inductor output code (with its kernels) for variant {f.get('variant')}, backend "
-            f"{f.get('backend')}, device {f.get('device')}: the whole variant, before any minimization.\n"
+def kernel_header(variant: str | None, backend: str | None, device: str | None) -> str:
+    return (f"# Inductor output code (with its kernels) for variant {variant}, backend "
+            f"{backend}, device {device}: the whole variant, before any minimization.\n"
             f"# Kept by eqsat-test from Inductor's code cache; the kernels are the strings passed to "
             f"async_compile.triton(...) / cpp_pybinding(...).")
 
 
 
 
-def device_repro_main(f: Mapping) -> str:
+def device_repro_main(f: Finding) -> str:
     """The `__main__` part of a device-mismatch finding's repro.py (appended to the variant module's code)."""
-    spec = f.get("backend", "inductor")
+    spec = (f.backend or "inductor")
     prelude, backend_expr = backend_code(spec)
     opts, config = script_options(spec)
     cfg = ""
@@ -328,7 +327,7 @@ def device_repro_main(f: Mapping) -> str:
             f"_inductor_config.{k} = {v!r}\n" for k, v in config.items())
     return render("device_repro_main.py.j2", **{
         "backend_label": spec, "backend_expr": backend_expr, "backend_prelude": prelude, "opts": "".join(f", {k}={v!r}" for k, v in opts.items()),
-        "device": f.get("device", "cuda"), "other": f.get("other_device", "cpu"),
-        "rules": (" after rewriting with: " + ", ".join(f["rules"])) if f.get("rules") else "",
-        "detail": " ".join(str(f.get("detail", "")).split())[:400], "config": cfg,
+        "device": (f.device or "cuda"), "other": (f.other_device or "cpu"),
+        "rules": (" after rewriting with: " + ", ".join(f.rules)) if f.rules else "",
+        "detail": " ".join(str((f.detail or "")).split())[:400], "config": cfg,
     })

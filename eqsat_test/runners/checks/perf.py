@@ -30,8 +30,7 @@ from pathlib import Path
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
-from eqsat_test.runners.protocol import versions
-from eqsat_test.runners.records import Finding, FindingKind, Result, ResultStatus, new_finding
+from eqsat_test.runners.records import Finding, FindingKind, Result, ResultStatus, as_finding, new_finding
 
 WARMUP = 3
 MIN_REPS = 7
@@ -217,29 +216,27 @@ def slow_variant_findings(manifest: dict, results: list[dict], bundle: Path, *, 
     return notes, screened
 
 
-def perf_repro_source(note: dict) -> str:
-    prelude, backend_expr = backend_code(note["backend"])
-    opts, config = script_options(note["backend"])
-    return render("perf_repro.py.j2", variant=note["variant"], baseline=note["baseline"], backend=note["backend"],
-                  backend_expr=backend_expr, backend_prelude=prelude, options=opts, config=config, device=note["device"],
-                  compiled_us=note["compiled_us"], baseline_us=note["baseline_us"], ratio=note["ratio"],
-                  threshold=note["threshold"], threads=int(note.get("threads") or 1))
+def perf_repro_source(note: Finding | Mapping) -> str:
+    note = as_finding(note)
+    prelude, backend_expr = backend_code(note.backend)
+    opts, config = script_options(note.backend)
+    return render("perf_repro.py.j2", variant=note.variant, baseline=note.baseline, backend=note.backend,
+                  backend_expr=backend_expr, backend_prelude=prelude, options=opts, config=config, device=note.device,
+                  compiled_us=note.compiled_us, baseline_us=note.baseline_us, ratio=note.ratio,
+                  threshold=note.threshold, threads=int(note.threads or 1))
 
 
-def write_slow_variant(out: Path, fid: str, note: Mapping, bundle: Path, manifest: dict) -> Path:
-    """OUT/findings/<fid>/: variant.py, baseline.py, the inputs they load, perf_repro.py, meta.json."""
+def write_slow_variant(out: Path, fid: str, note: Finding, bundle: Path, manifest: dict) -> Path:
+    """OUT/findings/<fid>/: variant.py, baseline.py, the inputs they load, perf_repro.py (meta.json: the caller's,
+    findings/meta.py)."""
     import shutil
     d = out / "findings" / fid
     d.mkdir(parents=True, exist_ok=True)
     variants = {v["id"]: v for v in manifest["variants"]}
-    graph = next(g for g in manifest["graphs"] if g["id"] == note["graph"])
-    shutil.copy(bundle / variants[note["variant"]]["file"], d / "variant.py")
-    shutil.copy(bundle / variants[note["baseline"]]["file"], d / "baseline.py")
+    graph = next(g for g in manifest["graphs"] if g["id"] == note.graph)
+    shutil.copy(bundle / variants[note.variant]["file"], d / "variant.py")
+    shutil.copy(bundle / variants[note.baseline]["file"], d / "baseline.py")
     shutil.copy(bundle / graph["inputs_file"], d / graph["inputs_file"])
-    copy_backend_file(note["backend"], d)  # perf_repro.py imports it by path; the copy where that is gone
+    copy_backend_file(note.backend, d)  # perf_repro.py imports it by path; the copy where that is gone
     (d / "perf_repro.py").write_text(perf_repro_source(note))
-    meta = dict(note)
-    meta["versions"] = versions()
-    meta["model"] = manifest.get("model")
-    (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
     return d

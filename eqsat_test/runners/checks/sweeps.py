@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
 from pathlib import Path
 
 import torch
@@ -67,6 +66,7 @@ from eqsat_test.runners.records import (
     CRASH_STATUSES,
     Finding,
     FindingKind,
+    InputSetVerdict,
     Result,
     ResultStatus,
     Task,
@@ -111,45 +111,45 @@ def sweep_findings(base: dict, variant: dict, r: Result, task: Task | None = Non
                                  error=r.error, sweep="sweeps"))
         return findings, notes
     done: set[str] = set()
-    unconfirmed: dict[str, dict] = {}
+    unconfirmed: dict[str, InputSetVerdict] = {}
     nondet = False
     for s in r.input_sets:
-        if s.get("kind") == NONDETERMINISTIC and not nondet:
+        if s.kind == NONDETERMINISTIC and not nondet:
             nondet = True
-            notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s["name"], sweep=s["sweep"],
-                                     detail=s["detail"]))
-        if s.get("ok"):
+            notes.append(new_finding(FindingKind.NONDETERMINISTIC, base, input_set=s.name, sweep=s.sweep,
+                                     detail=s.detail))
+        if s.ok:
             continue
-        cat = s.get("sweep_category", "")
+        cat = s.sweep_category or ""
         if cat in done:
             continue
-        if not s.get("confirmed"):
+        if not s.confirmed:
             unconfirmed.setdefault(cat, s)
             continue
         done.add(cat)
-        if s.get("set") == "special" and "special" in base_failed and s.get("kind") not in _CRASH_KINDS:
-            notes.append(new_finding(FindingKind.SWEEP_ALSO_BASE, base, input_set=s["name"], sweep=s["sweep"],
-                                     detail=f"[{s['sweep']}] fails on special values, as the model's own dtype and "
-                                     f"sizes already do: {s.get('detail', '')}"))
+        if s.set == "special" and "special" in base_failed and s.kind not in _CRASH_KINDS:
+            notes.append(new_finding(FindingKind.SWEEP_ALSO_BASE, base, input_set=s.name, sweep=s.sweep,
+                                     detail=f"[{s.sweep}] fails on special values, as the model's own dtype and "
+                                     f"sizes already do: {s.detail}"))
             continue
-        crash = s.get("kind") in _CRASH_KINDS
-        kind = (FindingKind.parse(s["kind"]) if crash
+        crash = s.kind in _CRASH_KINDS
+        kind = (FindingKind.parse(s.kind) if crash
                 else FindingKind.SEED_MISCOMPILE if variant.get("seed") else FindingKind.MISCOMPILE)
-        more = {"error": s.get("error")} if crash else {}
-        if s.get("compile_extra"):
-            more["compile_extra"] = s["compile_extra"]
-        if s.get("warmup_file"):
-            more["warmup_file"] = s["warmup_file"]
-        findings.append(new_finding(kind, base, input_set=s["name"], sweep=s["sweep"], sweep_key=s["sweep_key"],
-                                    sweep_dtype=s.get("sweep_dtype"), shapes=s.get("shapes"),
-                                    max_abs_err=s.get("max_abs_err"), max_rel_err=s.get("max_rel_err"),
-                                    leaf=s.get("leaf"), detail=f"[{s['sweep']}] {s.get('detail', '')}",
-                                    failing_inputs=s.get("inputs_file"), referee=s.get("referee"), **more))
+        more: dict = {"error": s.error} if crash else {}
+        if s.compile_extra:
+            more["compile_extra"] = s.compile_extra
+        if s.warmup_file:
+            more["warmup_file"] = s.warmup_file
+        findings.append(new_finding(kind, base, input_set=s.name, sweep=s.sweep, sweep_key=s.sweep_key,
+                                    sweep_dtype=s.sweep_dtype, shapes=s.shapes,
+                                    max_abs_err=s.max_abs_err, max_rel_err=s.max_rel_err,
+                                    leaf=s.leaf, detail=f"[{s.sweep}] {s.detail}",
+                                    failing_inputs=s.inputs_file, referee=s.referee, **more))
     for cat, s in unconfirmed.items():
         if cat not in done:
-            notes.append(new_finding(FindingKind.SWEEP_UNCONFIRMED, base, input_set=s["name"], sweep=s["sweep"],
-                                     detail=f"[{s['sweep']}] failed in a batch of sweep points but not alone: "
-                                     f"{s.get('detail', '')}"))
+            notes.append(new_finding(FindingKind.SWEEP_UNCONFIRMED, base, input_set=s.name, sweep=s.sweep,
+                                     detail=f"[{s.sweep}] failed in a batch of sweep points but not alone: "
+                                     f"{s.detail}"))
     return findings, notes
 
 
@@ -202,8 +202,8 @@ def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[Task]
     by_id = {t.id: t for t in tasks}
     failed: dict[tuple, set[str]] = {}  # (variant, backend, device) -> input set kinds failed by the ordinary task
     for f in base_findings or []:
-        if f.get("kind") in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE) and f.get("input_set"):
-            failed.setdefault((f["variant"], f["backend"], f["device"]), set()).add(str(f["input_set"]).split("-")[0])
+        if f.kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE) and f.input_set:
+            failed.setdefault((f.variant, f.backend, f.device), set()).add(str(f.input_set).split("-")[0])
     stats = {"tasks": 0, "judged": 0, "failing": 0, "compiles": 0, "seconds": 0.0, "truncated": 0}
     for r in results:
         v = variants[r.variant]
@@ -223,21 +223,21 @@ def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[Task]
             sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
             vd = scratch / "eager" / f"{v['id']}__{r['device']}"
             for e in r.input_sets:
-                verdict = unsound_verdict(sd / f"{e['name']}.pt", vd / f"{e['name']}.pt", v, manifest)
+                verdict = unsound_verdict(sd / f"{e.name}.pt", vd / f"{e.name}.pt", v, manifest)
                 if verdict is not None:
-                    notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=e["name"],
-                                             sweep=e["sweep"], max_abs_err=verdict.max_abs_err,
-                                             detail=f"[{e['sweep']}] {verdict.detail}"))
+                    notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=e.name,
+                                             sweep=e.sweep, max_abs_err=verdict.max_abs_err,
+                                             detail=f"[{e.sweep}] {verdict.detail}"))
                     break
     stats["seconds"] = round(stats["seconds"], 3)
     findings = collapse(findings, variants)
     return findings, notes, stats
 
 
-def _symptom(f: Mapping) -> str:
-    if f["kind"] in _CRASH_KINDS + (FindingKind.TIMEOUT.value,):
-        return f"{f['kind']}:{(f.get('error') or {}).get('type', '')}"
-    d = f.get("detail", "")
+def _symptom(f: Finding) -> str:
+    if f.kind in _CRASH_KINDS + (FindingKind.TIMEOUT.value,):
+        return f"{f.kind}:{(f.error or {}).get('type', '')}"
+    d = (f.detail or "")
     for key, name in (("NaN/Inf positions differ", "nonfinite"), ("(exact)", "exact"), ("structure differs", "structure"),
                       ("selected values differ", "indices"), ("out of range", "indices")):
         if key in d:
@@ -257,14 +257,15 @@ def collapse(findings: list, variants: dict) -> list[Finding]:
     first) stands for the others, listed in `sweep_also_seen`. A bug at the model's own dtype that
     sweeps meet at every size and in every variant (NaN handling, say) is one finding, not one per
     variant x dtype x size; rules are left out because sweep findings are not minimized."""
+    findings = [as_finding(x) for x in findings]
     groups: dict[tuple, int] = {}  # -> its finding's index in out
     out: list[Finding] = []
     for f in sorted(map(as_finding, findings), key=lambda f: not variants.get(f.variant, {}).get("seed")):
         kind = FindingKind.MISCOMPILE.value if f.kind == FindingKind.SEED_MISCOMPILE else f.kind
-        key = (kind, f.backend, f.device, _symptom(f), _dtype_kind(f.get("sweep_dtype")))
+        key = (kind, f.backend, f.device, _symptom(f), _dtype_kind(f.sweep_dtype))
         if key in groups:
             g = out[groups[key]]
-            out[groups[key]] = g.with_(sweep_also_seen=[*g.get("sweep_also_seen", []), f"{f.variant}: {f.sweep}"])
+            out[groups[key]] = g.with_(sweep_also_seen=[*(g.sweep_also_seen or []), f"{f.variant}: {f.sweep}"])
             continue
         groups[key] = len(out)
         out.append(f)

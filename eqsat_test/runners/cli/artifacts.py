@@ -6,13 +6,13 @@ way the work is runners/findings/artifacts.py's `collect_all`, each step in its 
 made is in each finding's folder and its meta.json (`debug_artifacts`)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from eqsat_test.runners.findings.artifacts import ArtifactOptions, collect_all
-from eqsat_test.runners.records import BUG_KINDS, Finding, as_finding
+from eqsat_test.runners.findings.meta import read_meta
+from eqsat_test.runners.records import BUG_KINDS, Finding
 
 
 def _log(msg: str) -> None:
@@ -24,7 +24,7 @@ def finding_in(folder: Path) -> Finding:
     meta = folder / "meta.json"
     if not meta.is_file() or not (folder / "repro.py").is_file():
         raise click.UsageError(f"{folder}: not a finding folder (no meta.json and repro.py)")
-    f = as_finding(json.loads(meta.read_text()))
+    f = read_meta(folder).finding
     if (folder / "minimized.py").is_file():
         f = f.with_(minimized_file=str(folder / "minimized.py"))
     return f.with_(id=folder.name)
@@ -44,7 +44,7 @@ def findings_of(path: Path) -> tuple[Path, list[Finding]]:
 
 def hint(report: dict, out: Path) -> str | None:
     """The line a run prints after its summary where it has findings and did not collect their artifacts."""
-    ids = [Path(f["repro"]).parent.name for f in report.get("findings", [])
+    ids = [Path(f["repro"]).parent.name for f in report.get("findings", [])  # (the report's dicts)
            if f.get("repro") and f.get("kind") in BUG_KINDS]
     if not ids:
         return None
@@ -67,7 +67,7 @@ def after_summary(report: dict, out: Path, opts: ArtifactOptions | None) -> None
 def _collect(run: Path, found: list[Finding], opts: ArtifactOptions) -> None:
     collected, stats = collect_all(found, run, opts, log=_log)
     for f in collected:
-        art = f.get("debug_artifacts") or {}
+        art = f.debug_artifacts or {}
         made = ", ".join(art.get("files") or []) or art.get("skipped") or art.get("error") or "nothing"
         _log(f"{f.id}: {made}")
     _log(f"artifacts of {stats['findings']} finding(s) in {stats['seconds']:.0f} s"

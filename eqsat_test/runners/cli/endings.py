@@ -7,7 +7,7 @@ from pathlib import Path
 
 from eqsat_test.rewrite.rulefiles import RuleError
 from eqsat_test.runners.cli.precheck import InputError
-from eqsat_test.runners.records import RESULTS_SCHEMA_VERSION, FindingKind
+from eqsat_test.runners.records import FindingKind, RunResults
 
 # Exceptions that mean bad input, by the module that defines them: a module that was never imported
 # cannot have raised its exception, so the check imports nothing (bad input stays fast).
@@ -28,8 +28,7 @@ def budget_spent_report(model: Path, out: Path, stage: str, budget: float, secon
               "stats": {"time_budget": budget, "budget_spent_while": stage, "seconds": round(seconds, 3),
                         "tasks": 0, "tasks_done": 0, "tasks_not_started": None, "compiler_bugs": 0, "notes": 0}}
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps({"schema_version": RESULTS_SCHEMA_VERSION, "report": report,
-                                                  "raw": []}, indent=1))
+    RunResults(report=report, findings=(), raw=()).write(out)
     (out / "report.json").write_text(json.dumps(report, indent=1))
     return report
 

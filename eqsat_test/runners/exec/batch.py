@@ -42,7 +42,7 @@ from eqsat_test.runners.protocol import (
     to_cpu,
     to_device,
 )
-from eqsat_test.runners.records import Result, ResultStatus, Task, TaskKind
+from eqsat_test.runners.records import InputSetVerdict, Result, ResultStatus, Task, TaskKind
 
 BATCH_KEY = "batch"
 
@@ -122,7 +122,7 @@ def run_batch_task(task: dict) -> dict:
     torch._dynamo.reset()
     compiled = torch.compile(batched, backend=backend, **opts)
     n_sets = len(live[0][3])
-    verdicts: list[list[dict]] = [[] for _ in live]
+    verdicts: list[list[InputSetVerdict]] = [[] for _ in live]
     times = {"compile": 0.0, "run": 0.0}
     for j in range(n_sets):
         flat = [_copy(x) for _, _, _, refs, _ in live for x in refs[j][0].inputs]
@@ -141,14 +141,14 @@ def run_batch_task(task: dict) -> dict:
         for k, (_, _, _, refs, _) in enumerate(live):
             s = refs[j].set
             v = judge_against(refs[j], outs[k])
-            verdicts[k].append({"name": s.name, **v.to_dict()})
+            verdicts[k].append(InputSetVerdict(name=s.name, **v.to_dict()))
     share = len(live)
     info.update({k: round(v, 4) for k, v in times.items()})
     for k, (i, sub, _, _, t) in enumerate(live):
-        if all(e["kind"] == MATCH for e in verdicts[k]):
+        if all(e.kind == MATCH for e in verdicts[k]):
             # a dict at once: it goes out inside the batch's message, as it is
             results[i] = Result(task=sub.get("id"), variant=sub["variant"], backend=sub["backend"],
-                                device=device.type, status=ResultStatus.OK, input_sets=verdicts[k],
+                                device=device.type, status=ResultStatus.OK, input_sets=tuple(verdicts[k]),
                                 timings={**t, "compile": times["compile"] / share, "run": times["run"] / share},
                                 extra={"batch": {"id": task.get("id"), "size": share}}).to_dict()
         else:
@@ -248,7 +248,7 @@ def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | 
         results[i] = r
         if i in suspects:
             bad = r.status != ResultStatus.OK or any(
-                not s.get("ok", True) or s.get("kind") not in (MATCH, None) for s in r.input_sets)
+                not s.ok or s.kind != MATCH for s in r.input_sets)
             stats["confirmed" if bad else "unconfirmed"] += 1
         if on_result:
             on_result(r)

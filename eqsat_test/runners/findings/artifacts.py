@@ -35,13 +35,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from eqsat_test.codegen_templates import render
 from eqsat_test.runners.exec.backend_code import backend_code, script_options
+from eqsat_test.runners.findings.meta import write_meta
 from eqsat_test.runners.findings.triage import ACCURACY, BACKEND_COMPILE, RUNTIME_CRASH, TRITON_KERNEL, triage
 from eqsat_test.runners.protocol import compile_options, is_custom_backend
 from eqsat_test.runners.records import Finding, FindingKind, as_finding, replaced
@@ -131,22 +131,22 @@ def _ident(s: str) -> str:
     return re.sub(r"[^0-9A-Za-z_]+", "_", s).strip("_").lower()
 
 
-def verdict_lines(f: Mapping) -> list[str]:
+def verdict_lines(f: Finding) -> list[str]:
     """What the finding's verdict was, said of the program repro.py and test_repro.py hold: the
     minimized program's own verdict where minimization recorded it (`min_detail`) or the repro's rerun
     printed it, else the full variant's, labelled as such."""
-    minimized = bool(f.get("minimized_file"))
-    own = f.get("min_detail") or ((f.get("debug_artifacts") or {}).get("debug_run") or {}).get("verdict")
+    minimized = bool(f.minimized_file)
+    own = f.min_detail or ((f.debug_artifacts or {}).get("debug_run") or {}).get("verdict")
     if minimized and own:
         return [f"Verdict on this minimized program: {own[:400]}"]
     if minimized:
-        return [f"Verdict on the full variant before minimization: {(f.get('detail') or '')[:400]}",
+        return [f"Verdict on the full variant before minimization: {(f.detail or '')[:400]}",
                 "The minimized program here fails the same way (same kind of finding); its own verdict is what "
                 "`python repro.py` prints."]
-    return [f"Verdict: {f['detail'][:400]}"] if f.get("detail") else []
+    return [f"Verdict: {f.detail[:400]}"] if f.detail else []
 
 
-def test_repro_source(program_src: str, f: Mapping, inputs_path: Path | None = None, *,
+def test_repro_source(program_src: str, f: Finding, inputs_path: Path | None = None, *,
                       inputs_file: str = "inputs.pt") -> str | None:
     """test_repro.py for a finding (None where it does not apply): the program's `forward`
     inlined (the same program as repro.py: the minimized one where there is one), its inputs inlined
@@ -154,45 +154,45 @@ def test_repro_source(program_src: str, f: Mapping, inputs_path: Path | None = N
     method that compiles it the way the finding did and judges it as repro.py does: with
     eqsat-test's oracle where eqsat-test is importable, else like Dynamo's accuracy checker
     (torch._dynamo.utils.same with an fp64 reference)."""
-    if f.get("kind") in _NO_TEST_KINDS or f.get("kind") in (FindingKind.SLOW_VARIANT, FindingKind.UNSOUND_REWRITE,
+    if f.kind in _NO_TEST_KINDS or f.kind in (FindingKind.SLOW_VARIANT, FindingKind.UNSOUND_REWRITE,
                                                             FindingKind.NONDETERMINISTIC):
         return None
-    if f.get("grad"):  # training mode: repro.py runs forward and backward; a forward-only test would pass
+    if f.grad:  # training mode: repro.py runs forward and backward; a forward-only test would pass
         return None
     forward_src, mods = _forward_and_imports(program_src)
-    spec = f.get("backend", "inductor")
+    spec = (f.backend or "inductor")
     prelude, backend_expr = backend_code(spec)
     opts, config = script_options(spec)
-    t = f.get("triage_info") or triage(f)
+    t = f.triage_info or triage(f)
     try:
         import torch
         torch_version = torch.__version__
     except Exception:
         torch_version = "?"
-    summary = [f"Program: variant {f.get('variant')}" + (f" (rewritten by: {', '.join(f['rules'])})" if f.get("rules") else
+    summary = [f"Program: variant {f.variant}" + (f" (rewritten by: {', '.join(f.rules)})" if f.rules else
                                                         " (the unmodified model)")
-               + (", minimized (the program of repro.py)" if f.get("minimized_file") else "") + ".",
+               + (", minimized (the program of repro.py)" if f.minimized_file else "") + ".",
                f"Compiled with torch.compile(backend={spec!r}{''.join(f', {k}={v!r}' for k, v in opts.items())})"
-               + (f" and Inductor config {config}" if config else "") + f" on {f.get('device', 'cpu')}.",
+               + (f" and Inductor config {config}" if config else "") + f" on {(f.device or 'cpu')}.",
                f"Triage: {t['class']} ({t.get('subclass')}), stage {t.get('stage')}, component {t.get('component')}."]
     summary += verdict_lines(f)
-    if f.get("kind") == FindingKind.CONFIG_MISMATCH:
-        summary.append(f"Configuration: {f.get('direction')} {f.get('config')!r}; right under {f.get('configs_right')}, "
-                       f"wrong under {f.get('configs_wrong')}.")
+    if f.kind == FindingKind.CONFIG_MISMATCH:
+        summary.append(f"Configuration: {f.direction} {f.config!r}; right under {f.configs_right}, "
+                       f"wrong under {f.configs_wrong}.")
     inline = _inline_inputs(inputs_path)
     return render(
-        "test_repro.py.j2", triage_class=t["class"], kind=f.get("kind"), component=t.get("component"),
+        "test_repro.py.j2", triage_class=t["class"], kind=f.kind, component=t.get("component"),
         summary_lines=summary, torch_version=torch_version, inductor_config=config,
         inductor_config_src=repr(config), extra_modules=mods, forward_source=forward_src,
-        inline_inputs=inline, inputs_file=inputs_file, class_name="TestEqsatRepro", device=f.get("device", "cpu"),
-        test_name="test_" + _ident(f"{f.get('kind', 'finding')}_{f.get('variant', '')}"), backend_expr=backend_expr,
+        inline_inputs=inline, inputs_file=inputs_file, class_name="TestEqsatRepro", device=(f.device or "cpu"),
+        test_name="test_" + _ident(f"{(f.kind or 'finding')}_{(f.variant or '')}"), backend_expr=backend_expr,
         backend_prelude=prelude,
         options=opts, tol=_tolerance(inputs_path),
-        extreme_inputs=str(f.get("min_input_set") or f.get("input_set") or "").startswith("special"),
+        extreme_inputs=str(f.min_input_set or f.input_set or "").startswith("special"),
     )
 
 
-def write_test_repro(d: Path, program_src: str, f: Mapping) -> Path | None:
+def write_test_repro(d: Path, program_src: str, f: Finding) -> Path | None:
     """Write d/test_repro.py (inputs from d/inputs.pt); None where no test applies. Also points the
     finding's triage next step at files that exist in d (see next_step)."""
     _set_next_step(d, f)
@@ -211,12 +211,12 @@ def write_test_repro(d: Path, program_src: str, f: Mapping) -> Path | None:
 # the next step, naming only files the finding folder has
 
 
-def next_step(d: Path, f: Mapping) -> str | None:
+def next_step(d: Path, f: Finding) -> str | None:
     """The triage next step for the finding in folder d, naming only files that exist there (the
     minifier's repro, the bisector's verdict, Inductor's output code are kept only when their step ran
     and produced them); a command to make them where they are missing. None: triage's text stands."""
-    cls = f.get("triage") or (f.get("triage_info") or {}).get("class")
-    art = f.get("debug_artifacts") or {}
+    cls = f.triage or (f.triage_info or {}).get("class")
+    art = f.debug_artifacts or {}
     has = lambda name: (d / name).is_file()  # noqa: E731
     code = ("compare output_code.py (Inductor's generated code)" if has("output_code.py") else
             "see Inductor's generated code with TORCH_LOGS=output_code python repro.py")
@@ -243,9 +243,9 @@ def next_step(d: Path, f: Mapping) -> str | None:
     return None
 
 
-def _set_next_step(d: Path, f: Mapping) -> None:
+def _set_next_step(d: Path, f: Finding) -> None:
     """The next step (its folder's files decide it) into the `triage_info` dict of a finding being written."""
-    t = f.get("triage_info")
+    t = f.triage_info
     try:
         step = next_step(d, f) if isinstance(t, dict) else None
     except Exception:  # never fail a finding for its advice
@@ -301,16 +301,16 @@ def repro_verdict(text: str) -> str | None:
     return None
 
 
-def _minify_mode(f: Mapping) -> tuple[str | None, str]:
+def _minify_mode(f: Finding) -> tuple[str | None, str]:
     """(TORCHDYNAMO_REPRO_LEVEL or None, why)."""
-    cls = f.get("triage") or (f.get("triage_info") or {}).get("class")
-    backend = f.get("backend", "inductor")
+    cls = f.triage or (f.triage_info or {}).get("class")
+    backend = (f.backend or "inductor")
     if not backend.startswith("inductor"):
         return None, f"the after-AOT minifier supports Inductor only (backend {backend})"
     if cls == ACCURACY:
         return "4", "accuracy: TORCHDYNAMO_REPRO_LEVEL=4 (Dynamo's accuracy check after AOT)"
     if cls in (BACKEND_COMPILE, RUNTIME_CRASH):
-        if (f.get("error") or {}).get("type") == "ProcessCrash":
+        if (f.error or {}).get("type") == "ProcessCrash":
             return None, "the process dies (signal): the in-process minifier cannot survive it"
         return "2", "exception: TORCHDYNAMO_REPRO_LEVEL=2 (minify on compile/run error after AOT)"
     return None, f"no after-AOT minifier for triage class {cls}"
@@ -403,11 +403,11 @@ def _checkpoints(debug: Path) -> list[tuple[int, float, Path]]:
 
 
 
-def _bisect_text(r: dict | None, calls: int, f: Mapping) -> str:
+def _bisect_text(r: dict | None, calls: int, f: Finding) -> str:
     if r is None:
         return ("Compiler bisector: no backend failed (every bisector run of the program passed; the failure may "
                 f"depend on the input set or be nondeterministic). Runs: {calls}.\n")
-    lines = [f"Compiler bisector (torch._inductor.compiler_bisector) on {f.get('variant')} ({f.get('backend')}):",
+    lines = [f"Compiler bisector (torch._inductor.compiler_bisector) on {f.variant} ({f.backend}):",
              f"  backend:   {r['backend']}  (the first of eager -> aot_eager -> aot_eager_decomp_partition -> inductor that fails)"]
     if r.get("subsystem"):
         lines.append(f"  subsystem: {r['subsystem']}")
@@ -427,13 +427,13 @@ def _bisect_text(r: dict | None, calls: int, f: Mapping) -> str:
     return "\n".join(lines) + "\n"
 
 
-def collect(d: Path, f: Mapping, opts: ArtifactOptions) -> dict:
+def collect(d: Path, f: Finding, opts: ArtifactOptions) -> dict:
     """Run the debug steps for the finding in folder d; returns the summary (also in meta.json)."""
     summary: dict = {"files": []}
-    if f.get("kind") == FindingKind.TIMEOUT:
+    if f.kind == FindingKind.TIMEOUT:
         return {"skipped": "timeout finding: a rerun would hang again"}
-    if not (d / "repro.py").is_file() or f.get("kind") in _NO_TEST_KINDS:
-        return {"skipped": f"no standard repro.py for kind {f.get('kind')}"}
+    if not (d / "repro.py").is_file() or f.kind in _NO_TEST_KINDS:
+        return {"skipped": f"no standard repro.py for kind {f.kind}"}
     work = Path(tempfile.mkdtemp(prefix="eqsat-artifacts-"))
     try:
         shutil.copy(d / "repro.py", work / "program.py")  # not repro.py: the minifier writes cwd/repro.py
@@ -507,16 +507,16 @@ def collect(d: Path, f: Mapping, opts: ArtifactOptions) -> dict:
                 summary["minifier"] = rec
 
         # 3. the compiler bisector
-        cls = f.get("triage") or (f.get("triage_info") or {}).get("class")
+        cls = f.triage or (f.triage_info or {}).get("class")
         if opts.bisect == "none" or (opts.bisect == "accuracy" and cls != "accuracy"):
             summary["bisect"] = {"status": "off", "why": f"--bisect {opts.bisect}"}
-        elif is_custom_backend(f.get("backend", "inductor")):
+        elif is_custom_backend((f.backend or "inductor")):
             summary["bisect"] = {"status": "off", "why": "the compiler bisector bisects Inductor's stages, "
-                                 f"not a backend callable ({f.get('backend')})"}
+                                 f"not a backend callable ({f.backend})"}
         else:
-            backend, bopts = compile_options(f.get("backend", "inductor"))
+            backend, bopts = compile_options((f.backend or "inductor"))
             bopts.pop("options", None)  # the program sets its Inductor config at import
-            (work / "bisect_run.py").write_text(render("bisect_run.py.j2", device=repr(f.get("device", "cpu")),
+            (work / "bisect_run.py").write_text(render("bisect_run.py.j2", device=repr((f.device or "cpu")),
                                                         backend=repr(backend), options=repr(bopts)))
             benv = _base_env()
             benv["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
@@ -543,8 +543,8 @@ def _priority(findings: list[Finding]) -> list[Finding]:
     seen: set = set()
     first: list = []
     rest: list = []
-    for f in sorted(findings, key=lambda f: (f.get("kind") != FindingKind.SEED_MISCOMPILE, len(f.get("min_ops") or f.get("ops") or []))):
-        key = (f.get("triage"), f.get("backend"), f.get("device"))
+    for f in sorted(findings, key=lambda f: (f.kind != FindingKind.SEED_MISCOMPILE, len(f.min_ops or f.ops or []))):
+        key = (f.triage, f.backend, f.device)
         (rest if key in seen else first).append(f)
         seen.add(key)
     return first + rest
@@ -583,16 +583,10 @@ def _record(d: Path, f: Finding, s: dict) -> Finding:
     f = as_finding(f)
     f = f.with_(debug_artifacts=s, **({"triage_info": dict(f.triage_info)} if isinstance(f.triage_info, dict) else {}))
     _set_next_step(d, f)  # (into the new record's own triage_info)
-    had_own = bool(f.get("min_detail"))
-    if f.get("minimized_file") and not had_own and (s.get("debug_run") or {}).get("verdict") and (d / TEST_REPRO).is_file():
+    had_own = bool(f.min_detail)
+    if f.minimized_file and not had_own and (s.get("debug_run") or {}).get("verdict") and (d / TEST_REPRO).is_file():
         src = d / "minimized.py"
         if src.is_file():
             write_test_repro(d, src.read_text(), f)
-    meta = d / "meta.json"
-    if meta.is_file():
-        m = json.loads(meta.read_text())
-        m["debug_artifacts"] = s
-        if isinstance(m.get("triage_info"), dict) and isinstance(f.get("triage_info"), dict):
-            m["triage_info"]["next_step"] = f["triage_info"]["next_step"]
-        meta.write_text(json.dumps(m, indent=1, default=str))
+    write_meta(d, f, update=True)
     return f

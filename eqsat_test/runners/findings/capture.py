@@ -10,10 +10,11 @@ from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file
 from eqsat_test.runners.findings.clusters import clustered
 from eqsat_test.runners.findings.confirm import confirm_all
 from eqsat_test.runners.findings.ledger import load_ledger
+from eqsat_test.runners.findings.meta import MetaContext, write_meta
 from eqsat_test.runners.findings.triage import annotate
 from eqsat_test.runners.findings.write import collect_env
 from eqsat_test.runners.protocol import error_info, first_line, versions
-from eqsat_test.runners.records import RESULTS_SCHEMA_VERSION, Finding, FindingKind, new_finding
+from eqsat_test.runners.records import Finding, FindingKind, RunResults, new_finding
 
 FOLDER = "001-capture-crash-model"
 
@@ -41,8 +42,7 @@ def capture_crash(model: Path, out: Path, error: BaseException, *, backend: str,
         "ops": [], "seed": True}, error=error_info(error), detail=f"torch.compile raises while Dynamo traces the "
         f"model, which eager runs: {first_line(error)}", id=FOLDER, repro=str(d / "repro.py"))
     (f,) = annotate([f])
-    meta = {**f.to_dict(), "versions": versions(), "model": str(model), "collect_env": collect_env()}
-    (d / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
+    write_meta(d, f, MetaContext(versions=versions(), model=str(model), collect_env=collect_env()))
     if confirm:  # alone, in a fresh process, from its repro.py (a flaky note where it does not reproduce)
         (f,), _ = confirm_all([f], out, timeout=timeout, warm=False)
     found, clusters = clustered([f], str(model), load_ledger())
@@ -50,10 +50,11 @@ def capture_crash(model: Path, out: Path, error: BaseException, *, backend: str,
     bug = f.kind == FindingKind.CAPTURE_CRASH
     report = {"clusters": [c.to_dict() for c in clusters], "note_groups": [], "model": str(model),
               "torch_version": versions()["torch"], "variants": 0, "executed": 0, "sizes": None, "partial": False,
-              "findings": [f.to_dict()],
+              "findings": [],  # (RunResults' findings)
               "stats": {"captured": False, "compiler_bugs": int(bug), "eager_bugs": 0, "notes": int(not bug),
                         "root_causes": len(clusters), "internal_errors": 0}}
-    (out / "results.json").write_text(json.dumps({"schema_version": RESULTS_SCHEMA_VERSION, "report": report,
-                                                  "raw": []}, indent=1, default=str))
+    results = RunResults(report=report, findings=(f,), raw=())
+    results.write(out)
+    report = results.report_dict()
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))  # as every run's ending writes it
     return report, f

@@ -91,16 +91,17 @@ def normalize_message(msg: str, limit: int = 120) -> str:
     return s[:limit]
 
 
-def symptom_class(f: dict) -> str:
+def symptom_class(f: Finding | Mapping) -> str:
     """What went wrong, in a word that one bug keeps across the programs that reach it."""
-    kind = str(f.get("kind"))
+    f = as_finding(f)
+    kind = str(f.kind)
     if kind == FindingKind.TIMEOUT:
         return "timeout"
-    err = f.get("error") or {}
+    err = f.error or {}
     if err or kind in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH):
         typ = err.get("type") or "?"
-        return f"crash: {typ}: {normalize_message(err.get('message') or f.get('detail') or '')}".rstrip(": ")
-    d = str(f.get("detail") or "")
+        return f"crash: {typ}: {normalize_message(err.get('message') or f.detail or '')}".rstrip(": ")
+    d = str(f.detail or "")
     m = re.search(r"\b(shape|dtype) \S.* vs ", d)
     if m:
         return f"wrong {m.group(1)}"
@@ -137,16 +138,17 @@ _FLOATING = {"float16", "bfloat16", "float32", "float64", "complex64", "complex1
 _SET_CLASSES = (("special", "special values"), ("huge", "huge values"), ("domain", "domain edges"))
 
 
-def input_class(f: dict) -> str:
+def input_class(f: Finding | Mapping) -> str:
     """The inputs that show it: special values, huge ones, domain edges or ordinary ones; the dtype, where it is not floating
     (the swept one, else the inputs' own: each integer dtype and bool is a class of its own, integer
     bugs being width-specific, while a float bug shows at every float dtype); dynamic shapes."""
-    name = str(f.get("input_set") or "")
-    sweep = str(f.get("sweep_key") or f.get("sweep") or "")
+    f = as_finding(f)
+    name = str(f.input_set or "")
+    sweep = str(f.sweep_key or f.sweep or "")
     parts = [next((what for kind, what in _SET_CLASSES if name.startswith(kind) or name.endswith(kind)
                    or f"-{kind}" in name), "ordinary values")]
-    swept = f.get("sweep_dtype") or next((p.split("=", 1)[1] for p in sweep.split(",") if p.startswith("dtype=")), None)
-    dtypes = {str(swept)} if swept else set(f.get("input_dtypes") or ())
+    swept = f.sweep_dtype or next((p.split("=", 1)[1] for p in sweep.split(",") if p.startswith("dtype=")), None)
+    dtypes = {str(swept)} if swept else set(f.input_dtypes or ())
     dtypes -= _FLOATING
     if dtypes:
         parts.append(f"dtype={'/'.join(sorted(dtypes))}")
@@ -155,36 +157,36 @@ def input_class(f: dict) -> str:
     return ", ".join(parts)
 
 
-def leaf_index(f: dict) -> int | None:
+def leaf_index(f: Finding) -> int | None:
     """The program output a finding's failing leaf belongs to ("[2]['logits']" -> 2), or None."""
-    m = re.match(r"\s*\[(\d+)\]", str(f.get("leaf") or ""))
+    m = re.match(r"\s*\[(\d+)\]", str(f.leaf or ""))
     return int(m.group(1)) if m else None
 
 
-def _kind(f: dict) -> str:
-    return FindingKind.MISCOMPILE.value if f.get("kind") == FindingKind.SEED_MISCOMPILE else str(f.get("kind"))
+def _kind(f: Finding) -> str:
+    return FindingKind.MISCOMPILE.value if f.kind == FindingKind.SEED_MISCOMPILE else str(f.kind)
 
 
-def _scope(f: dict, model: str) -> str:
+def _scope(f: Finding, model: str) -> str:
     """Where an unminimized pattern holds: the model, its graph and the failing output."""
     leaf = leaf_index(f)
-    return f"{model}:{f.get('graph') or '?'}" + (f":[{leaf}]" if leaf is not None else "")
+    return f"{model}:{f.graph or '?'}" + (f":[{leaf}]" if leaf is not None else "")
 
 
 def _digest(*parts) -> str:
     return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()[:12]
 
 
-def is_seed_finding(f: dict) -> bool:
-    return bool(f.get("seed")) or f.get("kind") == FindingKind.SEED_MISCOMPILE
+def is_seed_finding(f: Finding) -> bool:
+    return bool(f.seed) or f.kind == FindingKind.SEED_MISCOMPILE
 
 
-def member_ops(f: dict) -> list[str]:
+def member_ops(f: Finding) -> list[str]:
     """The ops a member's failure depends on, as recorded: the minimized program's, else the failing
     output's cone (`cone_ops`, set by the pipeline), else the whole graph's."""
-    for k in ("min_ops", "cone_ops", "ops"):
-        if f.get(k) is not None:
-            return list(f[k])
+    for ops in (f.min_ops, f.cone_ops, f.ops):
+        if ops is not None:
+            return list(ops)
     return []
 
 
@@ -268,14 +270,14 @@ class Cluster:
 CRASH_SITE_WORDS = 4  # a crash message of at least this many words names its site (a bare "C++ compile error" does not)
 
 
-def crash_site(f: Mapping) -> str | None:
+def crash_site(f: Finding) -> str | None:
     """A crash's normalized message where it is specific enough to name the place that raised it
     (one crash site is one bug whatever the model: Inductor's "A Boolean argument can only be used in
     Eq and Ne" in every Hugging Face model that reaches it), else None. Where the message itself says
     nothing but its type ("TypeError: ", as InductorError wraps its cause), the first cause that does."""
-    if str(f.get("kind")) not in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH):
+    if str(f.kind) not in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH):
         return None
-    err = f.get("error") or {}
+    err = f.error or {}
     for msg in [err.get("message") or ""] + [c.get("message") or "" for c in err.get("chain") or []]:
         text = normalize_message(msg)
         body = re.sub(r"^[A-Za-z_.]+(Error|Exception): ?", "", text)
@@ -284,22 +286,22 @@ def crash_site(f: Mapping) -> str | None:
     return None
 
 
-def member_key(f: dict, model: str) -> tuple:
+def member_key(f: Finding, model: str) -> tuple:
     """The key parts of one finding: a specific crash's site (its message); else the minimized pattern
     where it has one, else its scope."""
-    head = (_kind(f), f.get("backend") or "", f.get("device") or "", symptom_class(f), input_class(f))
+    head = (_kind(f), f.backend or "", f.device or "", symptom_class(f), input_class(f))
     site = crash_site(f)
     if site is not None:
         return head + ("site", site)
-    if f.get("min_ops") is not None:
-        return head + ("pattern", tuple(sorted({canonical_op(o) for o in f["min_ops"]})))
+    if f.min_ops is not None:
+        return head + ("pattern", tuple(sorted({canonical_op(o) for o in f.min_ops})))
     return head + ("scope", _scope(f, model))
 
 
-def _rank(f: dict) -> tuple:
+def _rank(f: Finding) -> tuple:
     """The smallest member first: minimized, the seed, a non-sweep finding, fewest ops."""
-    return (f.get("min_ops") is None, not is_seed_finding(f), bool(f.get("sweep")), len(member_ops(f)),
-            str(f.get("variant")))
+    return (f.min_ops is None, not is_seed_finding(f), bool(f.sweep), len(member_ops(f)),
+            str(f.variant))
 
 
 def cluster_findings(findings: list, model: str, ledger: list[LedgerEntry] | None = None,
@@ -317,7 +319,7 @@ def clustered(findings: list, model: str, ledger: list[LedgerEntry] | None = Non
     pattern_of: cluster key (a member's `cluster` from an earlier call) -> the minimized ops of that
     cluster's representative: the members take its pattern. Clusters come new first, then by sightings."""
     findings = [as_finding(f) for f in findings]
-    bugs = [i for i, f in enumerate(findings) if is_bug(f.get("kind", "")) and f.confirmed is not False]
+    bugs = [i for i, f in enumerate(findings) if is_bug((f.kind or "")) and f.confirmed is not False]
     groups: dict[tuple, list[int]] = {}
     for i in bugs:
         f = findings[i]
@@ -336,7 +338,7 @@ def clustered(findings: list, model: str, ledger: list[LedgerEntry] | None = Non
     return findings, out
 
 
-def _cone_pattern(members: list[dict]) -> set[str]:
+def _cone_pattern(members: list[Finding]) -> set[str]:
     """The canonical ops every member's failure depends on."""
     shared: set[str] | None = None
     for f in members:
@@ -345,34 +347,34 @@ def _cone_pattern(members: list[dict]) -> set[str]:
     return shared or set()
 
 
-def _make(k: tuple, members: list[dict], model: str, ledger: list[LedgerEntry]) -> Cluster:
+def _make(k: tuple, members: list[Finding], model: str, ledger: list[LedgerEntry]) -> Cluster:
     kind, backend, device, symptom, inputs, how, what = k
     rep = min(members, key=_rank)
-    minimized = how == "pattern" or (how == "site" and all(f.get("min_ops") is not None for f in members))
+    minimized = how == "pattern" or (how == "site" and all(f.min_ops is not None for f in members))
     if how == "pattern":
         pattern = tuple(what)
-        raw = sorted({base_op(o) for f in members if f.get("min_ops") is not None for o in f["min_ops"]}
+        raw = sorted({base_op(o) for f in members if f.min_ops is not None for o in f.min_ops}
                      | {base_op(o) for f in members for o in member_ops(f) if canonical_op(o) in pattern})
     else:
         pattern = tuple(sorted(_cone_pattern(members)))
         raw = sorted({base_op(o) for f in members for o in member_ops(f) if canonical_op(o) in pattern})
-    variants = sorted({f["variant"] for f in members if f.get("variant")}
-                      | {v for f in members for v in (f.get("variants_failing_alike") or [])}
-                      | {v for f in members for v in (f.get("also_seen_in") or [])})
+    variants = sorted({f.variant for f in members if f.variant}
+                      | {v for f in members for v in (f.variants_failing_alike or [])}
+                      | {v for f in members for v in (f.also_seen_in or [])})
     # the ledger by the cluster's ops, each member's device, dtype and input set (absorbed members too)
-    ids = tuple(sorted({e.id for f in members for e in ledger_matches({**f, "min_ops": raw, "ops": raw}, ledger)})) \
+    ids = tuple(sorted({e.id for f in members for e in ledger_matches(f.with_(min_ops=raw, ops=raw), ledger)})) \
         if raw else ()
     also = sorted({f"{symptom_class(f)}; {input_class(f)}" for f in members} - {f"{symptom}; {inputs}"})
     return Cluster(
         key=_digest(*k), kind=kind, backend=backend, device=device, symptom=symptom, input_class=inputs,
         pattern=pattern, minimized=minimized, scope="" if how != "scope" else str(what),
-        variants=tuple(variants), rules=tuple(_by_frequency(r for f in members for r in set(f.get("rules") or []))),
-        models=(model,) if model else (), input_sets=tuple(sorted({str(f.get("min_input_set") or f.get("input_set"))
-                                                                    for f in members if f.get("input_set")})),
-        findings=len(members), count=sum(int(f.get("count", 1) or 1) for f in members),
+        variants=tuple(variants), rules=tuple(_by_frequency(r for f in members for r in set(f.rules or []))),
+        models=(model,) if model else (), input_sets=tuple(sorted({str(f.min_input_set or f.input_set)
+                                                                    for f in members if f.input_set})),
+        findings=len(members), count=sum(int(f.count or 1) for f in members),
         seed_members=sum(1 for f in members if is_seed_finding(f)), seed_fails=False,
-        representative=str(rep.get("id") or rep.get("variant") or ""), repro=rep.get("repro"),
-        detail=str(rep.get("min_detail") or rep.get("detail") or "")[:400], ledger=ids, raw_ops=tuple(raw),
+        representative=str(rep.id or rep.variant or ""), repro=rep.repro,
+        detail=str(rep.min_detail or rep.detail or "")[:400], ledger=ids, raw_ops=tuple(raw),
         also=tuple(also), scopes=tuple(sorted({_scope(f, model) for f in members})))
 
 
@@ -466,7 +468,7 @@ def report_clusters(report: dict, ledger: list[LedgerEntry] | None = None, model
     report does not name its own; `ledger` by default the checkout's)."""
     if "clusters" in report:
         return [Cluster.from_dict(c) for c in report.get("clusters") or []]
-    findings = [dict(f) for f in report.get("findings") or []]
+    findings = [Finding.from_dict(f) for f in report.get("findings") or []]
     return cluster_findings(findings, str(report.get("model") or model or ""),
                             load_ledger() if ledger is None else ledger)
 
@@ -486,13 +488,14 @@ def yield_line(clusters: list[Cluster]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def failing_cone(f: dict, bundle: Path, manifest: dict) -> tuple[list[str], list[str]] | None:
+def failing_cone(f: Finding | Mapping, bundle: Path, manifest: dict) -> tuple[list[str], list[str]] | None:
     """The ops the finding's failing output depends on (the whole program's for a crash), in program
     order, and the dtypes of the inputs it reads, from the variant's stored program; None where there
     is none."""
+    f = as_finding(f)
     # lowering imports torch; this module is also read by the campaign store and report without it
     from eqsat_test.lowering.bundle import program_file_name, read_program
-    v = next((v for v in manifest.get("variants") or [] if v["id"] == f.get("variant")), None)
+    v = next((v for v in manifest.get("variants") or [] if v["id"] == f.variant), None)
     if v is None:
         return None
     pf = bundle / v["program"] if v.get("program") else bundle / program_file_name(v["file"])

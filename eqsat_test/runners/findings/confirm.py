@@ -13,7 +13,6 @@ of ops on one core, a sweep compiling one program per dtype) finishes within tha
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -26,6 +25,7 @@ from pathlib import Path
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.exec import prover
 from eqsat_test.runners.exec.pool import PoolOptions, run_tasks
+from eqsat_test.runners.findings.meta import write_meta
 from eqsat_test.runners.protocol import past
 from eqsat_test.runners.records import Finding, FindingKind, ResultStatus, Task, TaskKind, as_finding
 
@@ -160,11 +160,11 @@ def needs_fresh(f: Finding) -> str | None:
     return None
 
 
-def rerun_sweep_alone(f: dict, tasks: list[Task], timeout: float, env: dict | None = None) -> dict | None:
+def rerun_sweep_alone(f: Finding, tasks: list[Task], timeout: float, env: dict | None = None) -> dict | None:
     """A sweep task's timeout re-run alone: the same task on one fresh worker, as run_repro reports it (its
     repro.py holds the model's own inputs, not the swept ones that hung); None where the task is unknown."""
-    task = next((t for t in tasks if str(t.id).endswith("#sweep") and t.variant == f.get("variant")
-                 and t.backend == f.get("backend") and t.device == f.get("device")), None)
+    task = next((t for t in tasks if str(t.id).endswith("#sweep") and t.variant == f.variant
+                 and t.backend == f.backend and t.device == f.device), None)
     if task is None:
         return None
     meter = OtherLoad()
@@ -180,9 +180,10 @@ def rerun_sweep_alone(f: dict, tasks: list[Task], timeout: float, env: dict | No
             "load": round(meter.cores(), 2)}
 
 
-def outcome(f: Mapping, r: dict, timeout: float) -> tuple[str, str]:
+def outcome(f: Finding | Mapping, r: dict, timeout: float) -> tuple[str, str]:
     """("confirmed" | "flaky" | "resource", why) for finding `f` and its repro run `r`."""
-    kind = f["kind"]
+    f = as_finding(f)
+    kind = f.kind
     if kind == FindingKind.TIMEOUT and r.get("load") is not None and loaded(r["load"]) and r["timed_out"]:
         return FindingKind.RESOURCE.value, (f"the machine was loaded while it was re-run (load {r['load']:.1f} from "
                                             f"other work on {os.cpu_count()} cores): not alone, so no hang is claimed;"
@@ -215,7 +216,7 @@ def not_alone(f: Finding, why: str) -> Finding:
     """A timeout that was not re-run alone becomes a `resource` note: load is never a compiler bug."""
     return f.with_(claimed_kind=f.kind, kind=FindingKind.RESOURCE.value, confirmed=False,
                    confirmation={"outcome": FindingKind.RESOURCE.value, "why": why},
-                   detail=f"{why}; claimed {f.kind}: {f.get('detail', '')}")
+                   detail=f"{why}; claimed {f.kind}: {(f.detail or '')}")
 
 
 def unconfirmed_timeouts(written: list) -> tuple[list[Finding], int]:
@@ -227,7 +228,7 @@ def unconfirmed_timeouts(written: list) -> tuple[list[Finding], int]:
             f = not_alone(f, "not re-run alone (confirmation off): a timeout is claimed only once it hangs alone")
             n += 1
             if f.repro:
-                _update_meta(Path(f.repro).parent, f)
+                write_meta(Path(f.repro).parent, f, update=True)
         out.append(f)
     return out, n
 
@@ -271,7 +272,7 @@ def confirm_all(written: list, out: Path, *, timeout: float, jobs: int = 1, dead
                               f"times the limit)" if short else "not re-run alone (the time budget was spent)")
                           + ": a timeout is claimed only once it hangs alone")
             stats[FindingKind.RESOURCE.value] += 1
-            _update_meta(folder(i), f)
+            write_meta(folder(i), f, update=True)
         written[i] = f
         return True
 
@@ -292,10 +293,10 @@ def confirm_all(written: list, out: Path, *, timeout: float, jobs: int = 1, dead
             f = f.with_(confirmed=True)
         else:
             f = f.with_(claimed_kind=f.kind, kind=FindingKind.parse(verdict).value, confirmed=False)
-            f = f.with_(detail=f"{why}; claimed {f.claimed_kind}: {f.get('detail', '')}")
+            f = f.with_(detail=f"{why}; claimed {f.claimed_kind}: {(f.detail or '')}")
             log(f"{f.id}: {verdict} ({why})")
         written[i] = f
-        _update_meta(folder(i), f)
+        write_meta(folder(i), f, update=True)
 
     def fresh(item: tuple[int, str | None]) -> None:
         i, before = item
@@ -372,10 +373,10 @@ def prove_all(confirmed: list, clusters: list, out: Path, *, timeout: float, job
         else:
             stats["not_reproduced"] += 1
             f = f.with_(claimed_kind=f.kind, kind=FindingKind.parse(verdict).value, confirmed=False,
-                        detail=f"its repro.py, in a fresh process: {why}; claimed {f.kind}: {f.get('detail', '')}")
+                        detail=f"its repro.py, in a fresh process: {why}; claimed {f.kind}: {(f.detail or '')}")
             log(f"{f.id}: {verdict} in a fresh process ({why})")
         found[i] = f
-        _update_meta(d, f)
+        write_meta(d, f, update=True)
         return verdict == "confirmed"
 
     left = {key: list(members) for key, members in lines.items()}
@@ -395,14 +396,6 @@ def prove_all(confirmed: list, clusters: list, out: Path, *, timeout: float, job
             why = (f"one proof per root cause: {proven}'s repro.py reproduced in a fresh process" if proven else
                    "not run: the time budget was spent (confirmed in a warm worker only)")
             found[i] = f.with_(confirmation={**(f.confirmation or {}), "proof": {"outcome": "not run", "why": why}})
-            _update_meta(out / "findings" / str(f.id), found[i])
+            write_meta(out / "findings" / str(f.id), found[i], update=True)
     stats["seconds"] = round(time.perf_counter() - t0, 3)
     return found, stats
-
-
-def _update_meta(folder: Path, f: Finding) -> None:
-    meta = folder / "meta.json"
-    if meta.is_file():
-        m = json.loads(meta.read_text())
-        m.update({k: f[k] for k in ("kind", "claimed_kind", "confirmed", "confirmation", "detail") if k in f})
-        meta.write_text(json.dumps(m, indent=1, default=str))

@@ -7,10 +7,11 @@ nothing matches.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from eqsat_test.runners.records import BUG_KINDS, FindingKind
+from eqsat_test.runners.records import BUG_KINDS, Finding, FindingKind, as_finding
 
 REPO = Path(__file__).resolve().parents[3]
 LEDGER_FILE = Path("docs") / "bugs" / "ledger.toml"
@@ -108,30 +109,31 @@ def _base(op: str) -> str:
     return op.rsplit(".", 1)[-1]  # torch.expm1, Tensor.expm1, torch.special.expm1 -> expm1 (as signature())
 
 
-def _dtypes(f: dict) -> set[str]:
+def _dtypes(f: Finding) -> set[str]:
     """The dtypes a finding ran at: its sweep's ("dtype=int8"), else those of the inputs its failing
     output reads (`input_dtypes`, recorded by the pipeline)."""
-    key = f.get("sweep_key") or f.get("sweep") or ""  # "dtype=int8", "dynamic,dtype=int16", "dtype=uint8,sizes"
+    key = f.sweep_key or f.sweep or ""  # "dtype=int8", "dynamic,dtype=int16", "dtype=uint8,sizes"
     swept = {part.split("=", 1)[1] for part in str(key).split(",") if part.startswith("dtype=")}
-    return swept or {str(d) for d in f.get("input_dtypes") or ()}
+    return swept or {str(d) for d in f.input_dtypes or ()}
 
 
-def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntry]:
+def ledger_matches(finding: Finding | Mapping, entries: list[LedgerEntry]) -> list[LedgerEntry]:
     """The entries `finding` (a finding dict, as report.json holds it) may be an instance of.
 
     Only bug kinds match, and only entries of the finding's symptom (a crash matches crashes, a timeout
     hangs, any other kind wrong values) and of its wrong side (an eager-bug matches entries whose eager side is
     wrong, every other kind those whose compiled side is). The program's ops: `min_ops` where the finding was
     minimized, else `ops` (the whole graph's). The device: any of a device-mismatch's "cpu/cuda"."""
-    if finding.get("kind") not in BUG_KINDS or not entries:
+    finding = as_finding(finding)
+    if finding.kind not in BUG_KINDS or not entries:
         return []
-    symptom = _SYMPTOM_OF.get(str(finding.get("kind")), SYMPTOMS[0])
-    side = "eager" if finding.get("kind") == FindingKind.EAGER_BUG.value else "compiled"
-    ops_src = finding.get("min_ops")
-    ops = {_base(o) for o in (ops_src if ops_src is not None else finding.get("ops") or [])}
-    devices = {d.lower() for d in str(finding.get("device") or "").split("/") if d}
+    symptom = _SYMPTOM_OF.get(str(finding.kind), SYMPTOMS[0])
+    side = "eager" if finding.kind == FindingKind.EAGER_BUG.value else "compiled"
+    ops_src = finding.min_ops
+    ops = {_base(o) for o in (ops_src if ops_src is not None else finding.ops or [])}
+    devices = {d.lower() for d in str(finding.device or "").split("/") if d}
     dtypes = _dtypes(finding)
-    sets = [str(s) for s in (finding.get("min_input_set"), finding.get("input_set")) if s]
+    sets = [str(s) for s in (finding.min_input_set, finding.input_set) if s]
     out = []
     for e in entries:
         if e.symptom != symptom or e.wrong_side != side or not devices & set(e.devices):
@@ -147,6 +149,7 @@ def ledger_matches(finding: dict, entries: list[LedgerEntry]) -> list[LedgerEntr
 
 
 def group_matches(findings: list[dict], entries: list[LedgerEntry]) -> list[int]:
-    """Ledger ids any of `findings` (one signature's example and sightings) matches, ascending."""
-    ids = {e.id for f in findings if f for e in ledger_matches(f, entries)}
+    """Ledger ids any of `findings` (one signature's example and sightings, as the store holds them: JSON)
+    matches, ascending."""
+    ids = {e.id for f in findings if f for e in ledger_matches(Finding.from_dict(f), entries)}
     return sorted(ids)

@@ -28,6 +28,7 @@ import queue
 import re
 import shutil
 import threading
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,11 +72,12 @@ MINIMIZABLE_KINDS = (FindingKind.MISCOMPILE.value, FindingKind.SEED_MISCOMPILE.v
                      FindingKind.COMPILED_NONDETERMINISTIC.value)
 
 
-def minimized_as(finding: dict) -> str:
+def minimized_as(finding: Finding | Mapping) -> str:
     """The kind a candidate program must still fail with: an eager-bug keeps the kind the oracle judged (the
     referee decides the side again on the minimized program's repro)."""
-    kind = str(finding["kind"])
-    return str(finding.get("judged_kind") or kind) if kind == FindingKind.EAGER_BUG else kind
+    finding = as_finding(finding)
+    kind = str(finding.kind)
+    return str(finding.judged_kind or kind) if kind == FindingKind.EAGER_BUG else kind
 
 
 class NotMinimizable(Exception):
@@ -165,24 +167,25 @@ def outcome(result: Result) -> tuple:
     if status != ResultStatus.OK:
         return ("other", status)
     sets = result.input_sets
-    if any(s.get("kind") == NONDETERMINISTIC for s in sets):
+    if any(s.kind == NONDETERMINISTIC for s in sets):
         return (NONDETERMINISTIC,)
-    if any(not s.get("ok") and s.get("part") == "gradient" for s in sets):  # training mode: outputs agree
+    if any(not s.ok and s.part == "gradient" for s in sets):  # training mode: outputs agree
         return (FindingKind.GRAD_MISCOMPILE.value,)
-    if any(not s.get("ok") for s in sets):
+    if any(not s.ok for s in sets):
         return (FindingKind.MISCOMPILE.value,)
     return ("ok",)
 
 
-def target_outcome(finding: dict) -> tuple:
+def target_outcome(finding: Finding | Mapping) -> tuple:
+    finding = as_finding(finding)
     kind = minimized_as(finding)
     if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE):
         return (FindingKind.MISCOMPILE.value,)
     if kind == FindingKind.GRAD_MISCOMPILE:
         return (kind,)
-    if kind == FindingKind.RUN_CRASH and (finding.get("error") or {}).get("type") == "ProcessCrash":
+    if kind == FindingKind.RUN_CRASH and (finding.error or {}).get("type") == "ProcessCrash":
         return (FindingKind.RUN_CRASH.value, "ProcessCrash")
-    return (kind, (finding.get("error") or {}).get("type", ""))
+    return (kind, (finding.error or {}).get("type", ""))
 
 
 @dataclass
@@ -205,7 +208,7 @@ def _kind_of_set(name: str | None) -> str | None:
     return head if head in KINDS else None
 
 
-def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool, work: Path, *,
+def minimize(variant_file: Path, finding: Finding | Mapping, task_base: dict, pool: CheckPool, work: Path, *,
              max_checks: int = 12, log: Callable[[str], None] = lambda s: None,
              program_file: Path | None = None, deadline: float | None = None) -> MinResult:
     """The smallest program derived from `variant_file`'s stored program that still fails like `finding`.
@@ -213,13 +216,14 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
     task_base: the worker task fields to keep (backend, device, seed, input_kinds, is_param).
     program_file: the stored program (default: `<stem>.program.json` beside `variant_file`).
     deadline (time.monotonic()): no check starts after it; the smallest failing program so far stands."""
+    finding = as_finding(finding)
     src = variant_file.read_text()
     sp = load_program(variant_file, program_file)
     prog = sp.program
     full_ops = prog.ops()
     result = MinResult(source=src, ops=full_ops, checks=0)
     if minimized_as(finding) not in MINIMIZABLE_KINDS:
-        result.reason = f"{finding['kind']} findings are not minimized"
+        result.reason = f"{finding.kind} findings are not minimized"
         return result
     prog = with_meta(prog, program_meta(sp, variant_file.parent))  # every move carries it along
     work.mkdir(parents=True, exist_ok=True)
@@ -228,8 +232,8 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
         shutil.copy(inputs_src, work / sp.inputs_file)
     target = target_outcome(finding)
     kinds = list(task_base.get("input_kinds") or ["given", "random", "special"])
-    if target in ((FindingKind.MISCOMPILE.value,), (FindingKind.GRAD_MISCOMPILE.value,)) and _kind_of_set(finding.get("input_set")) in kinds:
-        kinds = [_kind_of_set(finding["input_set"])]  # the same input set as the finding
+    if target in ((FindingKind.MISCOMPILE.value,), (FindingKind.GRAD_MISCOMPILE.value,)) and _kind_of_set(finding.input_set) in kinds:
+        kinds = [_kind_of_set(finding.input_set)]  # the same input set as the finding
     key_base = (f"{task_base['backend']}|{task_base['device']}|{task_base.get('seed', 0)}|{','.join(kinds)}"
                 f"|{sp.inputs_file}|{','.join(sp.input_names)}")
     title = f"minimized by eqsat-test from {variant_file.name}: {sp.title}"
@@ -259,7 +263,7 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
                 continue
             f = work / f"cand_{k}.py"
             f.write_text(text)
-            todo.append((k, Task.from_dict({**task_base, "id": f"minimize:{k}", "variant": finding["variant"],
+            todo.append((k, Task.from_dict({**task_base, "id": f"minimize:{k}", "variant": finding.variant,
                                             "file": str(f), "input_kinds": kinds, "save_eager": None,
                                             "save_compiled": str(work / f"out_{k}")})))
         if todo:
@@ -271,10 +275,10 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
             r = pool.cache.get(k)
             if r is not None and outcome(r) == target:
                 best_src = text
-                bad = [s for s in r.input_sets if not s.get("ok")]
+                bad = [s for s in r.input_sets if not s.ok]
                 if bad:
-                    result.failing_inputs = bad[0].get("inputs_file")
-                    result.detail, result.input_set = str(bad[0].get("detail", "")), bad[0].get("name")
+                    result.failing_inputs = bad[0].inputs_file
+                    result.detail, result.input_set = bad[0].detail, bad[0].name
                 elif r.error:  # a crash: its error line
                     err = r.error
                     result.detail = f"{err.get('type', '')}: {err.get('message', '')}".strip(": ")
@@ -288,7 +292,7 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
     # 1. keep only the failing output
     n_out = len(output_items(best))
     if n_out > 1 and budget() > 0:
-        lm = re.match(r"\[(\d+)\]", finding.get("leaf") or "")
+        lm = re.match(r"\[(\d+)\]", finding.leaf or "")
         order = [int(lm.group(1))] if lm and int(lm.group(1)) < n_out else []
         order += [i for i in range(n_out) if i not in order]
         got = check([keep_outputs(best, [i]) for i in order[:width]])
@@ -350,7 +354,7 @@ def minimize(variant_file: Path, finding: dict, task_base: dict, pool: CheckPool
         result.ops = best.ops()
         result.file = work / "minimized.py"
         result.file.write_text(best_src)
-    log(f"minimized {finding['variant']} ({finding['kind']}): {len(full_ops)} -> {len(result.ops)} ops "
+    log(f"minimized {finding.variant} ({finding.kind}): {len(full_ops)} -> {len(result.ops)} ops "
         f"in {result.checks} checks")
     return result
 
@@ -393,10 +397,10 @@ def minimize_clusters(findings: list[Finding], clusters: list, bundle: Path, man
     return findings, reps, {str(f.cluster): f.min_ops for f in reps if f.min_ops is not None}
 
 
-def _smallest(f: dict) -> tuple:
+def _smallest(f: Finding) -> tuple:
     """The seed first, then the fewest ops in the failing output's cone."""
-    return (not (f.get("seed") or f["kind"] == FindingKind.SEED_MISCOMPILE),
-            len(f.get("cone_ops") or f.get("ops") or []), str(f.get("variant")))
+    return (not (f.seed or f.kind == FindingKind.SEED_MISCOMPILE),
+            len(f.cone_ops or f.ops or []), str(f.variant))
 
 
 def minimize_findings(findings: list, bundle: Path, manifest: dict, tasks: list[Task], opts, work: Path,

@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass
 
 from eqsat_test.runners.findings.clusters import canonical_op, normalize_message, symptom_class
-from eqsat_test.runners.records import FindingKind, is_bug
+from eqsat_test.runners.records import Finding, FindingKind, as_finding, is_bug
 
 EXAMPLES = 3  # details kept per group
 
@@ -93,16 +93,17 @@ def _digest(*parts) -> str:
     return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()[:12]
 
 
-def blame(notes: list[dict], variant_rules: dict[str, list[str]], numerics: dict[str, str] | None = None) -> dict[str, str]:
+def blame(notes: list, variant_rules: dict[str, list[str]], numerics: dict[str, str] | None = None) -> dict[str, str]:
     """variant -> the rule blamed for its unsound-rewrite notes: the fewest rules that explain every
     unsound variant, picked greedily: a rule declared other than `exact` first (a difference is what
     an approximate or ieee-edge rule may cause; one an exact rule causes is a bug of that rule), then
     the rule in the most unsound variants not yet explained, then the one whose variants most often
     differ from their seed (over the run's variants), then the name."""
-    unsound = {n["variant"] for n in notes if n.get("kind") == FindingKind.UNSOUND_REWRITE}
+    notes = [as_finding(x) for x in notes]
+    unsound = {str(n.variant) for n in notes if n.kind == FindingKind.UNSOUND_REWRITE}
     rules_of = {v: set(r) for v, r in variant_rules.items()}
     for n in notes:  # a note's own rules where the manifest is not at hand
-        rules_of.setdefault(n["variant"], set(n.get("rules") or []))
+        rules_of.setdefault(str(n.variant), set(n.rules or []))
     used: dict[str, int] = {}
     bad: dict[str, int] = {}
     for v, rules in rules_of.items():
@@ -122,56 +123,57 @@ def blame(notes: list[dict], variant_rules: dict[str, list[str]], numerics: dict
     return out
 
 
-def cause_of(n: dict, culprit: dict[str, str] | None = None) -> str:
-    kind = n.get("kind")
+def cause_of(n: Finding, culprit: dict[str, str] | None = None) -> str:
+    kind = n.kind
     if kind == FindingKind.UNSOUND_REWRITE:
-        return (culprit or {}).get(n.get("variant"), "") or ",".join(sorted(n.get("rules") or [])) or "(no rule)"
+        return (culprit or {}).get(n.variant, "") or ",".join(sorted(n.rules or [])) or "(no rule)"
     if kind == FindingKind.NONDETERMINISTIC:
-        op = nondeterministic_op(list(n.get("ops") or []))
-        return op or f"an op of graph {n.get('graph') or '?'}"
-    if kind == FindingKind.FLAKY and n.get("claimed_kind"):
-        return f"claimed {n['claimed_kind']}: {symptom_class({**n, 'kind': n['claimed_kind']})}"
+        op = nondeterministic_op(list(n.ops or []))
+        return op or f"an op of graph {n.graph or '?'}"
+    if kind == FindingKind.FLAKY and n.claimed_kind:
+        return f"claimed {n.claimed_kind}: {symptom_class(n.with_(kind=n.claimed_kind))}"
     if kind in (FindingKind.SWEEP_ALSO_BASE, FindingKind.SWEEP_UNCONFIRMED):  # a verdict at some sweep point
         what = "fails on special values as at the model's own dtype" if kind == FindingKind.SWEEP_ALSO_BASE \
             else "failed in a batch, not alone"
-        return f"{what}: {symptom_class({'kind': FindingKind.MISCOMPILE.value, 'detail': n.get('detail')})}"
-    err = n.get("error") or {}
+        return f"{what}: {symptom_class(Finding(kind=FindingKind.MISCOMPILE.value, detail=n.detail))}"
+    err = n.error or {}
     if err.get("type"):
         return f"{err['type']}: {normalize_message(err.get('message') or '')}".rstrip(": ")
-    detail = str(n.get("detail") or "")
-    if n.get("sweep") and detail.startswith("["):  # "[dtype=int8] ...": the sweep point is no cause
+    detail = str(n.detail or "")
+    if n.sweep and detail.startswith("["):  # "[dtype=int8] ...": the sweep point is no cause
         detail = detail.split("] ", 1)[-1]
     return normalize_message(detail, 100) or kind
 
 
-def aggregate_notes(notes: list[dict], model: str, *, variant_rules: dict[str, list[str]] | None = None,
+def aggregate_notes(notes: list, model: str, *, variant_rules: dict[str, list[str]] | None = None,
                     numerics: dict[str, str] | None = None, paths: dict[str, str] | None = None) -> list[NoteGroup]:
     """One group per (model, kind, cause), in order of first appearance; loud ones first.
 
     variant_rules: every variant's rules (the manifest's), for the blame; numerics: rule -> its
     declared class; paths: variant -> the module to look at. Compiler-bug kinds are left out."""
+    notes = [as_finding(x) for x in notes]
     culprit = blame(notes, variant_rules or {}, numerics)
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple, list[Finding]] = {}
     for n in notes:
-        if is_bug(n.get("kind", "")):
+        if is_bug((n.kind or "")):
             continue
-        groups.setdefault((n["kind"], cause_of(n, culprit)), []).append(n)
+        groups.setdefault((n.kind, cause_of(n, culprit)), []).append(n)
     out = []
     for (kind, cause), members in groups.items():
         num = (numerics or {}).get(cause) if kind == FindingKind.UNSOUND_REWRITE else None
         rules = [] if kind != FindingKind.UNSOUND_REWRITE else \
-            [cause] + sorted({r for n in members for r in (n.get("rules") or []) if r != cause})
+            [cause] + sorted({r for n in members for r in (n.rules or []) if r != cause})
         first = members[0]
-        path = first.get("repro") or first.get("folder") or (paths or {}).get(first.get("variant"))
+        path = first.repro or first.folder or (paths or {}).get(first.variant)
         out.append(NoteGroup(
             key=_digest(model, kind, cause), kind=kind, model=model, cause=cause, count=len(members),
-            variants=tuple(dict.fromkeys(n["variant"] for n in members if n.get("variant"))),
+            variants=tuple(dict.fromkeys(n.variant for n in members if n.variant)),
             rules=tuple(rules),
-            input_sets=tuple(dict.fromkeys(str(n.get("sweep") or n.get("input_set")) for n in members
-                                           if n.get("sweep") or n.get("input_set"))),
-            devices=tuple(sorted({str(n.get("device")) for n in members if n.get("device")})),
-            backends=tuple(sorted({str(n.get("backend")) for n in members if n.get("backend")})),
-            examples=tuple(dict.fromkeys(str(n.get("detail") or "")[:300] for n in members))[:EXAMPLES],
+            input_sets=tuple(dict.fromkeys(str(n.sweep or n.input_set) for n in members
+                                           if n.sweep or n.input_set)),
+            devices=tuple(sorted({str(n.device) for n in members if n.device})),
+            backends=tuple(sorted({str(n.backend) for n in members if n.backend})),
+            examples=tuple(dict.fromkeys(str(n.detail or "")[:300] for n in members))[:EXAMPLES],
             numerics=num, loud=num == "exact", path=str(path) if path else None))
     return sorted(out, key=lambda g: not g.loud)
 
@@ -206,8 +208,9 @@ def report_note_groups(report: dict, model: str | None = None) -> list[NoteGroup
     return aggregate_notes(notes, str(report.get("model") or model or ""))
 
 
-def run_note_groups(notes: list[dict], manifest: dict, bundle) -> list[NoteGroup]:
+def run_note_groups(notes: list, manifest: dict, bundle) -> list[NoteGroup]:
     """The run's notes, one group per (model, kind, cause) (runners/findings/notes.py)."""
+    notes = [as_finding(x) for x in notes]
     numerics = dict(manifest["rules"].get("numerics") or {})
     for v in manifest["variants"]:  # a user rule's declared class is on the variants it built
         numerics.update(v.get("rule_numerics") or {})

@@ -35,7 +35,7 @@ def fold_into_seeds(findings: list) -> list[Finding]:
             kept.append(f)
             continue
         alike.setdefault(id(seed_f), []).append(str(f.variant))
-    return [f.with_(variants_failing_alike=[*f.get("variants_failing_alike", []), *alike[id(f)]])
+    return [f.with_(variants_failing_alike=[*(f.variants_failing_alike or []), *alike[id(f)]])
             if id(f) in alike else f for f in kept]
 
 
@@ -55,15 +55,15 @@ def dedupe(findings: list) -> list[Finding]:
     by_sig: dict[str, Finding] = {}
     for f in map(as_finding, findings):
         sig = signature(f)
-        alike = list(f.get("variants_failing_alike") or [])  # folded into this seed's finding
+        alike = list(f.variants_failing_alike or [])  # folded into this seed's finding
         if sig in by_sig:
             kept = by_sig[sig]
             if _better_representative(f, kept):  # the seed, or the smaller program, represents the bug
-                by_sig[sig] = f.with_(signature=sig, count=kept["count"] + len(alike) + 1,
-                                      also_seen_in=[kept.variant, *kept["also_seen_in"], *alike])
+                by_sig[sig] = f.with_(signature=sig, count=(kept.count or 1) + len(alike) + 1,
+                                      also_seen_in=[kept.variant, *(kept.also_seen_in or []), *alike])
             else:
-                by_sig[sig] = kept.with_(also_seen_in=[*kept["also_seen_in"], f.variant, *alike],
-                                         count=kept["count"] + len(alike) + 1)
+                by_sig[sig] = kept.with_(also_seen_in=[*(kept.also_seen_in or []), f.variant, *alike],
+                                         count=(kept.count or 1) + len(alike) + 1)
         else:
             by_sig[sig] = f.with_(signature=sig, count=1 + len(alike), also_seen_in=alike)
     return list(by_sig.values())

@@ -131,15 +131,15 @@ def _stage(tb: str) -> str | None:
     return best
 
 
-def _crash(f: Mapping) -> dict:
-    err = f.get("error") or {}
+def _crash(f: Finding) -> dict:
+    err = f.error or {}
     types = set(_types(err))
     module = err.get("module") or ""
     msg = err.get("message") or ""
     tb = err.get("traceback") or ""
     text = f"{msg}\n{tb[-3000:]}"
     stage = _stage((err.get("stack") or "") + "\n" + tb)
-    kind = f.get("kind")
+    kind = f.kind
 
     if kind == FindingKind.TIMEOUT or "Timeout" in types:
         return {"class": TIMEOUT, "stage": None, "subclass": "hang", "component": None,
@@ -165,7 +165,7 @@ def _crash(f: Mapping) -> dict:
         return {"class": TRITON_KERNEL, "stage": "runtime", "subclass": "kernel-launch-or-execution",
                 "component": "inductor", "evidence": f"{err.get('type')}: {msg}"}
     if "SyntaxError" in types and "Failed to import" in text:  # Inductor's generated module does not parse
-        sub = "triton-compile-error" if f.get("device") == "cuda" else "generated-code-error"
+        sub = "triton-compile-error" if f.device == "cuda" else "generated-code-error"
         return {"class": BACKEND_COMPILE, "stage": "compile", "subclass": sub, "component": "inductor",
                 "evidence": f"{err.get('type')}: {msg}; " + next((c.get("message", "") for c in err.get("chain") or []
                                                                   if isinstance(c, dict) and c.get("type") == "SyntaxError"), "")}
@@ -200,9 +200,9 @@ _BACKWARD_COMPONENT = {"aot-autograd": "aot_autograd", "decompositions-partition
                        "inductor-forward-saved": "inductor", "inductor-backward": "inductor", "backend": "backend"}
 
 
-def _accuracy(f: Mapping) -> dict:
-    detail = f.get("detail") or ""
-    if "structure differs" in detail or f.get("verdict_kind") == "structure-mismatch":
+def _accuracy(f: Finding) -> dict:
+    detail = f.detail or ""
+    if "structure differs" in detail:
         sub = "output-structure"
     elif re.search(r"NaN|inf", detail):
         sub = "nan-inf"
@@ -211,47 +211,48 @@ def _accuracy(f: Mapping) -> dict:
     else:
         sub = "numerical"
     comp = "inductor"
-    backend = f.get("backend") or ""
+    backend = f.backend or ""
     if backend.startswith(("eager", "aot_eager")):
         comp = "dynamo" if backend == "eager" else "aot_autograd"
     out = {"class": ACCURACY, "stage": "output", "subclass": sub, "component": comp, "evidence": detail[:300]}
-    if f.get("kind") == FindingKind.GRAD_MISCOMPILE:  # the stage: runners/exec/training.py backward_stage
-        out.update(stage="backward", subclass=f"gradient-{sub}", backward_stage=f.get("grad_stage"),
-                   component=_BACKWARD_COMPONENT.get(f.get("grad_stage") or "", comp))
-    if f.get("kind") == FindingKind.CONFIG_MISMATCH:
+    if f.kind == FindingKind.GRAD_MISCOMPILE:  # the stage: runners/exec/training.py backward_stage
+        out.update(stage="backward", subclass=f"gradient-{sub}", backward_stage=f.grad_stage or "",
+                   component=_BACKWARD_COMPONENT.get(f.grad_stage or "", comp))
+    if f.kind == FindingKind.CONFIG_MISMATCH:
         out["subclass"] = "config-dependent"
-        out["config"] = f.get("config")
-    if f.get("kind") == FindingKind.DEVICE_MISMATCH:
+        out["config"] = f.config or ""
+    if f.kind == FindingKind.DEVICE_MISMATCH:
         out["subclass"] = "device-dependent"
     return out
 
 
-def triage(f: Mapping) -> dict:
+def triage(f: Finding | Mapping) -> dict:
     """The triage record of a finding or note: class, stage, subclass, component, evidence,
     labels (suggested GitHub labels) and next_step."""
-    kind = f.get("kind", "")
+    f = as_finding(f)
+    kind = (f.kind or "")
     if kind in (FindingKind.MISCOMPILE, FindingKind.SEED_MISCOMPILE, FindingKind.DEVICE_MISMATCH,
                 FindingKind.CONFIG_MISMATCH, FindingKind.GRAD_MISCOMPILE, FindingKind.COMPILED_NONDETERMINISTIC):
         t = _accuracy(f)
     elif kind in (FindingKind.COMPILE_CRASH, FindingKind.RUN_CRASH, FindingKind.TIMEOUT, FindingKind.CAPTURE_CRASH):
         t = _crash(f)
     elif kind == FindingKind.EAGER_BUG:
-        t = {"class": EAGER_KERNEL, "stage": "output", "subclass": f.get("judged_kind") or "eager",
-             "component": "aten (eager)", "evidence": (f.get("referee_line") or f.get("detail") or "")[:300]}
+        t = {"class": EAGER_KERNEL, "stage": "output", "subclass": f.judged_kind or "eager",
+             "component": "aten (eager)", "evidence": (f.referee_line or f.detail or "")[:300]}
     elif kind == FindingKind.SLOW_VARIANT:
-        t = {"class": PERFORMANCE, "stage": "runtime", "subclass": f.get("attribution") or "compiled-runtime",
-             "component": "inductor", "evidence": f.get("detail", "")[:300]}
+        t = {"class": PERFORMANCE, "stage": "runtime", "subclass": f.attribution or "compiled-runtime",
+             "component": "inductor", "evidence": (f.detail or "")[:300]}
     elif kind in (FindingKind.UNSOUND_REWRITE, FindingKind.NONDETERMINISTIC):
         t = {"class": NOT_COMPILER, "stage": None, "subclass": kind, "component": "eqsat-test rules" if
-             kind == FindingKind.UNSOUND_REWRITE else "program", "evidence": (f.get("detail") or "")[:300]}
+             kind == FindingKind.UNSOUND_REWRITE else "program", "evidence": (f.detail or "")[:300]}
     elif kind in (FindingKind.SEED_ERROR, FindingKind.INTERNAL_ERROR):
         t = {"class": NOT_COMPILER, "stage": None, "subclass": kind, "component": "eqsat-test",
-             "evidence": (f.get("detail") or "")[:300]}
+             "evidence": (f.detail or "")[:300]}
     else:
         t = {"class": NOT_COMPILER, "stage": None, "subclass": kind or "unknown", "component": None,
-             "evidence": (f.get("detail") or "")[:300]}
+             "evidence": (f.detail or "")[:300]}
     labels = list(_LABELS[t["class"]])
-    if t["class"] in (BACKEND_COMPILE, RUNTIME_CRASH, ACCURACY, PERFORMANCE) and f.get("device") == "cpu" \
+    if t["class"] in (BACKEND_COMPILE, RUNTIME_CRASH, ACCURACY, PERFORMANCE) and f.device == "cpu" \
             and t.get("component") == "inductor":
         labels.append("oncall: cpu inductor")
     if t.get("subclass") == "nan-inf":
@@ -260,7 +261,7 @@ def triage(f: Mapping) -> dict:
         labels.append("module: crash")
     if t.get("component") == "aot_autograd":
         labels = [x for x in labels if x != "module: inductor"] + ["module: aotdispatch"]
-    dyn = f.get("dynamo") or {}
+    dyn = f.dynamo or {}
     if dyn.get("graph_breaks"):
         t["graph_breaks"] = dyn["graph_breaks"]
     if dyn.get("recompiles"):
@@ -271,8 +272,9 @@ def triage(f: Mapping) -> dict:
     return t
 
 
-def classify(f: Mapping) -> str:
+def classify(f: Finding | Mapping) -> str:
     """Just the class name (one of CLASSES)."""
+    f = as_finding(f)
     return triage(f)["class"]
 
 
@@ -289,6 +291,6 @@ def counts(findings: list) -> dict[str, int]:
     """How many findings per triage class (those without one are classified on the fly)."""
     out: dict[str, int] = {}
     for f in findings:
-        c = f.get("triage") or classify(f)
+        c = f.triage or classify(f)
         out[c] = out.get(c, 0) + 1
     return out

@@ -51,7 +51,7 @@ def test_two_variants_of_one_bug_reached_by_different_rules_are_one_cluster():
     assert c.rules == ("div_is_mul_reciprocal", "floordiv_spelling", "mul_commutes")
     assert c.pattern == ("floor_divide", "mul")  # spellings are one op; the ops both failing outputs depend on
     assert not c.minimized and c.scope == f"{MODEL}:g0:[0]"
-    assert a["cluster"] == b["cluster"] == c.key
+    assert a.cluster == b.cluster == c.key
     assert c.symptom == "wrong NaN/inf kind" and c.input_class == "special values"
 
 
@@ -81,13 +81,13 @@ def test_the_representative_is_the_smallest_member_and_minimization_rekeys_the_c
     # minimized once per cluster: both shrink to the one floor division; the members take the pattern
     small = small.with_(min_ops=["operator.floordiv"])
     seed = seed.with_(min_ops=["torch.floor_divide"])
-    pattern_of = {small["cluster"]: small["min_ops"], seed["cluster"]: seed["min_ops"]}
+    pattern_of = {small.cluster: small.min_ops, seed.cluster: seed.min_ops}
     (big, small, seed), final = clustered([big, small, seed], MODEL, pattern_of=pattern_of)
     assert len(final) == 1
     c = final[0]
     assert c.minimized and c.pattern == ("floor_divide",) and c.scope == ""
     assert c.findings == 3 and c.seed_members == 1 and c.seed_fails
-    assert big["cluster"] == small["cluster"] == seed["cluster"] == c.key
+    assert big.cluster == small.cluster == seed.cluster == c.key
 
 
 def test_ledger_matching_names_the_entry_everywhere():
@@ -95,7 +95,7 @@ def test_ledger_matching_names_the_entry_everywhere():
     f = _f("g0_v001", rules=["r1"], cone=["operator.floordiv", "operator.mul"])
     [f], [c] = clustered([f], MODEL, ledger)
     assert c.ledger == (7,) and c.known == "known: ledger #7"
-    assert f["known"] == "known: ledger #7"
+    assert f.known == "known: ledger #7"
     assert c.to_dict()["known"] == "known: ledger #7" and "known: ledger #7" in c.line()
     # an op no ledger entry names: new
     g = _f("g0_v002", rules=["r1"], cone=["torch.sin"])
@@ -228,7 +228,7 @@ def test_a_float_sweep_shares_the_seeds_cluster_an_integer_sweep_joins_it_once_m
     (base, bf16, int8), first = clustered([base, bf16, int8], MODEL)
     assert sorted(c.findings for c in first) == [1, 2]
     base = base.with_(min_ops=["torch.expm1"])  # the cluster's representative, minimized: the sweep finding takes its pattern
-    final = cluster_findings([base, bf16, int8], MODEL, pattern_of={base["cluster"]: base["min_ops"]})
+    final = cluster_findings([base, bf16, int8], MODEL, pattern_of={base.cluster: base.min_ops})
     [c] = final
     assert c.findings == 3 and c.minimized and c.also == ("exceeds bound; ordinary values, dtype=int8",)
 
@@ -273,8 +273,8 @@ def test_one_minimized_pattern_on_one_output_is_one_root_cause_whatever_the_inpu
                   min_ops=["operator.floordiv"])
     (special, ordinary), [c] = clustered([special, ordinary], MODEL)
     assert c.findings == 2 and c.also == ("exceeds bound; ordinary values",) and c.seed_fails
-    assert special["cluster"] == ordinary["cluster"] == c.key
-    elsewhere = cluster_findings([dict(ordinary)], "models/other.py")
+    assert special.cluster == ordinary.cluster == c.key
+    elsewhere = cluster_findings([ordinary], "models/other.py")
     assert len(merge_clusters([c] + elsewhere)) == 2
 
 
@@ -283,7 +283,7 @@ def test_a_cluster_is_minimized_on_its_smallest_member_the_seed_first():
     big = _f("g0_v001", cone=["a", "b", "c"])
     small = _f("g0_v002", cone=["a"])
     seed = _f("g0_seed", kind="seed-miscompile", seed=True, cone=["a", "b", "c", "d"])
-    assert [f["variant"] for f in sorted([big, small, seed], key=_smallest)] == ["g0_seed", "g0_v002", "g0_v001"]
+    assert [f.variant for f in sorted(map(records.as_finding, [big, small, seed]), key=_smallest)] == ["g0_seed", "g0_v002", "g0_v001"]
 
 
 def test_one_crash_site_is_one_root_cause_across_models_a_generic_crash_message_is_not():

@@ -76,12 +76,12 @@ def test_timeouts_not_re_run_alone_are_resource_notes(tmp_path):
                {"id": "002-miscompile-g0_v002", "kind": "miscompile"}]
     written, n = unconfirmed_timeouts(written)
     assert n == 1
-    assert written[0]["kind"] == "resource" and written[0]["claimed_kind"] == "timeout"
-    assert written[1]["kind"] == "miscompile"
+    assert written[0].kind == "resource" and written[0].claimed_kind == "timeout"
+    assert written[1].kind == "miscompile"
     f = {"id": "003-timeout-g0_v003", "kind": "timeout"}
     (tmp_path / "findings" / f["id"]).mkdir(parents=True)
     [f], stats = confirm_all([f], tmp_path, timeout=60, deadline=time.monotonic() - 1)
-    assert f["kind"] == "resource" and f["confirmed"] is False and stats["resource"] == 1
+    assert f.kind == "resource" and f.confirmed is False and stats["resource"] == 1
 
 
 def test_no_confirmation_starts_after_the_deadline(tmp_path):
@@ -94,7 +94,7 @@ def test_no_confirmation_starts_after_the_deadline(tmp_path):
     (folder / "repro.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\nraise SystemExit(1)\n")
     f = {"id": "001-miscompile-g0_v001", "kind": "miscompile"}
     [f], stats = confirm_all([f], tmp_path, timeout=60, deadline=time.monotonic() - 1)
-    assert stats["skipped"] == 1 and stats["checked"] == 0 and f["confirmed"] is None
+    assert stats["skipped"] == 1 and stats["checked"] == 0 and f.confirmed is None
     assert not (tmp_path / "ran").exists()
 
 
@@ -142,7 +142,7 @@ def test_a_sweep_timeout_is_re_run_as_its_own_task_alone(tmp_path, monkeypatch):
     tasks = [{"id": "g0_seed@inductor@cpu#sweep", "variant": "g0_seed", "backend": "inductor", "device": "cpu"}]
     [f], stats = C.confirm_all([f], tmp_path, timeout=150, tasks=tasks)
     assert seen["task"] == tasks[0]["id"]
-    assert f["kind"] == "resource" and "finished" in f["confirmation"]["why"] and stats["resource"] == 1
+    assert f.kind == "resource" and "finished" in f.confirmation["why"] and stats["resource"] == 1
 
 
 def test_a_timeout_is_re_run_alone_with_several_times_its_limit(tmp_path, monkeypatch):
@@ -170,13 +170,13 @@ def test_a_timeout_is_re_run_alone_with_several_times_its_limit(tmp_path, monkey
 
     monkeypatch.setattr(C, "run_repro", lambda folder, timeout, threads=1: repro(folder, timeout, threads, 400.0))
     [f], stats = C.confirm_all([finding()], tmp_path, timeout=150)
-    assert limits == [C.HANG_FACTOR * 150] and f["kind"] == "resource" and "finished in 400" in f["confirmation"]["why"]
+    assert limits == [C.HANG_FACTOR * 150] and f.kind == "resource" and "finished in 400" in f.confirmation["why"]
     monkeypatch.setattr(C, "run_repro", lambda folder, timeout, threads=1: repro(folder, timeout, threads))
     [f], stats = C.confirm_all([finding()], tmp_path, timeout=150)
-    assert f["kind"] == "timeout" and f["confirmed"] and str(int(C.HANG_FACTOR * 150)) in f["confirmation"]["why"]
+    assert f.kind == "timeout" and f.confirmed and str(int(C.HANG_FACTOR * 150)) in f.confirmation["why"]
     limits.clear()
     [f], stats = C.confirm_all([finding()], tmp_path, timeout=150, deadline=time.monotonic() + 300)
-    assert limits == [] and f["kind"] == "resource" and "time budget left" in f["detail"] and stats["resource"] == 1
+    assert limits == [] and f.kind == "resource" and "time budget left" in f.detail and stats["resource"] == 1
 
 
 # ----------------------------------------------------------------------------------------------

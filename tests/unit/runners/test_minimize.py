@@ -29,7 +29,7 @@ from eqsat_test.runners.exec.pool import PoolOptions
 from eqsat_test.runners.findings.rootcause import dedupe
 from eqsat_test.runners.findings.write import signature
 from eqsat_test.runners.protocol import load_module
-from eqsat_test.runners.records import Result, ResultStatus, Task
+from eqsat_test.runners.records import Finding, Result, ResultStatus, Task
 
 
 def _stored(fn, inputs, *, dynamo=False) -> StoredProgram:
@@ -184,7 +184,7 @@ def test_index_sources_follow_the_outputs(tmp_path):
 def test_not_minimizable_without_a_stored_program(tmp_path):
     f = _emit(chain, CHAIN_INPUTS, tmp_path)
     (tmp_path / program_file_name(f.name)).unlink()
-    finding = {"kind": "miscompile", "variant": "g0_v001", "leaf": "[0]", "input_set": "given"}
+    finding = Finding(kind="miscompile", variant="g0_v001", leaf="[0]", input_set="given")
     with pytest.raises(M.NotMinimizable, match="no stored program"):
         M.minimize(f, finding, BASE, FakePool(lambda s: True), tmp_path / "w")
     (tmp_path / program_file_name(f.name)).write_text('{"format": "eqsat-program/0"}')
@@ -221,7 +221,7 @@ BASE = {"backend": "inductor", "device": "cpu", "seed": 0, "input_kinds": ["give
 def test_minimize_search_finds_the_small_program(tmp_path):
     f = _emit(chain, CHAIN_INPUTS, tmp_path)
     pool = FakePool(lambda fwd: "torch.relu(" in fwd)
-    finding = {"kind": "miscompile", "variant": "g0_v001", "leaf": "[0]", "input_set": "given"}
+    finding = Finding(kind="miscompile", variant="g0_v001", leaf="[0]", input_set="given")
     res = M.minimize(f, finding, BASE, pool, tmp_path / "work", max_checks=12)
     assert res.file is not None and res.checks <= 12
     assert res.ops == ["torch._C._nn.linear", "torch.relu"]
@@ -236,7 +236,7 @@ def test_minimize_search_finds_the_small_program(tmp_path):
 def test_minimize_respects_the_budget_and_kind(tmp_path):
     f = _emit(chain, CHAIN_INPUTS, tmp_path)
     pool = FakePool(lambda fwd: True)
-    finding = {"kind": "miscompile", "variant": "g0_v001", "leaf": "[0]", "input_set": "given"}
+    finding = Finding(kind="miscompile", variant="g0_v001", leaf="[0]", input_set="given")
     res = M.minimize(f, finding, BASE, pool, tmp_path / "w1", max_checks=3)
     assert res.checks <= 3 and pool.checks <= 3
     # Nothing fails: the original program stays, no minimized file.
@@ -254,7 +254,7 @@ def test_minimize_stops_at_its_deadline(tmp_path):
     the deadline; the smallest failing program so far stands (here: the first check's)."""
     import time
     f = _emit(chain, CHAIN_INPUTS, tmp_path)
-    finding = {"kind": "miscompile", "variant": "g0_v001", "leaf": "[0]", "input_set": "given"}
+    finding = Finding(kind="miscompile", variant="g0_v001", leaf="[0]", input_set="given")
     late = FakePool(lambda fwd: True)
     res = M.minimize(f, finding, BASE, late, tmp_path / "w0", max_checks=12, deadline=time.monotonic() - 1)
     assert res.checks == 0 and late.checks == 0 and res.file is None
@@ -277,10 +277,10 @@ def test_minimize_keeps_the_failure_kind(tmp_path):
             self.checks += len(tasks)
             return [Result(status=ResultStatus.COMPILE_CRASH, error={"type": "CppCompileError"}) for _ in tasks]
 
-    finding = {"kind": "miscompile", "variant": "g0_v001", "leaf": "[0]", "input_set": "given"}
+    finding = Finding(kind="miscompile", variant="g0_v001", leaf="[0]", input_set="given")
     res = M.minimize(f, finding, BASE, CrashPool(None), tmp_path / "w", max_checks=6)
     assert res.file is None
-    crash = {"kind": "compile-crash", "variant": "g0_v001", "error": {"type": "CppCompileError"}}
+    crash = Finding(kind="compile-crash", variant="g0_v001", error={"type": "CppCompileError"})
     res2 = M.minimize(f, crash, BASE, CrashPool(None), tmp_path / "w2", max_checks=6)
     assert res2.file is not None and len(res2.ops) < len(CHAIN_OPS)
 
@@ -336,9 +336,7 @@ def test_outcome_classification():
 def _finding(variant, kind, rules, min_ops=None):
     f = {"kind": kind, "variant": variant, "backend": "inductor", "device": "cpu", "rules": rules,
          "ops": ["torch.relu", "operator.add", "Tensor.tanh"]}
-    if min_ops is not None:
-        f["min_ops"] = min_ops
-    return f
+    return Finding.from_dict({**f, "min_ops": min_ops})
 
 
 def test_one_bug_in_many_variants_is_one_finding():
@@ -347,8 +345,8 @@ def test_one_bug_in_many_variants_is_one_finding():
           _finding("g0_v002", "miscompile", ["a", "b"], mins), _finding("g0_v003", "miscompile", ["c"], list(reversed(mins)))]
     out = dedupe(fs)
     assert len(out) == 1
-    assert out[0]["variant"] == "g0_seed" and out[0]["count"] == 4
-    assert sorted(out[0]["also_seen_in"]) == ["g0_v001", "g0_v002", "g0_v003"]
+    assert out[0].variant == "g0_seed" and out[0].count == 4
+    assert sorted(out[0].also_seen_in) == ["g0_v001", "g0_v002", "g0_v003"]
     # A different minimized op pattern is a different bug.
     other = _finding("g0_v004", "miscompile", ["a"], ["torch.sigmoid"])
     assert len(dedupe(fs + [other])) == 2
@@ -368,7 +366,7 @@ def test_spellings_of_one_op_are_one_bug():
 def test_seed_represents_the_bug_even_when_found_later():
     mins = ["torch.relu"]
     out = dedupe([_finding("g0_v001", "miscompile", ["a"], mins), _finding("g0_seed", "seed-miscompile", [], mins)])
-    assert len(out) == 1 and out[0]["variant"] == "g0_seed" and out[0]["also_seen_in"] == ["g0_v001"]
+    assert len(out) == 1 and out[0].variant == "g0_seed" and out[0].also_seen_in == ["g0_v001"]
 
 
 @pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
@@ -378,7 +376,7 @@ def test_real_check_in_a_worker(tmp_path):
     backend = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"'
     pool = M.CheckPool(PoolOptions(jobs=1, timeout=240))
     try:
-        finding = {"kind": "miscompile", "variant": "g0_v001", "leaf": "[0]", "input_set": "given"}
+        finding = Finding(kind="miscompile", variant="g0_v001", leaf="[0]", input_set="given")
         res = M.minimize(f, finding, {**BASE, "backend": backend, "is_param": [False, False]}, pool,
                          tmp_path / "work", max_checks=4)
     finally:
@@ -402,7 +400,7 @@ def test_generated_bundles_store_each_program_and_minimize_from_it(tmp_path):
         assert sp.program.key() == v["key"]
     v = next(v for v in m["variants"] if not v["seed"])
     pool = FakePool(lambda fwd: "relu" in fwd)
-    finding = {"kind": "miscompile", "variant": v["id"], "leaf": "[0]", "input_set": "given"}
+    finding = Finding(kind="miscompile", variant=v["id"], leaf="[0]", input_set="given")
     res = M.minimize(tmp_path / "b" / v["file"], finding, {**BASE, "is_param": [False] * 5}, pool,
                      tmp_path / "w", program_file=tmp_path / "b" / v["program"])
     assert res.file is not None and any("relu" in o for o in res.ops) and len(res.ops) < v["ops"]
@@ -410,8 +408,8 @@ def test_generated_bundles_store_each_program_and_minimize_from_it(tmp_path):
 
 def test_repro_of_a_minimized_program_states_its_own_verdict():
     from eqsat_test.runners.findings.write import _repro_source
-    f = {"kind": "miscompile", "backend": "inductor", "device": "cpu", "detail": "whole variant: 9 differ",
-         "input_set": "special-0", "min_detail": "minimized: 3 differ", "min_input_set": "given"}
+    f = Finding(kind="miscompile", backend="inductor", device="cpu", detail="whole variant: 9 differ",
+                input_set="special-0", min_detail="minimized: 3 differ", min_input_set="given")
     src = 'import torch\ndef forward(x):\n    return (x,)\n\nif __name__ == "__main__":\n    pass\n'
     text = _repro_source(src, f, minimized=True)
     assert "verdict: minimized: 3 differ" in text and "input set: given" in text and "9 differ" not in text
@@ -431,12 +429,13 @@ def test_a_known_crash_keeps_its_program_unless_asked(tmp_path, monkeypatch):
     base = {"variant": "g0_v001", "graph": "g0", "backend": "inductor", "device": "cpu", "rules": ["r"],
             "ops": ["torch.abs"], "cone_ops": ["torch.abs"], "input_set": "given", "id": "f1", "confirmed": True}
     seen = []
-    monkeypatch.setattr(M, "minimize_findings", lambda fs, *a, **k: seen.extend(f["id"] for f in fs) or fs)
+    monkeypatch.setattr(M, "minimize_findings", lambda fs, *a, **k: seen.extend(f.id for f in fs) or fs)
 
     def run(finding, **opts):
         seen.clear()
+        finding = Finding.from_dict(finding)
         [labelled], clusters = clustered([finding], "m.py", entries)
-        assert clusters[0].ledger == ((99,) if finding["kind"] == "compile-crash" else (98,))
+        assert clusters[0].ledger == ((99,) if finding.kind == "compile-crash" else (98,))
         [f], reps, _ = M.minimize_clusters([labelled], clusters, tmp_path, {"variants": []}, [],
                                            ExecOptions(**opts), tmp_path / "w")
         return f, reps
@@ -445,9 +444,9 @@ def test_a_known_crash_keeps_its_program_unless_asked(tmp_path, monkeypatch):
                                                                                    "message": msg}}
     f, reps = run(crash)
     assert reps == [] and seen == []
-    assert f["min_skipped"].startswith("known: ledger #99") and "--minimize-known" in f["min_skipped"]
+    assert f.min_skipped.startswith("known: ledger #99") and "--minimize-known" in f.min_skipped
     f, reps = run(crash, minimize_known=True)
-    assert [r["id"] for r in reps] == ["f1"] and seen == ["f1"]
+    assert [r.id for r in reps] == ["f1"] and seen == ["f1"]
     wrong = {**base, "kind": "miscompile", "leaf": "[0]", "detail": "[0] float32[4]: 1 exceed the fp64 bound"}
     f, reps = run(wrong)
-    assert [r["id"] for r in reps] == ["f1"] and "min_skipped" not in f
+    assert [r.id for r in reps] == ["f1"] and f.min_skipped is None

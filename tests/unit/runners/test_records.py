@@ -18,6 +18,7 @@ from eqsat_test.runners.records import (
     RESULTS_SCHEMA_VERSION,
     Finding,
     FindingKind,
+    InputSetVerdict,
     Result,
     ResultDraft,
     ResultStatus,
@@ -41,15 +42,15 @@ def _round_trips(d: dict) -> None:
 def test_new_finding_keeps_the_dict_literal_shape():
     """Parts first, then "kind", then the fields; a field a part has keeps the part's position."""
     f = new_finding(FindingKind.MISCOMPILE, BASE, input_set="random", detail="x")
-    assert f == {**BASE, "kind": "miscompile", "input_set": "random", "detail": "x"}
-    assert list(f) == list({**BASE, "kind": "miscompile", "input_set": "random", "detail": "x"})
-    assert type(f["kind"]) is str  # json.dumps writes it as before
+    assert f.to_dict() == {**BASE, "kind": "miscompile", "input_set": "random", "detail": "x"}
+    assert Finding.from_dict(f.to_dict()).to_dict() == f.to_dict()
+    assert type(f.kind) is str  # json.dumps writes it as before
     g = new_finding(FindingKind.CONFIG_MISMATCH, BASE, {"failing_inputs": None}, backend="inductor+x")
-    assert list(g) == list({**BASE, "failing_inputs": None, "kind": "config-mismatch", "backend": "inductor+x"})
-    assert g["backend"] == "inductor+x"
+    assert g.to_dict() == {**BASE, "kind": "config-mismatch", "backend": "inductor+x"}  # None: no key
+    assert g.backend == "inductor+x"
     n = new_finding(FindingKind.SLOW_VARIANT, variant="v", backend="b", device="cpu")
-    assert list(n) == ["kind", "variant", "backend", "device"]
-    for d in (f, g, n):
+    assert list(n.to_dict()) == ["variant", "backend", "device", "kind"]  # the fields in order
+    for d in (f.to_dict(), g.to_dict(), n.to_dict()):
         _round_trips(d)
 
 
@@ -85,8 +86,8 @@ def test_judged_findings_and_notes_round_trip(tmp_path):
             {"name": "random", "kind": "nondeterministic", "ok": True, "detail": "two eager runs differ"}]},
     ]
     findings, notes = judge_results(manifest, [Result.from_dict(r) for r in results], tmp_path, "inductor")
-    assert [f["kind"] for f in findings] == ["seed-miscompile", "compile-crash", "run-crash"]
-    assert [n["kind"] for n in notes] == ["unsound-rewrite", "internal-error", "nondeterministic"]
+    assert [f.kind for f in findings] == ["seed-miscompile", "compile-crash", "run-crash"]
+    assert [n.kind for n in notes] == ["unsound-rewrite", "internal-error", "nondeterministic"]
     for d in findings + notes:
         _round_trips(json.loads(json.dumps(d.to_dict())))
 
@@ -325,6 +326,37 @@ def test_a_real_runs_results_json_reads_into_records_and_writes_back_equal(eqsat
     assert _results_round_trip(old).schema_version is None
 
 
+def test_results_json_round_trips_through_run_results(tmp_path):
+    """RunResults writes results.json (to_json) and reads it back (from_json) equal, findings in the report's
+    "findings" key; a file written before versions (no schema_version) reads too."""
+    f = new_finding(FindingKind.MISCOMPILE, {"variant": "g0_v001", "graph": "g0"}, detail="1 differ",
+                    failing_inputs="/scratch/x.pt")
+    r = Result(task="t1", variant="g0_v001", backend="inductor", device="cpu", status=ResultStatus.OK,
+               input_sets=[InputSetVerdict(name="given", rules=[])], extra={"elapsed": 0.5})
+    rec = RunResults(report={"model": "m.py", "findings": [], "stats": {"notes": 0}}, findings=(f.public(),), raw=(r,))
+    rec.write(tmp_path)
+    back = RunResults.read(tmp_path)
+    assert back.to_dict() == rec.to_dict() and list(back.report) == ["model", "findings", "stats"]
+    assert back.findings[0].to_dict() == f.without("failing_inputs").to_dict() and back.raw[0].get("elapsed") == 0.5
+    assert back.report_dict()["findings"] == [f.public().to_dict()]
+    old = {k: v for k, v in json.loads((tmp_path / "results.json").read_text()).items() if k != "schema_version"}
+    assert RunResults.from_json(json.dumps(old)).schema_version is None
+
+
+def test_input_set_verdicts_are_records_with_the_producers_json():
+    """A worker's entry (a verdict's dict with the worker's keys) reads into an InputSetVerdict and writes back the
+    same dict; a key no field holds is refused by name, so a producer's new key gets a field."""
+    entry = {"name": "random-0", "ok": False, "kind": "mismatch", "max_abs_err": 1.0, "max_rel_err": 0.5,
+             "leaf": "[0]", "detail": "1 differ", "rules": [], "failing": [3], "part": "gradient",
+             "grad_input": "x", "inputs_file": "/s/random-0.inputs.pt"}
+    r = Result.from_dict({"status": "ok", "input_sets": [entry]})
+    (s,) = r.input_sets
+    assert isinstance(s, InputSetVerdict) and not s.ok and s.part == "gradient" and s.failing == [3]
+    assert r.to_dict()["input_sets"] == [entry] and list(r.to_dict()["input_sets"][0]) == list(entry)
+    with pytest.raises(TypeError, match="unknown key.*surprise"):
+        Result.from_dict({"status": "ok", "input_sets": [{**entry, "surprise": 1}]})
+
+
 def test_results_json_of_an_unknown_version_is_refused():
     data = {"schema_version": RESULTS_SCHEMA_VERSION + 1, "report": {"findings": []}, "raw": []}
     with pytest.raises(ValueError, match="schema version"):
@@ -334,15 +366,16 @@ def test_results_json_of_an_unknown_version_is_refused():
 def test_findings_are_frozen_and_later_stages_make_new_ones():
     """A stage sets keys with `with_`: a new record, the old one unchanged; a new key comes last, as in a dict."""
     f = new_finding(FindingKind.MISCOMPILE, BASE, input_set="random", detail="x")
-    g = f.with_(detail="y", cluster="c1", triage_note="t")
-    assert f["detail"] == "x" and "cluster" not in f and f.cluster is None
-    assert g.detail == "y" and g.cluster == "c1" and g["triage_note"] == "t"
-    assert list(g) == [*f, "cluster", "triage_note"]
+    g = f.with_(detail="y", cluster="c1")
+    assert f.detail == "x" and "cluster" not in f.to_dict() and f.cluster is None
+    assert g.detail == "y" and g.cluster == "c1" and g.to_dict()["cluster"] == "c1"
+    with pytest.raises(TypeError, match="no field triage_note"):  # a key a stage sets gets a field first
+        f.with_(triage_note="t")
+    old = Finding.from_dict({**f.to_dict(), "from_an_older_version": 1})  # a key no field names: kept as read
+    assert old.more == {"from_an_older_version": 1} and old.to_dict()["from_an_older_version"] == 1
     with pytest.raises(dataclasses.FrozenInstanceError):
         f.detail = "z"  # type: ignore[misc]
-    with pytest.raises(TypeError):
-        f["detail"] = "z"  # type: ignore[index]
-    assert list(g.without("cluster", "input_set")) == [k for k in g if k not in ("cluster", "input_set")]
+    assert list(g.without("cluster", "input_set").to_dict()) == [k for k in g.to_dict() if k not in ("cluster", "input_set")]
     _round_trips(g.to_dict())
 
 
@@ -356,3 +389,20 @@ def test_task_is_frozen_and_its_wire_dict_round_trips():
     u = t.with_(coverage="c.json", timeout_s=5.0)
     assert u.coverage == "c.json" and u["timeout_s"] == 5.0 and t.coverage is None and list(u)[-1] == "timeout_s"
     assert Task.from_dict(u.to_dict()).to_dict() == u.to_dict()
+
+
+def test_meta_json_is_written_and_updated_by_one_writer_and_reads_back(tmp_path):
+    from eqsat_test.runners.findings.meta import MetaContext, read_meta, write_meta
+    f = new_finding(FindingKind.MISCOMPILE, {"variant": "g0_v001", "graph": "g0", "backend": "inductor"},
+                    detail="1 differ", failing_inputs="/scratch/x.pt", min_detail="[0] 1 differ")
+    ctx = MetaContext(versions={"torch": "2.x"}, model="m.py", collect_env="env")
+    assert not write_meta(tmp_path, f, update=True) and not (tmp_path / "meta.json").exists()  # no folder's meta yet
+    assert write_meta(tmp_path, f, ctx)
+    on_disk = json.loads((tmp_path / "meta.json").read_text())
+    assert "failing_inputs" not in on_disk and on_disk["model"] == "m.py" and on_disk["min_detail"] == "[0] 1 differ"
+    back = read_meta(tmp_path)
+    assert back.context == ctx and back.finding.to_dict() == f.without("failing_inputs").to_dict()
+    g = f.with_(confirmed=True, kind=FindingKind.FLAKY.value)
+    write_meta(tmp_path, g, update=True)  # an update keeps the context the file has
+    back = read_meta(tmp_path)
+    assert back.context == ctx and back.finding.confirmed is True and back.finding.kind == "flaky"

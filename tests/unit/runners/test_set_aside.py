@@ -70,8 +70,8 @@ def test_a_variant_that_refuses_a_set_its_seed_runs_on_is_an_unsound_rewrite(tmp
     more = {**why, "special-0": "RuntimeError: all elements of target should be between 0 and 1"}
     findings, notes = judge_results(_manifest(), [_result("g0_seed", why), _result("g0_v001", more)], tmp_path)
     assert findings == [] and len(notes) == 1
-    assert notes[0]["kind"] == FindingKind.UNSOUND_REWRITE and notes[0]["input_set"] == "special-0"
-    assert notes[0]["rules"] == ["r1"] and "its seed runs on" in notes[0]["detail"]
+    assert notes[0].kind == FindingKind.UNSOUND_REWRITE and notes[0].input_set == "special-0"
+    assert notes[0].rules == ["r1"] and "its seed runs on" in notes[0].detail
 
 
 BCE = """import torch

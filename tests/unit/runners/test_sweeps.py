@@ -27,7 +27,7 @@ from eqsat_test.runners.checks.sweeps import sweep_findings
 from eqsat_test.runners.findings.write import _repro_source, signature
 from eqsat_test.runners.oracle.judge import judge
 from eqsat_test.runners.protocol import load_module as _load_module
-from eqsat_test.runners.records import Result
+from eqsat_test.runners.records import Result, as_finding
 
 REPO = Path(__file__).resolve().parents[3]
 MODELS = REPO / "tests" / "models"
@@ -269,8 +269,8 @@ def test_planted_dtype_bug_is_confirmed_alone_and_saved(tmp_path):
             "ops": []}
     res = Result.from_dict({"status": "ok", "input_sets": out["entries"], "task": "x#sweep"})
     findings, notes = sweep_findings(base, {"seed": True}, res)
-    assert sorted(f["sweep_key"] for f in findings) == ["dtype=int8", "dtype=int8,sizes"]
-    assert all(f["kind"] == "seed-miscompile" and f["failing_inputs"] for f in findings)
+    assert sorted(f.sweep_key for f in findings) == ["dtype=int8", "dtype=int8,sizes"]
+    assert all(f.kind == "seed-miscompile" and f.failing_inputs for f in findings)
 
 
 def test_planted_size_bug_and_crash_bisected_out_of_the_batch(tmp_path):
@@ -307,7 +307,7 @@ def test_failures_only_in_a_batch_are_notes(tmp_path):
     base = {"variant": "g0_v001", "graph": "g0", "backend": backend, "device": "cpu", "rules": ["r"],
             "mode": "uniform", "ops": []}
     findings, notes = sweep_findings(base, {"seed": False}, Result.from_dict({"status": "ok", "input_sets": out["entries"]}))
-    assert not findings and [n["kind"] for n in notes] == ["sweep-unconfirmed"]
+    assert not findings and [n.kind for n in notes] == ["sweep-unconfirmed"]
 
 
 def test_planted_dynamic_bug(tmp_path):
@@ -356,7 +356,7 @@ def test_signature_uses_the_sweep_key_and_repro_compiles_dynamic():
         def get_inputs(device=None):
             return torch.load(INPUTS_FILE)
         ''')
-    text = _repro_source(src, {**f, "detail": "d", "compile_extra": {"dynamic": True}, "warmup_file": "w.pt"})
+    text = _repro_source(src, as_finding(f).with_(detail="d", compile_extra={"dynamic": True}, warmup_file="w.pt"))
     ast.parse(text)
     assert 'compiled_program(backend="inductor", dynamic=True)' in text
     assert "warmup.pt" in text and "sweep: sizes=[17, 33]" in text

@@ -133,8 +133,8 @@ def test_annotate_and_counts():
     fs = [{"kind": "miscompile"}, {"kind": "compile-crash", "error": CPP_COMPILE}, {"kind": "miscompile",
            "dynamo": {"graph_breaks": 2, "recompiles": 1}}]
     fs = annotate(fs)
-    assert [f["triage"] for f in fs] == [ACCURACY, BACKEND_COMPILE, ACCURACY]
-    assert fs[2]["triage_info"]["graph_breaks"] == 2 and fs[2]["triage_info"]["recompiles"] == 1
+    assert [f.triage for f in fs] == [ACCURACY, BACKEND_COMPILE, ACCURACY]
+    assert fs[2].triage_info["graph_breaks"] == 2 and fs[2].triage_info["recompiles"] == 1
     assert counts(fs) == {ACCURACY: 2, BACKEND_COMPILE: 1}
 
 

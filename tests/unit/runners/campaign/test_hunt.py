@@ -14,6 +14,8 @@ from eqsat_test.runners.campaign.hunt_issues import draft_issues, issue_text, pa
 from eqsat_test.runners.campaign.hunt_programs import SEED_STRIDE, Generator, Made, ProgramTable
 from eqsat_test.runners.campaign.store import Store
 from eqsat_test.runners.findings.clusters import Cluster
+from eqsat_test.runners.findings.meta import FindingMeta, MetaContext
+from eqsat_test.runners.records import FindingKind, new_finding
 
 
 def _store(tmp_path: Path) -> Store:
@@ -104,7 +106,7 @@ def _finding(tmp_path: Path) -> Path:
     torch.save([torch.tensor([1.0, float("nan"), 3.0])], d / "inputs.pt")
     (d / "repro.py").write_text("raise SystemExit(1)\n")
     (d / "bisect.txt").write_text("Compiler bisector: first bad backend inductor, subsystem lowerings\n")
-    (d / "meta.json").write_text(json.dumps({"device": "cpu", "backend": "inductor-dynamic", "collect_env": "PyTorch "
+    (d / "meta.json").write_text(json.dumps({"kind": "miscompile", "device": "cpu", "backend": "inductor-dynamic", "collect_env": "PyTorch "
                                              "version: 2.x", "min_detail": "[0] float32[3]: 1 differ",
                                              "triage_info": {"labels": ["oncall: pt2"], "component": "inductor"}}))
     return d
@@ -118,7 +120,8 @@ def _cluster(repro: Path, ledger=()) -> Cluster:
 
 def test_the_pasteable_repro_runs_alone_with_its_inputs_inline(tmp_path):
     d = _finding(tmp_path)
-    script, inline = pasteable_repro(d / "minimized.py", d / "inputs.pt", {"device": "cpu", "backend": "inductor"})
+    script, inline = pasteable_repro(d / "minimized.py", d / "inputs.pt", FindingMeta(
+        new_finding(FindingKind.MISCOMPILE, device="cpu", backend="inductor"), MetaContext()))
     assert inline and "float('nan')" in script and "INPUTS_FILE" not in script and "index_sources" not in script
     assert "torch.compile(forward, backend='inductor')" in script
     compile(script, "repro.py", "exec")
@@ -134,7 +137,7 @@ def test_a_new_root_cause_gets_a_draft_report(tmp_path):
                  "### Versions", "PyTorch version: 2.x", "seed 1 (generator 1)"):
         assert part in text, part
     assert (issue.parent / "repro.py").is_file() and (issue.parent / "eqsat_repro.py").is_file()
-    assert issue_text(_cluster(d / "repro.py"), {}, "pass", "", "", [], inline=False).count("attach `inputs.pt`") == 1
+    assert issue_text(_cluster(d / "repro.py"), None, "pass", "", "", [], inline=False).count("attach `inputs.pt`") == 1
 
 
 def test_drafts_only_for_root_causes_the_ledger_does_not_hold_now(tmp_path):

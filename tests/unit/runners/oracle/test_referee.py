@@ -223,10 +223,10 @@ def test_no_referee_is_said_with_the_reason():
 def test_rule_on_a_finding():
     v = RefereeVerdict(EAGER, "pow: C99 pow", "", 1, 1, 0, 0, "output at (0,): eager -inf, compiled inf, reference inf")
     f = rule_on({"kind": "seed-miscompile", "detail": "NaN/inf differ", "referee": v.to_dict()})
-    assert f["kind"] == "eager-bug" and f["judged_kind"] == "seed-miscompile" and "C99 pow" in f["detail"]
+    assert f.kind == "eager-bug" and f.judged_kind == "seed-miscompile" and "C99 pow" in f.detail
     g = rule_on({"kind": "miscompile", "detail": "x", "referee": RefereeVerdict(NO_REFEREE, reason="no reference for "
                                                                                 "convolution_backward").to_dict()})
-    assert g["kind"] == "miscompile" and "no independent referee" in g["detail"]
+    assert g.kind == "miscompile" and "no independent referee" in g.detail
 
 
 def test_the_table_names_each_op_once_and_every_function_exists():
