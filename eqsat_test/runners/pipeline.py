@@ -498,7 +498,8 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> 
         run["results"].append(r)
         if r.status not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s.ok for s in r.input_sets):
             counts["suspicious"] += 1
-            if counts["suspicious"] == 1 and opts.confirm:  # a candidate: the proof's server imports torch meanwhile
+            if counts["suspicious"] == 1 and opts.confirm and "cpu" in opts.devices:  # a candidate: the proof's
+                # server imports torch meanwhile (a finding on a GPU is proven in a new interpreter, confirm.fresh_repro)
                 prover.prestart(prover.proof_threads(opts.jobs))
         bar.update(r, counts["suspicious"])
 

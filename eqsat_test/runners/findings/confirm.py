@@ -117,9 +117,12 @@ def run_repro(folder: Path, timeout: float, threads: int = 1) -> dict:
     return repro_report(rc, out, time.perf_counter() - t0, timed_out, meter.cores())
 
 
-def fresh_repro(folder: Path, timeout: float, threads: int = 1) -> dict:
+def fresh_repro(folder: Path, timeout: float, threads: int = 1, device: str | None = "cpu") -> dict:
     """Run folder/repro.py alone in a fresh process forked from a prover (runners/exec/prover.py: torch imported,
-    nothing run), as repro_report says; a real `python repro.py` (run_repro) where no prover answers."""
+    nothing run), as repro_report says; a real `python repro.py` (run_repro) where no prover answers, and for a
+    finding on a GPU: a forked child cannot initialise CUDA once its parent's imports touched it."""
+    if (device or "cpu") != "cpu":
+        return run_repro(folder, timeout, threads)
     meter = OtherLoad()
     try:
         p = prover.take(threads)
@@ -300,7 +303,7 @@ def confirm_all(written: list, out: Path, *, timeout: float, jobs: int = 1, dead
 
     def fresh(item: tuple[int, str | None]) -> None:
         i, before = item
-        settle(i, fresh_repro(folder(i), limit(i), threads), FRESH, before)
+        settle(i, fresh_repro(folder(i), limit(i), threads, written[i].device), FRESH, before)
 
     plain = [i for i in todo if written[i].kind != FindingKind.TIMEOUT and not skipped(i)]
     cold: list[tuple[int, str | None]] = [(i, None) for i in plain if not warm or needs_fresh(written[i])]
@@ -363,7 +366,7 @@ def prove_all(confirmed: list, clusters: list, out: Path, *, timeout: float, job
             found[i] = f.with_(confirmation={**conf, "proof": {"outcome": "confirmed", "why":
                                "its confirmation ran this repro.py in a fresh process"}})
             return True
-        r = fresh_repro(d, timeout, threads)
+        r = fresh_repro(d, timeout, threads, f.device)
         verdict, why = outcome(f, r, timeout)
         proof = {"outcome": verdict, "why": why, "where": FRESH, "seconds": r["seconds"],
                  "output_tail": r["output"][-1500:]}

@@ -349,3 +349,18 @@ def test_a_prestarted_prover_serves_the_first_proof_and_retire_ends_it():
     finally:
         prover.retire()
     assert not p.alive() and not prover._idle
+
+
+def test_a_finding_on_a_gpu_is_proven_in_a_new_interpreter_not_a_fork(tmp_path, monkeypatch):
+    """A child forked from the prover cannot initialise CUDA once the prover's imports touched it ("Cannot
+    re-initialize CUDA in forked subprocess": every cuda proof came back exit 1 with no verdict, a flaky note):
+    fresh_repro runs a cuda finding's repro.py as `python repro.py`, a cpu finding's through the prover."""
+    from eqsat_test.runners.exec import prover
+    from eqsat_test.runners.findings import confirm
+    d = _folder(tmp_path, "a", ALWAYS)
+    took = []
+    monkeypatch.setattr(prover, "take", lambda threads: took.append(threads) or (_ for _ in ()).throw(OSError("none")))
+    r = confirm.fresh_repro(d, 60, 1, "cuda")
+    assert r["rc"] == 1 and "VERDICT: MISCOMPILE" in r["output"] and took == []
+    confirm.fresh_repro(d, 60, 1, "cpu")
+    assert took == [1]  # a cpu finding asks the prover first
