@@ -81,10 +81,10 @@ def main(argv=None) -> None:
     rows = []
     for model in map(Path, args.models):
         m = generate(model, scratch / model.stem, GenerateOptions(variants=args.variants))
-        files = [scratch / model.stem / v["file"] for v in m["variants"] if not v["seed"]]
+        files = [scratch / model.stem / v.file for v in m.variants if not v.seed]
         alone = timed("alone", files, scratch, args.compile_threads)
         batch = timed("batch", files, scratch, args.compile_threads)
-        rows.append([model.name, sum(g["ops"] for g in m["graphs"]), len(files), f"{alone:.2f}", f"{batch:.2f}",
+        rows.append([model.name, sum(g.ops for g in m.graphs), len(files), f"{alone:.2f}", f"{batch:.2f}",
                      f"{alone / batch:.2f}x"])
         print(table(rows[-1:], HEADER), flush=True)
     print()

@@ -55,11 +55,11 @@ def main() -> None:
             manifest = generate(model, bundle, GenerateOptions(variants=args.variants, train=True))
             per = {m: {k: 0.0 for k in (*STAGES, "wall")} for m in ("inference", "training")}
             n = 0
-            for v in manifest["variants"]:
-                g = next(g for g in manifest["graphs"] if g["id"] == v["graph"])
+            for v in manifest.variants:
+                g = manifest.graph(v.graph)
                 for mode in ("inference", "training"):
-                    task = {"id": v["id"], "variant": v["id"], "file": str(bundle / v["file"]), "backend": args.backend,
-                            "is_param": g["is_param"], "grad": mode == "training", "device": args.device}
+                    task = {"id": v.id, "variant": v.id, "file": str(bundle / v.file), "backend": args.backend,
+                            "is_param": list(g.is_param), "grad": mode == "training", "device": args.device}
                     t0 = time.perf_counter()
                     res = workers[mode].run(task)
                     wall = time.perf_counter() - t0

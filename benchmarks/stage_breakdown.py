@@ -33,24 +33,24 @@ def breakdown(model: Path, n: int, rules: list[str], out: Path, jobs: int, batch
     from eqsat_test.runners.pipeline import ExecOptions, execute_bundle
 
     m = generate(model, out / "bundle", GenerateOptions(variants=n, rules=tuple(rules)))
-    nv = sum(1 for v in m["variants"] if not v["seed"])
+    nv = m.rewritten_count
     rep = execute_bundle(out / "bundle", out, ExecOptions(jobs=jobs, minimize=False, collect_env=False,
                                                           progress=False, batch=batch))
     raw = json.loads((out / "results.json").read_text())["raw"]
-    seeds = {v["id"] for v in m["variants"] if v["seed"]}
+    seeds = m.seed_ids
     firsts = {r["task"] for r in raw[:jobs]}  # each worker's first task (workers take tasks in order)
     var = [r for r in raw if r["variant"] not in seeds and r["task"] not in firsts and r.get("timings")]
     med = {k: statistics.median([r["timings"].get(k, 0.0) for r in var]) if var else 0.0
            for k in ("load", "eager", "compile", "run")}
     first = [r for r in raw if r["task"] in firsts]
-    t = m["timings"]
+    t = m.timings
     per = {k: t.get(k, 0.0) / max(1, nv) for k in GEN_STAGES}
     ours = sum(per[k] for k in OURS)
     cr = med["compile"] + med["run"]
-    return {"ops": sum(g["ops"] for g in m["graphs"]), "variants": nv, "per": per, "med": med, "ours": ours,
+    return {"ops": sum(g.ops for g in m.graphs), "variants": nv, "per": per, "med": med, "ours": ours,
             "compile_run": cr, "pct": 100.0 * ours / cr if cr else float("nan"),
             "first_compile": first[0]["timings"].get("compile") if first and first[0].get("timings") else None,
-            "rules_s": t.get("rules", 0.0), "sat": [g.get("saturation") for g in m["graphs"]],
+            "rules_s": t.get("rules", 0.0), "sat": [g.saturation for g in m.graphs],
             "exec_wall": rep["stats"]["wall_seconds"], "batch": rep["stats"].get("batch")}
 
 

@@ -40,12 +40,12 @@ def main(argv=None) -> int:
                 bad += 1
                 print(f"{m.stem:24} internal error: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
                 continue
-        gs = man["graphs"]
-        nv = sum(1 for v in man["variants"] if not v["seed"])
-        why = "; ".join(g["skipped_rewrites"] for g in gs if g.get("skipped_rewrites"))
-        why += "; ".join(g["why"] for g in man.get("graphs_left_out", []))
-        stages = " ".join(f"{k}={v:.1f}" for k, v in man["timings"].items())
-        print(f"{m.stem:24} {len(gs):>6} {sum(g['ops'] for g in gs):>5} {sum(g.get('functionalized', 0) for g in gs):>3} "
+        gs = man.graphs
+        nv = man.rewritten_count
+        why = "; ".join(g.skipped_rewrites for g in gs if g.skipped_rewrites)
+        why += "; ".join(g.why for g in man.graphs_left_out)
+        stages = " ".join(f"{k}={v:.1f}" for k, v in man.timings.items())
+        print(f"{m.stem:24} {len(gs):>6} {sum(g.ops for g in gs):>5} {sum(g.functionalized for g in gs):>3} "
               f"{nv:>8} {time.perf_counter() - t0:7.1f}  {stages}{'  ' + why if why else ''}", flush=True)
     return 1 if bad else 0
 

@@ -1,13 +1,13 @@
 """Generation half of the pipeline: model file -> variant bundle (needs egglog; runs no compiler).
 
 load -> capture -> lift -> saturate -> extract -> lower -> render, per captured graph, into a
-bundle folder: one standalone module per variant, the inputs they load, and manifest.json.
+bundle folder: one standalone module per variant, the inputs they load, and manifest.json
+(lowering/manifest.py).
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,15 @@ from eqsat_test.lowering.functionalize import functionalize
 from eqsat_test.lowering.lift import lift_fx
 from eqsat_test.lowering.load import BadInput, load_model
 from eqsat_test.lowering.lower import largest_value
+from eqsat_test.lowering.manifest import (
+    Extraction,
+    Graph,
+    GraphLeftOut,
+    Manifest,
+    ManifestRules,
+    Saturation,
+    Variant,
+)
 from eqsat_test.lowering.program import CALL, LIT, SEQ, UID_KW, Program
 from eqsat_test.rewrite.compile_rules import CompiledRule, compile_rules
 from eqsat_test.rewrite.extract import extract_variants, read_egraph
@@ -28,8 +37,6 @@ from eqsat_test.rewrite.ruledsl import load_rules
 from eqsat_test.rewrite.rulegrad import classes_of
 from eqsat_test.rewrite.saturate import STOP_REASONS, Budget, saturate
 from eqsat_test.rewrite.stageclock import StageClock
-
-BUNDLE_FORMAT = "eqsat-bundle/1"
 
 
 @dataclass
@@ -208,7 +215,7 @@ class GraphState:
     ec: object  # extract.EClassGraph
     credit: object  # provenance.Credit
     write: object  # (vid, program, title, notes) -> file name
-    rules_info: dict  # the manifest's "rules"
+    rules_info: ManifestRules
     max_ops: int
     budget: int  # variants this graph may have in all
     accept: object = None  # size_bound's: a variant too large to run is not drawn
@@ -216,7 +223,7 @@ class GraphState:
     count: int = 0  # variants written
     changed: dict = field(default_factory=dict)  # variant id -> the (class, node) it chose over the seed's
 
-    def add(self, p: Program, mode: str, changed: frozenset = frozenset()) -> dict:
+    def add(self, p: Program, mode: str, changed: frozenset = frozenset()) -> Variant:
         """Write variant `p` and return its manifest entry."""
         self.count += 1
         self.seen.add(p.key())
@@ -225,19 +232,17 @@ class GraphState:
         info = self.rules_info
         # the rules whose firings built this variant's e-nodes, non-exact ones first
         applied = self.credit.rules_of(p)
-        numerics = {r: info["numerics"].get(r, "?") for r in applied}
-        dtypes = _variant_dtypes(applied, info["dtypes"])
+        numerics = {r: info.numerics.get(r, "?") for r in applied}
+        dtypes = _variant_dtypes(applied, info.dtypes)
         f = self.write(vid, p, f"variant {self.count} ({mode}) of graph {self.index} of {self.model_name}",
                        [f"rules applied: {', '.join(f'{r} ({c})' for r, c in numerics.items()) or '(none)'}"])
-        return {"id": vid, "graph": self.gid, "file": f, "program": program_file_name(f),
-                "seed": False, "mode": mode, "rules": applied, "rule_numerics": numerics,
-                **({"dtypes": dtypes} if dtypes is not None else {}),
-                **({"fixed_sizes": True} if set(applied) & set(info["fix_sizes"]) else {}),
-                "ops": p.num_ops, "key": p.key()}
+        return Variant(vid, self.gid, f, program=program_file_name(f), seed=False, mode=mode, rules=tuple(applied),
+                       rule_numerics=numerics, dtypes=None if dtypes is None else tuple(dtypes),
+                       fixed_sizes=bool(set(applied) & set(info.fix_sizes)), ops=p.num_ops, key=p.key())
 
 
 def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions | None = None,
-             log=lambda s: None, on_loaded=None, keep: list | None = None) -> dict:
+             log=lambda s: None, on_loaded=None, keep: list | None = None) -> Manifest:
     """Write a bundle for `model_path` into `out_dir`; returns its manifest. `on_loaded()` is
     called once the model file has loaded (`eqsat-test run` starts its workers there). Each stage
     stops at `opts.deadline` (rewrite/stageclock.BudgetSpent); nothing is written before the
@@ -276,24 +281,19 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
     graphs = timed("capture", capture, loaded.module, loaded.inputs)
     log(f"{Path(str(model_path)).name}: {len(graphs)} graph(s) captured, {len(rules)} rules loaded "
         f"({sum(timings.values()):.0f} s)")
-    manifest: dict = {
-        "format": BUNDLE_FORMAT, "model": str(model_path), "model_sha": loaded.source_sha,
-        "convention": loaded.convention, "torch_version": torch.__version__, "sizes": loaded.sizes,
-        "seed": opts.seed, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "rules": {"count": len(rules), "compiled": len(compiled), "errors": rule_errors,
-                  "names": sorted({r.name for r in rules}),
-                  "families": {r.name: r.family for r in rules},
-                  "numerics": {r.name: r.numerics for r in rules},
-                  # rules that hold only at some dtypes (rewrite/ruledsl.py Rule.dtypes); the rest hold at all
-                  "dtypes": {r.name: list(r.dtypes) for r in rules if r.dtypes is not None},
-                  # rules whose right side holds the sizes they were applied at (Rule.fixes_sizes)
-                  "fix_sizes": sorted(r.name for r in rules if r.fixes_sizes),
-                  "left_out": dict(opts.left_out),
-                  # training mode: each rule's gradient class (exact | edge; rewrite/rulegrad.py)
-                  **({"grad": {r.name: grad_classes[r.name] for r in rules}} if opts.train else {})},
-        "train": opts.train,
-        "graphs": [], "variants": [],
-    }
+    rules_info = ManifestRules(
+        count=len(rules), compiled=len(compiled), errors=tuple(rule_errors), names=tuple(sorted({r.name for r in rules})),
+        families={r.name: r.family for r in rules}, numerics={r.name: r.numerics for r in rules},
+        # rules that hold only at some dtypes (rewrite/ruledsl.py Rule.dtypes); the rest hold at all
+        dtypes={r.name: tuple(r.dtypes) for r in rules if r.dtypes is not None},
+        # rules whose right side holds the sizes they were applied at (Rule.fixes_sizes)
+        fix_sizes=tuple(sorted(r.name for r in rules if r.fixes_sizes)), left_out=dict(opts.left_out),
+        # training mode: each rule's gradient class (exact | edge; rewrite/rulegrad.py)
+        grad={r.name: grad_classes[r.name] for r in rules} if opts.train else None)
+    created = time.strftime("%Y-%m-%dT%H:%M:%S")
+    graphs_out: list[Graph] = []
+    variants: list[Variant] = []
+    left_out: list[GraphLeftOut] = []
     fired_total: dict[str, int] = {}
     per_graph = max(1, opts.variants // len(graphs)) if graphs else 0
     out.mkdir(parents=True, exist_ok=True)
@@ -307,7 +307,7 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
                    "import reaches (a local function, a lambda or a higher-order operator): it cannot be "
                    "written as a standalone program")
             log(f"graph g{g.index}: left out: {why}")
-            manifest.setdefault("graphs_left_out", []).append({"id": f"g{g.index}", "why": why})
+            left_out.append(GraphLeftOut(f"g{g.index}", why))
             continue
         # A graph that writes in place (an input, a buffer, or only its own intermediates) has the captured program,
         # mutations and all, as its seed: bugs in how the compiler orders, fuses or drops writes live there. Its
@@ -326,11 +326,10 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         is_param = list(g.is_param) + [True] * len(lifted.constants)
         inputs_file = f"{gid}.inputs.pt"
         torch.save([x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs], out / inputs_file)
-        ginfo: dict = {"id": gid, "inputs_file": inputs_file, "input_names": list(lifted.input_names),
-                       "is_param": is_param, "ops": prog.num_ops, "op_names": sorted(set(prog.ops())),
-                       "mutating": lifted.mutating, "opaque": list(lifted.opaque),
-                       "functionalized": functional.rewritten, "effects": list(lifted.effects),
-                       "writes": list(writes), "captured_seed": captured is not None}
+        ginfo = Graph(gid, inputs_file=inputs_file, input_names=tuple(lifted.input_names), is_param=tuple(is_param),
+                      ops=prog.num_ops, op_names=tuple(sorted(set(prog.ops()))), mutating=lifted.mutating,
+                      opaque=tuple(lifted.opaque), functionalized=functional.rewritten, effects=tuple(lifted.effects),
+                      writes=tuple(writes), captured_seed=captured is not None)
 
         def write(vid: str, p: Program, title: str, notes: list[str], lifted=lifted, inputs_file=inputs_file,
                   captured: bool = False, writes: tuple[str, ...] = tuple(writes)) -> str:
@@ -351,23 +350,20 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         else:
             seed_prog = prog
             seed_file = timed("render", write, f"{gid}_seed", prog, f"seed program: graph {g.index} of {name}", [])
-        manifest["variants"].append({"id": f"{gid}_seed", "graph": gid, "file": seed_file,
-                                     "program": program_file_name(seed_file), "seed": True,
-                                     "mode": "seed", "rules": [], "ops": seed_prog.num_ops, "key": seed_prog.key()})
+        variants.append(Variant(f"{gid}_seed", gid, seed_file, program=program_file_name(seed_file), seed=True,
+                                mode="seed", ops=seed_prog.num_ops, key=seed_prog.key()))
         if captured is not None and not blocked:  # the functional form: the seed's writes as values, written back
             f = timed("render", write, f"{gid}_functional", prog,
                       f"functional form of graph {g.index} of {name}: in-place ops out of place, "
                       "writes to inputs at the end", [])
-            manifest["variants"].append({"id": f"{gid}_functional", "graph": gid, "file": f,
-                                         "program": program_file_name(f), "seed": False, "mode": "functional",
-                                         "rules": [], "rule_numerics": {}, "ops": prog.num_ops, "key": prog.key()})
+            variants.append(Variant(f"{gid}_functional", gid, f, program=program_file_name(f), mode="functional",
+                                    rule_numerics={}, ops=prog.num_ops, key=prog.key()))
         if lifted.mutating or lifted.opaque or blocked or not compiled:
             why = (f"no sound rewrite: {blocked}" if blocked else
                    "in-place ops (rewrites would reorder side effects)" if lifted.mutating else
                    f"ops without importable names {lifted.opaque}" if lifted.opaque else "no rules")
-            ginfo["skipped_rewrites"] = why
             log(f"graph {gid}: not rewritten: {why}")
-            manifest["graphs"].append(ginfo)
+            graphs_out.append(dataclasses.replace(ginfo, skipped_rewrites=why))
             continue
         log(f"graph {gid}: {prog.num_ops} ops: saturating (at most {opts.budget.seconds:g} s, "
             f"{opts.budget.iterations} iterations), then extracting variants")
@@ -377,7 +373,7 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         sat = timed("saturate", saturate, prog, compiled, budget)
         eg = FreezeOnce(sat.lifted.egraph)  # read_egraph and read_credit share one frozen copy
         ec = timed("extract", read_egraph, eg, sat.lifted.root, prog, sat.lifted.node_names)
-        credit = timed("extract", read_credit, eg.freeze(), eg, manifest["rules"]["numerics"])
+        credit = timed("extract", read_credit, eg.freeze(), eg, rules_info.numerics)
         first = initial_count(per_graph, opts.modes)  # guided extraction: the rest come in rounds (rewrite/guide.py)
         sampling = tuple(m for m in opts.modes if m != "guided") or ("uniform", "near-original")
         accept = size_bound(prog, lifted.input_names, inputs, opts.max_size_growth)
@@ -387,27 +383,29 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         timed("extract", credit.set_seed, prog)
         for name, n in sat.fired.items():
             fired_total[name] = fired_total.get(name, 0) + n
-        ginfo["saturation"] = {"iterations": sat.iterations, "enodes": sat.enodes,
-                               "stop_reason": sat.stop_reason, "stop": STOP_REASONS.get(sat.stop_reason, sat.stop_reason),
-                               "seconds": round(sat.seconds, 4),
-                               "sizes": sat.sizes}
-        ginfo["extraction"] = {"eclasses": ec.num_classes, "enodes": ec.num_enodes,
-                               "log10_choice_space": round(ex.log10_space, 2), "attempts": ex.attempts,
-                               "distinct": ex.distinct_seen}
-        state = GraphState(gid, g.index, Path(str(model_path)).name, prog, ec, credit, write, manifest["rules"],
+        ginfo = dataclasses.replace(
+            ginfo, saturation=Saturation(sat.iterations, sat.enodes, sat.stop_reason,
+                                         STOP_REASONS.get(sat.stop_reason, sat.stop_reason), round(sat.seconds, 4),
+                                         tuple(sat.sizes)),
+            extraction=Extraction(ec.num_classes, ec.num_enodes, round(ex.log10_space, 2), ex.attempts,
+                                  ex.distinct_seen))
+        state = GraphState(gid, g.index, Path(str(model_path)).name, prog, ec, credit, write, rules_info,
                            max_ops=int(prog.num_ops * opts.max_growth) + 16, budget=per_graph,
                            seen={prog.key()}, accept=accept)
         for (p, mode), changed in zip(ex.variants, ex.changed):
-            manifest["variants"].append(timed("render", state.add, p, mode, changed))
+            variants.append(timed("render", state.add, p, mode, changed))
         if keep is not None:
             keep.append(state)
-        manifest["graphs"].append(ginfo)
+        graphs_out.append(ginfo)
         log(f"graph {gid}: {prog.num_ops} ops, {sat.enodes} e-nodes after {sat.iterations} iterations "
             f"({STOP_REASONS.get(sat.stop_reason, sat.stop_reason)}), {len(ex.variants)} distinct variants")
-    if not manifest["graphs"] and manifest.get("graphs_left_out"):
-        raise BadInput(f"{model_path}: nothing to test: graph {manifest['graphs_left_out'][0]['id']} "
-                       f"{manifest['graphs_left_out'][0]['why']}")
-    manifest["rules"]["fired"] = dict(sorted(fired_total.items(), key=lambda kv: -kv[1]))
-    manifest["timings"] = {k: round(v, 4) for k, v in timings.items()}
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    if not graphs_out and left_out:
+        raise BadInput(f"{model_path}: nothing to test: graph {left_out[0].id} {left_out[0].why}")
+    manifest = Manifest(
+        model=str(model_path), model_sha=loaded.source_sha, convention=loaded.convention,
+        torch_version=torch.__version__, sizes=loaded.sizes, seed=opts.seed, created=created,
+        rules=dataclasses.replace(rules_info, fired=dict(sorted(fired_total.items(), key=lambda kv: -kv[1]))),
+        train=opts.train, graphs=tuple(graphs_out), variants=tuple(variants), graphs_left_out=tuple(left_out),
+        timings={k: round(v, 4) for k, v in timings.items()})
+    manifest.save(out)
     return manifest

@@ -28,6 +28,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eqsat_test.lowering.manifest import Manifest, Variant
 from eqsat_test.rewrite.extract import base_classes, extract_variants, mutant
 
 PRIOR_WEIGHT = 1.0  # pseudo-observations of the optimistic prior in every estimate
@@ -89,9 +90,10 @@ class RuleMemory:
 
 class Guide:
     """The feedback loop of one run: `feedback(variant id, lines)` with each measured task, `more()` for
-    the next variants (manifest entries, their modules written into the bundle)."""
+    the next variants (manifest entries, their modules written into the bundle). `manifest` is the bundle's,
+    with every variant drawn so far: each round replaces it with a new one (`Manifest.with_variants`)."""
 
-    def __init__(self, states: list, manifest: dict, bundle: Path, seed: int = 0,
+    def __init__(self, states: list, manifest: Manifest, bundle: Path, seed: int = 0,
                  memory: RuleMemory | None = None) -> None:
         self.states = {s.gid: s for s in states}
         self.manifest, self.bundle = manifest, Path(bundle)
@@ -100,15 +102,15 @@ class Guide:
         self.rules, self.nodes = Tally(), Tally()  # this run's credit
         self.seen_lines: set = set()
         self.gains: list[float] = []  # per variant measured
-        self.rules_of = {v["id"]: v.get("rules") or [] for v in manifest["variants"]}
-        self.graph_of = {v["id"]: v["graph"] for v in manifest["variants"]}
+        self.rules_of = {v.id: v.rules for v in manifest.variants}
+        self.graph_of = {v.id: v.graph for v in manifest.variants}
         self.draws = 0
         self.corpus = {s.gid: [(dict(s.ec.original), 1.0)] for s in states}  # per graph: (base, energy)
         self.seeds_in: set = set()  # graphs whose seed's lines are in
         self.pending: list = []  # (vid, lines, credit) of variants that came back before their seed
-        self.family = manifest.get("rules", {}).get("families", {})
+        self.family = manifest.rules.families
         self.kinds = Tally()  # lines credited per way to draw
-        self.kind_of = {v["id"]: v["mode"] for v in manifest["variants"] if v.get("mode") in KINDS}
+        self.kind_of = {v.id: v.mode for v in manifest.variants if v.mode in KINDS}
 
     # -- feedback
     def feedback(self, vid: str, lines: set, credit: bool = True) -> None:
@@ -179,10 +181,10 @@ class Guide:
         return weight
 
     # -- drawing
-    def more(self, n: int = 1) -> list[dict]:
-        """Up to `n` new variants (manifest entries), from the graphs with budget left; the bundle's
-        manifest.json is rewritten with them."""
-        out: list[dict] = []
+    def more(self, n: int = 1) -> list[Variant]:
+        """Up to `n` new variants (manifest entries), from the graphs with budget left; `manifest` and the
+        bundle's manifest.json are replaced by ones with them."""
+        out: list[Variant] = []
         for _ in range(n):
             open_ = [s for s in self.states.values() if s.count < s.budget]
             if not open_:
@@ -198,15 +200,12 @@ class Guide:
                 continue
             p, mode, changed = got
             entry = state.add(p, mode, changed)
-            self.kind_of[entry["id"]] = mode.replace("guided-", "")
-            self.rules_of[entry["id"]], self.graph_of[entry["id"]] = entry["rules"], state.gid
-            for g in self.manifest.get("graphs", []):  # the summary's "distinct variants found"
-                if g.get("id") == state.gid and "extraction" in g:
-                    g["extraction"]["distinct"] = g["extraction"].get("distinct", 0) + 1
-            self.manifest["variants"].append(entry)
+            self.kind_of[entry.id] = mode.replace("guided-", "")
+            self.rules_of[entry.id], self.graph_of[entry.id] = entry.rules, state.gid
             out.append(entry)
-        if out:
-            (self.bundle / "manifest.json").write_text(json.dumps(self.manifest, indent=1))
+        if out:  # (each counts in its graph's distinct variants found, as the summary says)
+            self.manifest = self.manifest.with_variants(out)
+            self.manifest.save(self.bundle)
         return out
 
     def _kind(self) -> str:

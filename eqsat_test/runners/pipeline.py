@@ -10,7 +10,9 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from eqsat_test.lowering.manifest import Manifest, ManifestError, load_manifest
 from eqsat_test.runners.checks.configs import config_judge
 from eqsat_test.runners.checks.devices import cross_device_findings
 from eqsat_test.runners.checks.line_gain import as_set, coverage_paths, line_gain
@@ -53,6 +55,9 @@ from eqsat_test.runners.records import (
     replaced,
 )
 
+if TYPE_CHECKING:  # (a guide needs egglog; execution alone does not)
+    from eqsat_test.rewrite.guide import Guide
+
 
 @dataclass(frozen=True)
 class ExecOptions:
@@ -89,7 +94,7 @@ class ExecOptions:
     # its tasks run one variant per compile (no batches); the dtype/size sweeps stay forward-only
     grad: bool = False
     coverage: bool = False  # record the compiler lines each task reaches (runners/exec/compiler_lines.py); no batches
-    guide: object = None  # rewrite/guide.Guide (coverage-guided extraction): more variants drawn as results come
+    guide: Guide | None = None  # rewrite/guide.Guide (coverage-guided extraction): more variants drawn as results come
 
     def __post_init__(self) -> None:
         if isinstance(self.sweep, dict):  # SweepConfig's fields, as a sweep task carries them
@@ -109,53 +114,45 @@ class RunInterrupted(KeyboardInterrupt):
         self.saved = saved
 
 
-def read_manifest(bundle: Path) -> dict:
-    m = bundle / "manifest.json"
-    if not m.is_file():
-        raise BadBundle(f"{bundle}: not a bundle (no manifest.json)")
+def read_manifest(bundle: Path) -> Manifest:
     try:
-        manifest = json.loads(m.read_text())
-    except json.JSONDecodeError as e:
-        raise BadBundle(f"{m}: not valid JSON: {e}") from e
-    if manifest.get("format") != "eqsat-bundle/1":
-        raise BadBundle(f"{m}: unknown bundle format {manifest.get('format')!r}")
-    return manifest
+        return load_manifest(bundle)
+    except ManifestError as e:
+        raise BadBundle(str(e)) from e
 
 
-def make_tasks(bundle: Path, manifest: dict, opts: ExecOptions, scratch: Path) -> list[Task]:
-    graphs = {g["id"]: g for g in manifest["graphs"]}
+def make_tasks(bundle: Path, manifest: Manifest, opts: ExecOptions, scratch: Path) -> list[Task]:
     cross_device = len(set(opts.devices)) > 1  # keep every output: the device-mismatch judge compares them
     tasks = []
     for device in opts.devices:
         for bi, backend in enumerate(opts.backends):
-            for v in manifest["variants"]:
-                tid = f"{v['id']}@{backend}@{device}"
+            for v in manifest.variants:
+                tid = f"{v.id}@{backend}@{device}"
                 safe = tid.replace("@", "__").replace("+", "_").replace("=", "_").replace(",", "_")
                 tasks.append(Task(
-                    id=tid, variant=v["id"], file=str((bundle / v["file"]).resolve()),
+                    id=tid, variant=v.id, file=str((bundle / v.file).resolve()),
                     backend=backend, device=device, seed=opts.seed,
-                    input_kinds=list(opts.input_kinds), is_param=graphs[v["graph"]]["is_param"],
-                    save_eager=str(scratch / "eager" / f"{v['id']}__{device}") if bi == 0 else None,
+                    input_kinds=list(opts.input_kinds), is_param=list(manifest.graph(v.graph).is_param) or None,
+                    save_eager=str(scratch / "eager" / f"{v.id}__{device}") if bi == 0 else None,
                     save_compiled=str(scratch / "compiled" / safe),
-                    save_outputs=cross_device, save_fp64=bool(v["seed"]) and bi == 0,
+                    save_outputs=cross_device, save_fp64=v.seed and bi == 0,
                     perf={"budget": 0.15} if opts.perf else None, grad=opts.grad,
                 ))
     return tasks
 
 
-def judge_results(manifest: dict, results: list[Result], scratch: Path,
+def judge_results(manifest: Manifest, results: list[Result], scratch: Path,
                   first_backend: str | None = None) -> tuple[list[Finding], list[Finding]]:
     """Turn worker results into findings (compiler bugs and informational notes). The
     unsound-rewrite check reads the eager outputs that the tasks of `first_backend` saved."""
     findings: list[Finding] = []
     notes: list[Finding] = []
-    variants = {v["id"]: v for v in manifest["variants"]}
-    seeds = {v["graph"]: v["id"] for v in manifest["variants"] if v["seed"]}
+    seeds = manifest.seed_of
     by_task = {(r.variant, r.backend, r.device): r for r in results}
     for r in results:
-        v = variants[r.variant]
-        base = {"variant": v["id"], "graph": v["graph"], "backend": r.backend, "device": r.device,
-                "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(_ops_of(v, manifest))), "seed": v["seed"]}
+        v = manifest.variant(r.variant)
+        base = {"variant": v.id, "graph": v.graph, "backend": r.backend, "device": r.device, "rules": list(v.rules),
+                "mode": v.mode, "ops": sorted(set(manifest.graph(v.graph).op_names)), "seed": v.seed}
         if r.extra.get("training") is not None:  # training mode: its repro runs forward and backward (findings/write.py)
             base.update(grad=True, not_differentiated=r.extra["training"].get("not_differentiated", []))
         status = r.status
@@ -165,11 +162,11 @@ def judge_results(manifest: dict, results: list[Result], scratch: Path,
                                         detail=r.error_message, referee=r.extra.get("referee")))
             continue
         if status == ResultStatus.EAGER_ERROR:
-            seed_r = None if v["seed"] else by_task.get((seeds[v["graph"]], r.backend, r.device))
+            seed_r = None if v.seed else by_task.get((seeds[v.graph], r.backend, r.device))
             if seed_r is not None and seed_r.status == ResultStatus.EAGER_ERROR and (
                     seed_r.error_message == r.error_message):
                 continue  # it fails as its seed does: the seed's note says it, no rule is to blame
-            kind = eager_failure_kind(r.error_message, v["seed"])  # the emitter's fault, or the rules'
+            kind = eager_failure_kind(r.error_message, v.seed)  # the emitter's fault, or the rules'
             if kind == FindingKind.SEED_ERROR:
                 notes.append(new_finding(kind, base, detail=r.error_message))
             else:
@@ -182,7 +179,7 @@ def judge_results(manifest: dict, results: list[Result], scratch: Path,
             continue
         # An input set the program refuses is set aside (the worker); a variant that refuses one its seed runs on
         # does not compute what its seed computes.
-        seed_r = None if v["seed"] else by_task.get((seeds[v["graph"]], r.backend, r.device))
+        seed_r = None if v.seed else by_task.get((seeds[v.graph], r.backend, r.device))
         if r.set_aside and seed_r is not None and seed_r.status == ResultStatus.OK:
             extra = {k: m for k, m in r.set_aside.items() if k not in (seed_r.set_aside or {})}
             if extra:
@@ -196,7 +193,7 @@ def judge_results(manifest: dict, results: list[Result], scratch: Path,
             if not s.ok:
                 kind = (FindingKind.GRAD_MISCOMPILE if s.part == "gradient" else
                         FindingKind.COMPILED_NONDETERMINISTIC if s.kind == FindingKind.COMPILED_NONDETERMINISTIC
-                        else FindingKind.SEED_MISCOMPILE if v["seed"] else FindingKind.MISCOMPILE)
+                        else FindingKind.SEED_MISCOMPILE if v.seed else FindingKind.MISCOMPILE)
                 written = s.written_input  # a failing leaf that is an input the program writes
                 carried = {k: getattr(s, k) for k in ("grad_input", "grad_stage", "warmup_file")
                            if getattr(s, k) is not None}
@@ -207,9 +204,9 @@ def judge_results(manifest: dict, results: list[Result], scratch: Path,
                                             failing_inputs=s.inputs_file, referee=s.referee, **carried))
                 break
         # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
-        if not v["seed"] and r.backend == (first_backend or r.backend):
-            sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
-            vd = scratch / "eager" / f"{v['id']}__{r['device']}"
+        if not v.seed and r.backend == (first_backend or r.backend):
+            sd = scratch / "eager" / f"{seeds[v.graph]}__{r['device']}"
+            vd = scratch / "eager" / f"{v.id}__{r['device']}"
             for s in r.input_sets:  # the first input set where the variant's eager output is not its seed's
                 verdict = unsound_verdict(sd / f"{s.name}.pt", vd / f"{s.name}.pt", v, manifest,
                                           sd / f"{s.name}.fp64.pt" if r.extra.get("training") is not None else None)
@@ -227,15 +224,6 @@ def judge_results(manifest: dict, results: list[Result], scratch: Path,
         return f.with_(**code) if code else f
 
     return [with_code(f) for f in findings], notes
-
-
-def _seed_ids(manifest: dict) -> set[str]:
-    return {v["id"] for v in manifest["variants"] if v["seed"]}
-
-
-def _ops_of(v: dict, manifest: dict) -> list[str]:
-    g = next(g for g in manifest["graphs"] if g["id"] == v["graph"])
-    return g.get("op_names", [])
 
 
 def pool_options(opts: ExecOptions, deadline: float | None = None) -> PoolOptions:
@@ -292,12 +280,12 @@ def execute_bundle(bundle: str | Path, out: str | Path, opts: ExecOptions, log=l
     except RunInterrupted:
         raise
     except KeyboardInterrupt:
-        raise RunInterrupted(save_partial(out, manifest, opts, run)) from None
+        raise RunInterrupted(save_partial(out, _grown(manifest, opts), opts, run)) from None
     finally:
         retire()  # the warm workers the stages handed on (runners/exec/pool.py)
 
 
-def save_partial(out: Path, manifest: dict, opts: ExecOptions, run: dict) -> str:
+def save_partial(out: Path, manifest: Manifest, opts: ExecOptions, run: dict) -> str:
     """After an interruption: OUT/results.json from the tasks that finished, marked partial (their
     verdicts judged, candidates unconfirmed, no finding folders), or the verdicts' results.json
     marked partial when it was written already. Returns the line saying what was saved where."""
@@ -325,7 +313,7 @@ def save_partial(out: Path, manifest: dict, opts: ExecOptions, run: dict) -> str
             f"{out / 'verdicts.jsonl'}; run again for the rest")
 
 
-def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, run: dict) -> dict:
+def _execute(bundle: Path, out: Path, manifest: Manifest, opts: ExecOptions, log, run: dict) -> dict:
     scratch = out / "scratch"
     scratch.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
@@ -336,7 +324,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
         sweep = dataclasses.replace(sweep, seconds=max(1.0, min(float(sweep.seconds or 0), deadline - time.monotonic())))
     tasks = make_tasks(bundle, manifest, opts, scratch)
     n_program = len(tasks)
-    seeds = _seed_ids(manifest)
+    seeds = manifest.seed_ids
     if sweep is not None:  # dtype/size sweeps: tasks of their own, the longest first (runners/checks/sweeps.py)
         tasks = make_sweep_tasks(bundle, manifest, sweep, backends=opts.backends, devices=opts.devices,
                                  seed=opts.seed, input_kinds=opts.input_kinds, scratch=scratch,
@@ -351,6 +339,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
     stream = VerdictStream(out / "verdicts.jsonl")
     feed = _guided_feed(bundle, out, manifest, opts, scratch, tasks) if opts.guide is not None else None
     results, batch_stats, wall = _run_tasks(tasks, manifest, opts, deadline, stream, log, run, feed)
+    manifest = _grown(manifest, opts)
     run["stage"] = "judging the verdicts"
     skipped = len(tasks) - len(results)
     if skipped:
@@ -400,7 +389,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
     if opts.guide is not None:
         stats["guided"] = opts.guide.stats()
     ledger = load_ledger()
-    written, clusters = clustered(written, manifest["model"], ledger)
+    written, clusters = clustered(written, manifest.model, ledger)
     write_results(out, manifest, results + sweep_results, written, notes, stats,  # verdicts first
                   clusters, run_note_groups(notes, manifest, bundle))
     run["written"], run["stage"] = True, "confirming the candidates"
@@ -420,7 +409,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
     notes += [f for f in written if not f.bug]
     written = [f for f in written if f.bug]
     confirmed = [f for f in written if f.confirmed is not False]
-    labelled, clusters = clustered(confirmed, manifest["model"], ledger)
+    labelled, clusters = clustered(confirmed, manifest.model, ledger)
     written, confirmed = replaced(written, confirmed, labelled), labelled
     min_stats, pattern_of = {"seconds": 0.0, "checks": 0}, None
     if opts.minimize and confirmed and not past(deadline):
@@ -436,7 +425,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
                 g = f.with_(signature=signature(f))
                 minimized = replaced(minimized, [f], [g])
                 write_finding(out, g.id, g, bundle, manifest, env_text=env_text)
-        labelled, clusters = clustered(minimized, manifest["model"], ledger, pattern_of)
+        labelled, clusters = clustered(minimized, manifest.model, ledger, pattern_of)
         written, confirmed = replaced(written, confirmed, labelled), labelled
         min_stats = {"seconds": round(time.perf_counter() - t1, 3), "clusters": len(reps),
                      "checks": sum(f.min_checks or 0 for f in confirmed)}
@@ -446,7 +435,7 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
                                   log=log)
         confirm_stats = {**(confirm_stats or {}), "proof": proof}
         notes += [f for f in proven if not f.bug]
-        labelled, clusters = clustered([f for f in proven if f.bug], manifest["model"], ledger, pattern_of)
+        labelled, clusters = clustered([f for f in proven if f.bug], manifest.model, ledger, pattern_of)
         written = [f for f in replaced(written, confirmed, proven) if f.bug]
         written, confirmed = replaced(written, [f for f in proven if f.bug], labelled), labelled
     for f in confirmed:  # meta.json says which root cause the finding is, and whether it is a known one
@@ -459,11 +448,12 @@ def _execute(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, log, ru
                          run_note_groups(notes, manifest, bundle))
 
 
-def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scratch: Path, tasks: list[Task]):
+def _guided_feed(bundle: Path, out: Path, manifest: Manifest, opts: ExecOptions, scratch: Path, tasks: list[Task]):
     """`more(result)` for the pool (coverage-guided extraction, rewrite/guide.py): each measured result's
     lines go to the guide; each plain result of the first backend and device draws one variant, whose
-    tasks (and sweep tasks) come back to run; they join `tasks` and `manifest` too."""
+    tasks (and sweep tasks) come back to run; they join `tasks`, and the guide's manifest (`_grown`)."""
     guide, first = opts.guide, (opts.backends[0], opts.devices[0])
+    assert guide is not None  # (made only for a run with a guide)
 
     def more(r: Result) -> list[Task]:
         sweep = r.is_sweep
@@ -475,8 +465,7 @@ def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scr
         new = guide.more(1)
         if not new:
             return []
-        manifest["variants"].extend(new)
-        sub = {**manifest, "variants": new}
+        sub = manifest.only(new)
         ts = make_tasks(bundle, sub, opts, scratch)
         if opts.sweep is not None:
             ts = make_sweep_tasks(bundle, sub, opts.sweep, backends=opts.backends, devices=opts.devices,
@@ -487,6 +476,11 @@ def _guided_feed(bundle: Path, out: Path, manifest: dict, opts: ExecOptions, scr
         return ts
 
     return more
+
+
+def _grown(manifest: Manifest, opts: ExecOptions) -> Manifest:
+    """The bundle's manifest with the variants guided extraction drew during the run (the guide holds it)."""
+    return opts.guide.manifest if opts.guide is not None else manifest
 
 
 def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> tuple[list[Result], dict | None, float]:
@@ -508,7 +502,7 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> 
     try:
         pool = pool_options(opts, deadline)
         if opts.batch != 1 and not opts.grad and not opts.coverage:  # K variants per compile, suspects confirmed alone (runners/exec/batch.py)
-            ops = {g["id"]: g.get("ops", 0) for g in manifest["graphs"]}
+            ops = {g.id: g.ops for g in manifest.graphs}
             k = opts.batch if opts.batch > 1 else (lambda g: auto_batch_size(ops.get(g[0], 0)))
             results, batch_stats = run_batched(tasks, pool, k, batch_group(manifest), on_result=on_result,
                                                log=log, batch_timeout=opts.timeout * 4)
@@ -549,20 +543,19 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
             "seconds_confirm": round(time.perf_counter() - t1, 3)}
 
 
-def write_results(out: Path, manifest: dict, raw: list[Result], written: list[Finding], notes: list[Finding],
+def write_results(out: Path, manifest: Manifest, raw: list[Result], written: list[Finding], notes: list[Finding],
                   stats: dict, clusters: list | None = None, note_groups: list | None = None,
                   partial: bool = False) -> dict:
     """OUT/results.json ({"report", "raw"}); returns the report (the CLI's --json object). The report
     opens with the root causes (`clusters`) and the notes' groups; `findings` has every one of them.
     `partial`: an interrupted run's, from the tasks that had finished."""
     executed = sum(1 for r in raw if r.status != ResultStatus.INTERNAL_ERROR and not r.is_sweep)
-    seeds = _seed_ids(manifest)
+    seeds = manifest.seed_ids
     clusters, note_groups = list(clusters or []), list(note_groups or [])
     report = {
         "clusters": [c.to_dict() for c in clusters], "note_groups": [g.to_dict() for g in note_groups],
-        "model": manifest["model"], "torch_version": versions()["torch"],
-        "variants": sum(1 for v in manifest["variants"] if not v["seed"]),
-        "executed": executed, "sizes": manifest.get("sizes"), "partial": partial,
+        "model": manifest.model, "torch_version": versions()["torch"], "variants": manifest.rewritten_count,
+        "executed": executed, "sizes": manifest.sizes, "partial": partial,
         "findings": [],  # (RunResults' findings)
         "stats": {**stats, "compiler_bugs": sum(1 for f in written if f.compiler_bug),
                   "eager_bugs": sum(1 for f in written if f.kind == FindingKind.EAGER_BUG), "notes": len(notes),
@@ -590,7 +583,7 @@ def exit_code(report: dict) -> int:
 
 
 
-def _with_cone(f: Finding, bundle: Path, manifest: dict) -> Finding:
+def _with_cone(f: Finding, bundle: Path, manifest: Manifest) -> Finding:
     """The ops the failing output depends on (the clusters' pattern before minimization), and the
     dtypes of the inputs it reads (ledger matching)."""
     cone = failing_cone(f, bundle, manifest)

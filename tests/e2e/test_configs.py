@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import TEST_MODELS, warm_server
 
+from eqsat_test.lowering.manifest import Graph, Manifest, Variant
 from eqsat_test.runners.checks.configs import (
     CONFIGS,
     DEFAULT_SET,
@@ -52,9 +53,9 @@ def test_parse_and_backend_specs():
         configured_backends("eager", {"no-vectorize": {"cpp.simdlen": 1}})
 
 
-def _manifest():
-    return {"graphs": [{"id": "g0", "op_names": ["torch.relu"]}],
-            "variants": [{"id": "v", "graph": "g0", "seed": False, "rules": ["r"], "mode": "uniform"}]}
+def _manifest() -> Manifest:
+    return Manifest(graphs=(Graph("g0", op_names=("torch.relu",)),),
+                    variants=(Variant("v", "g0", "v.py", rules=("r",), mode="uniform"),))
 
 
 def _r(backend, ok, name="given"):

@@ -17,6 +17,7 @@ import torch
 from conftest import repo_env
 
 from eqsat_test.codegen_templates import render
+from eqsat_test.lowering.manifest import Graph, Manifest, Variant
 from eqsat_test.runners.checks.devices import (
     DEVICE_MISMATCH,
     cross_device_findings,
@@ -288,12 +289,11 @@ def test_input_sets_are_made_on_the_cpu_and_moved():
         assert moved == [inputs_digest(list(s.inputs)) for s in a]
 
 
-def _fake_run(tmp: Path, outs: dict, *, gpu_kind: str = "match") -> tuple[dict, list[dict], Path]:
+def _fake_run(tmp: Path, outs: dict, *, gpu_kind: str = "match") -> tuple[Manifest, list[Result], Path]:
     """A manifest, worker results and scratch files as the pipeline would leave them."""
     scratch = tmp / "scratch"
-    manifest = {"variants": [{"id": "g0_v001", "graph": "g0", "file": "g0_v001.py", "seed": False,
-                              "mode": "uniform", "rules": ["r"]}],
-                "graphs": [{"id": "g0", "inputs_file": "g0.inputs.pt", "is_param": [False], "op_names": ["add"]}]}
+    manifest = Manifest(variants=(Variant("g0_v001", "g0", "g0_v001.py", mode="uniform", rules=("r",)),),
+                        graphs=(Graph("g0", inputs_file="g0.inputs.pt", is_param=(False,), op_names=("add",)),))
     results = []
     for dev, o in outs.items():
         e_dir = scratch / "eager" / f"g0_v001__{dev}"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from eqsat_test.lowering.manifest import manifest_or_none
 from eqsat_test.rewrite.rulecache import CACHE_VERSION, cache_dir  # (torch-free)
 from eqsat_test.rewrite.rulefiles import rule_files
 from eqsat_test.runners import REPO_ROOT
@@ -284,8 +285,8 @@ class JobProcess:
                    f"no result within the job timeout of {self.job['timeout']:.0f} s" if status == "timeout" else
                    f"killed by signal {-rc}" if status == "crash" else f"exit code {rc}")
             err = why + "\n" + tail
-        manifest = _read_json(self.run_dir / "bundle" / "manifest.json") or {}
-        rules = manifest.get("rules") or {}
+        manifest = manifest_or_none(self.run_dir / "bundle")
+        rules = manifest.to_dict()["rules"] if manifest is not None else {}  # (the store's record: JSON)
         return {"status": status, "exit_code": rc, "started": self.started, "finished": time.time(),
                 "report": report, "error": err, "host": socket.gethostname(),
                 "torch_version": (report or {}).get("torch_version"),

@@ -14,6 +14,7 @@ import re
 import time
 from pathlib import Path
 
+from eqsat_test.lowering.manifest import manifest_or_none
 from eqsat_test.runners.findings.clusters import Cluster, merge_clusters, report_clusters, yield_line
 from eqsat_test.runners.findings.ledger import group_matches, load_ledger
 from eqsat_test.runners.findings.notes import merge_note_groups, report_note_groups
@@ -105,17 +106,17 @@ def _collect_runs(folder: Path) -> dict:
     groups: dict = {}
     for rd in runs:
         rep = _read_json(rd / "report.json") or {}
-        man = _read_json(rd / "bundle" / "manifest.json") or {}
+        man = manifest_or_none(rd / "bundle")
         st = rep.get("stats") or {}
         finished = (rd / "report.json").stat().st_mtime
         gen = sum(v for k, v in (st.get("timings") or {}).items() if k in ("load", "rules", "capture", "lift",
                                                                           "saturate", "extract", "render"))
         seconds = gen + float(st.get("wall_seconds") or 0)
-        rules = man.get("rules") or {}
+        rules = man.to_dict()["rules"] if man is not None else {}  # (the store's record: JSON)
         jobs.append({
-            "key": str(rd), "model": rep.get("model") or man.get("model"), "rules_label": "(run)",
+            "key": str(rd), "model": rep.get("model") or (man.model if man is not None else None), "rules_label": "(run)",
             "backend": "/".join(st.get("backends") or []), "device": "/".join(st.get("devices") or []),
-            "seed": man.get("seed"), "status": "done", "started": finished - seconds, "finished": finished,
+            "seed": man.seed if man is not None else None, "status": "done", "started": finished - seconds, "finished": finished,
             "seconds": seconds, "variants": (rep.get("variants") or 0) * max(1, len(st.get("backends") or [1])),
             "executed": rep.get("executed") or 0, "run_dir": str(rd), "error": None,
             "rules": {k: rules.get(k) for k in ("names", "families", "fired", "numerics")},

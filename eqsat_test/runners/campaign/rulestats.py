@@ -4,15 +4,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from eqsat_test.lowering.manifest import load_manifest
 from eqsat_test.runners.records import FindingKind
 
 
 def _reports(folder: Path):
     """(manifest, report) pairs for every run under `folder` (a run folder or a campaign folder)."""
     for rep in sorted(folder.rglob("report.json")):
-        man = rep.parent / "bundle" / "manifest.json"
-        if man.is_file():
-            yield json.loads(man.read_text()), json.loads(rep.read_text())
+        if (rep.parent / "bundle" / "manifest.json").is_file():
+            yield load_manifest(rep.parent / "bundle"), json.loads(rep.read_text())
 
 
 def rule_stats(folder: str | Path) -> list[dict]:
@@ -24,12 +24,12 @@ def rule_stats(folder: str | Path) -> list[dict]:
     found = False
     for manifest, report in _reports(Path(folder)):
         found = True
-        for name in manifest["rules"].get("names", []):
+        for name in manifest.rules.names:
             row(name)
-        for name, n in manifest["rules"].get("fired", {}).items():
+        for name, n in manifest.rules.fired.items():
             row(name)["fired"] += n
-        for v in manifest["variants"]:
-            for name in v.get("rules", []):
+        for v in manifest.variants:
+            for name in v.rules:
                 row(name)["variants"] += 1
         for f in report["findings"]:
             for name in f.get("rules", []):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.runners.records import (
     CRASH_STATUSES,
     Finding,
@@ -152,11 +153,10 @@ def _verdict(r: Result | None) -> tuple[str, InputSetVerdict | None]:
     return "right", None
 
 
-def config_judge(manifest: dict, results: list[Result], findings: list, base: str,
+def config_judge(manifest: Manifest, results: list[Result], findings: list, base: str,
                  backends: dict[str, str], configs: dict[str, dict]) -> list[Finding]:
     """Findings after the cross-configuration judge: config-mismatch findings added, the
     per-backend miscompile findings they summarize removed. `backends`: {spec: config name}."""
-    variants = {v["id"]: v for v in manifest["variants"]}
     family = {base, *backends}
     by = {(r.variant, r.device, r.backend): r for r in results}
     keys = sorted({(r.variant, r.device) for r in results if r.backend in family})
@@ -173,16 +173,15 @@ def config_judge(manifest: dict, results: list[Result], findings: list, base: st
         return {k: f[k] for k in carry if f.get(k) is not None}
 
     for vid, dev in keys:
-        v = variants[vid]
+        v = manifest.variant(vid)
         bv, bs = _verdict(by.get((vid, dev, base)))
         verdicts = {spec: _verdict(by.get((vid, dev, spec))) for spec in backends}
         if bv not in ("right", "wrong"):
             continue
         wrong = [s for s, (x, _) in verdicts.items() if x == "wrong"]
         right = [s for s, (x, _) in verdicts.items() if x == "right"]
-        graph = next(g for g in manifest["graphs"] if g["id"] == v["graph"])
-        common = {"variant": vid, "graph": v["graph"], "device": dev, "rules": v["rules"], "mode": v.get("mode"),
-                  "ops": sorted(set(graph.get("op_names", []))), "base_backend": base}
+        common = {"variant": vid, "graph": v.graph, "device": dev, "rules": list(v.rules), "mode": v.mode,
+                  "ops": sorted(set(manifest.graph(v.graph).op_names)), "base_backend": base}
         if bv == "right" and wrong:
             for spec in wrong:  # one finding per exposing config: each is its own repro
                 s = verdicts[spec][1]

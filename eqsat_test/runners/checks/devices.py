@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from eqsat_test.codegen_templates import render
+from eqsat_test.lowering.manifest import Graph, Manifest, Variant
 from eqsat_test.runners.exec.backend_code import backend_code, script_options
 from eqsat_test.runners.oracle.inputs import input_sets
 from eqsat_test.runners.oracle.judge import judge
@@ -106,7 +107,7 @@ def judge_across_devices(outs: dict, fp64: Any = None, *, index_info: dict | Non
     return res
 
 
-def cross_device_findings(manifest: dict, results: list[Result], scratch: Path, findings: list,
+def cross_device_findings(manifest: Manifest, results: list[Result], scratch: Path, findings: list,
                           notes: list | None = None) -> tuple[list[Finding], list[Finding]]:
     """Compare compiled outputs of the same variant, backend and input set across two devices.
 
@@ -114,8 +115,6 @@ def cross_device_findings(manifest: dict, results: list[Result], scratch: Path, 
     `cross_device`, and the new `device-mismatch` findings (one per variant, backend and odd device: its first
     odd input set). Needs what the worker saves for tasks with `save_outputs` (compiled:
     save_compiled/<set>.out.pt; eager: scratch/eager/<variant>__<device>/<set>.pt, .fp64.pt, .idx.pt)."""
-    variants = {v["id"]: v for v in manifest["variants"]}
-    graphs = {g["id"]: g for g in manifest["graphs"]}
     by_key: dict[tuple, dict[str, Result]] = {}
     for r in results:
         if r.status == ResultStatus.OK and r.extra.get("save_compiled"):
@@ -128,7 +127,7 @@ def cross_device_findings(manifest: dict, results: list[Result], scratch: Path, 
         devs = ["cpu", next(d for d in sorted(per_dev) if d != "cpu")] if "cpu" in per_dev else sorted(per_dev)[:2]
         ref_dev = devs[0]  # the fp64 reference: the CPU's when the CPU ran
         sets = {d: {s.name: s for s in per_dev[d].input_sets} for d in devs}
-        v = variants[vid]
+        v = manifest.variant(vid)
         verdicts: dict[str, dict] = {}  # input set -> judge_across_devices result
         for name in [n for n in sets[devs[0]] if n in sets[devs[1]]]:
             da, db = (sets[d][name].inputs_digest for d in devs)
@@ -173,11 +172,11 @@ def cross_device_findings(manifest: dict, results: list[Result], scratch: Path, 
                 continue
             name = odd[0]
             vd = verdicts[name][d]
-            g = graphs[v["graph"]]
+            g = manifest.graph(v.graph)
             new.append(new_finding(
                 DEVICE_MISMATCH,
-                {"variant": vid, "graph": v["graph"], "backend": backend, "device": d, "other_device": o,
-                 "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(g.get("op_names", [])))},
+                {"variant": vid, "graph": v.graph, "backend": backend, "device": d, "other_device": o,
+                 "rules": list(v.rules), "mode": v.mode, "ops": sorted(set(g.op_names))},
                 input_set=name, odd_input_sets=odd,
                 max_abs_err=vd["vs_other"].max_abs_err, max_rel_err=vd["vs_other"].max_rel_err,
                 leaf=vd["vs_other"].leaf, same_device_verdict=sets[d][name].kind,
@@ -189,24 +188,24 @@ def cross_device_findings(manifest: dict, results: list[Result], scratch: Path, 
     return findings, new
 
 
-def _inputs_file(v: dict, g: dict, r: Result, name: str, scratch: Path) -> str | None:
+def _inputs_file(v: Variant, g: Graph, r: Result, name: str, scratch: Path) -> str | None:
     """The input set `name` of variant v, rebuilt on the CPU (deterministic) and saved for a finding."""
     import torch
 
     if not r.extra.get("file"):
         return None
     bundle = Path(r.extra["file"])
-    for _ in Path(v["file"]).parts:  # the variant's file is bundle/<v["file"]>
+    for _ in Path(v.file).parts:  # the variant's file is bundle/<v.file>
         bundle = bundle.parent
-    src = bundle / g["inputs_file"]
+    src = bundle / g.inputs_file
     if not src.is_file():
         return None
     try:
         base = to_device(torch.load(src, weights_only=True), "cpu")
         kind = name.split("-", 1)[0]
-        for s in input_sets(base, is_param=g.get("is_param"), seed=int(r.extra.get("seed", 0)), kinds=(kind,)):
+        for s in input_sets(base, is_param=list(g.is_param) or None, seed=int(r.extra.get("seed", 0)), kinds=(kind,)):
             if s.name == name:
-                out = scratch / "device-inputs" / f"{v['id']}__{name}.inputs.pt"
+                out = scratch / "device-inputs" / f"{v.id}__{name}.inputs.pt"
                 out.parent.mkdir(parents=True, exist_ok=True)
                 torch.save(list(s.inputs), out)
                 return str(out)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.runners.exec.compiler_lines import read_lines
 from eqsat_test.runners.records import Result, Task
 
@@ -73,13 +74,12 @@ def task_lines(results: list[Result]) -> dict[str, Lines]:
     return out
 
 
-def line_gain(manifest: dict, results: list[Result], lines: dict[str, Lines] | None = None) -> dict | None:
+def line_gain(manifest: Manifest, results: list[Result], lines: dict[str, Lines] | None = None) -> dict | None:
     """results.json's `stats.compiler_lines` (None when no task was measured)."""
     lines = task_lines(results) if lines is None else lines
     if not lines:
         return None
-    variants = {v["id"]: v for v in manifest["variants"]}
-    seed_of = {v["graph"]: v["id"] for v in manifest["variants"] if v["seed"]}
+    seed_of = manifest.seed_of
     plain: dict[tuple, Lines] = {}  # (variant, backend, device) -> lines of its plain task
     for r in results:
         if r.task in lines and not _is_sweep(r):
@@ -88,15 +88,15 @@ def line_gain(manifest: dict, results: list[Result], lines: dict[str, Lines] | N
     totals: dict[str, dict] = {}
     for r in results:
         got = lines.get(r.task)
-        if got is None or r.variant not in variants:
+        v = manifest.find_variant(r.variant)
+        if got is None or v is None:
             continue
-        v = variants[r.variant]
         where = f"{r['backend']}/{r['device']}"
-        seed = plain.get((seed_of.get(v["graph"]), r.backend, r.device), set())
+        seed = plain.get((seed_of.get(v.graph), r.backend, r.device), set())
         new = got - seed
         per_task[r.task] = {"lines": len(got), "new_vs_seed": len(new), "new_by_group": by_group(new)}
         t = totals.setdefault(where, {"seed": set(), "variants": set(), "seed_sweeps": set(), "variant_sweeps": set()})
-        t[_BUCKETS[(bool(v["seed"]), _is_sweep(r))]].update(got)
+        t[_BUCKETS[(v.seed, _is_sweep(r))]].update(got)
     summary = {}
     for where, t in totals.items():
         seed = t["seed"]
@@ -110,7 +110,7 @@ def line_gain(manifest: dict, results: list[Result], lines: dict[str, Lines] | N
             "sweep_gain_by_file": by_file(sweep_new, 40),
             "variant_sweep_gain": len(t["variant_sweeps"] - seed - t["variants"] - t["seed_sweeps"]),
             "all_lines": len(seed | t["variants"] | t["seed_sweeps"] | t["variant_sweeps"]),
-            "variants_measured": sum(1 for (vid, b, d) in plain if not variants[vid]["seed"] and f"{b}/{d}" == where),
+            "variants_measured": sum(1 for (vid, b, d) in plain if not manifest.variant(vid).seed and f"{b}/{d}" == where),
         }
     return {"scope": "torch/_inductor, _functorch, _decomp, _refs (lines, caches off, after a warm-up compile)",
             "summary": summary, "tasks": per_task}

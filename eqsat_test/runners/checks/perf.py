@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from eqsat_test.codegen_templates import render
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.records import Finding, FindingKind, Result, ResultStatus, as_finding, new_finding
@@ -86,18 +87,17 @@ def time_task(task: dict, compiled, eager, inputs, device) -> dict:
 # screening across siblings
 
 
-def _group_key(r: Result, variants: dict) -> tuple:
-    return (variants[r.variant]["graph"], r.backend, r.device)
+def _group_key(r: Result, manifest: Manifest) -> tuple:
+    return (manifest.variant(r.variant).graph, r.backend, r.device)
 
 
-def spread(manifest: dict, results: list[Result]) -> list[dict]:
+def spread(manifest: Manifest, results: list[Result]) -> list[dict]:
     """Per graph x backend x device: compiled medians across programs (min, median, max, max/min)."""
-    variants = {v["id"]: v for v in manifest["variants"]}
     groups: dict[tuple, list[tuple[str, float]]] = {}
     for r in results:
         p = r.extra.get("perf")
-        if p and r.variant in variants:
-            groups.setdefault(_group_key(r, variants), []).append((r.variant, p["compiled"]["median_s"]))
+        if p and manifest.find_variant(r.variant) is not None:
+            groups.setdefault(_group_key(r, manifest), []).append((r.variant, p["compiled"]["median_s"]))
     rows = []
     for (g, b, d), items in sorted(groups.items()):
         ts = sorted(t for _, t in items)
@@ -108,14 +108,13 @@ def spread(manifest: dict, results: list[Result]) -> list[dict]:
     return rows
 
 
-def screen(manifest: dict, results: list[Result], *, threshold: float = THRESHOLD,
+def screen(manifest: Manifest, results: list[Result], *, threshold: float = THRESHOLD,
            min_abs_s: float = MIN_ABS_S) -> list[dict]:
     """Candidates: {"variant", "baseline", "graph", "backend", "device", "ratio", "slow_s", "ref_s"}."""
-    variants = {v["id"]: v for v in manifest["variants"]}
     groups: dict[tuple, list[Result]] = {}
     for r in results:
-        if r.extra.get("perf") and r.status == ResultStatus.OK and r.variant in variants:
-            groups.setdefault(_group_key(r, variants), []).append(r)
+        if r.extra.get("perf") and r.status == ResultStatus.OK and manifest.find_variant(r.variant) is not None:
+            groups.setdefault(_group_key(r, manifest), []).append(r)
     out = []
     for (g, b, d), rs in groups.items():
         if len(rs) < MIN_GROUP:
@@ -125,7 +124,7 @@ def screen(manifest: dict, results: list[Result], *, threshold: float = THRESHOL
         slow = {v for v, x in t.items() if x >= threshold * ref and x - ref >= min_abs_s}
         if not slow:
             continue
-        seed = next((v for v in t if variants[v]["seed"]), None)
+        seed = next((v for v in t if manifest.variant(v).seed), None)
         if seed is not None and seed not in slow:
             baseline = seed
         else:
@@ -167,19 +166,17 @@ def confirm(slow_file: str, base_file: str, backend: str, device: str = "cpu", *
     return {"error": f"A/B timing failed (exit {p.returncode}): {p.stderr.strip().splitlines()[-1:] or ''}"}
 
 
-def slow_variant_findings(manifest: dict, results: list[dict], bundle: Path, *, threshold: float = THRESHOLD,
+def slow_variant_findings(manifest: Manifest, results: list[dict], bundle: Path, *, threshold: float = THRESHOLD,
                           min_abs_s: float = MIN_ABS_S, confirm_ab: bool = True, env: dict | None = None,
                           threads: int = 1, log=lambda s: None) -> tuple[list[Finding], list[dict]]:
     """(slow-variant notes, all screened candidates with their confirmation)."""
-    variants = {v["id"]: v for v in manifest["variants"]}
-    graphs = {g["id"]: g for g in manifest["graphs"]}
     notes, screened = [], []
     for c in screen(manifest, results, threshold=threshold, min_abs_s=min_abs_s):
-        v, b = variants[c["variant"]], variants[c["baseline"]]
+        v, b = manifest.variant(c["variant"]), manifest.variant(c["baseline"])
         rec = dict(c)
         if confirm_ab:
             log(f"perf: {c['variant']} looks {c['ratio']:.1f}x slower compiled than its siblings; confirming A/B")
-            ab = confirm(str(bundle / v["file"]), str(bundle / b["file"]), c["backend"], c["device"], env=env,
+            ab = confirm(str(bundle / v.file), str(bundle / b.file), c["backend"], c["device"], env=env,
                          threads=threads)
             rec["ab"] = ab
             if "error" in ab:
@@ -206,9 +203,9 @@ def slow_variant_findings(manifest: dict, results: list[dict], bundle: Path, *, 
                 else "the rewritten program itself is more expensive")
         notes.append(new_finding(
             SLOW_VARIANT, variant=c["variant"], graph=c["graph"], backend=c["backend"],
-            device=c["device"], rules=v["rules"], mode=v.get("mode"),
-            ops=sorted(set(graphs[c["graph"]].get("op_names", []))),
-            baseline=c["baseline"], baseline_rules=b["rules"], ratio=round(ratio, 3),
+            device=c["device"], rules=list(v.rules), mode=v.mode,
+            ops=sorted(set(manifest.graph(c["graph"]).op_names)),
+            baseline=c["baseline"], baseline_rules=list(b.rules), ratio=round(ratio, 3),
             eager_ratio=round(eager_ratio, 3) if eager_ratio is not None else None,
             compiled_us=round(slow_s * 1e6, 2), baseline_us=round(base_s * 1e6, 2),
             screen_ratio=round(c["ratio"], 3), group_us=c["group"], attribution=attribution,
@@ -226,17 +223,16 @@ def perf_repro_source(note: Finding | Mapping) -> str:
                   threshold=note.threshold, threads=int(note.threads or 1))
 
 
-def write_slow_variant(out: Path, fid: str, note: Finding, bundle: Path, manifest: dict) -> Path:
+def write_slow_variant(out: Path, fid: str, note: Finding, bundle: Path, manifest: Manifest) -> Path:
     """OUT/findings/<fid>/: variant.py, baseline.py, the inputs they load, perf_repro.py (meta.json: the caller's,
     findings/meta.py)."""
     import shutil
     d = out / "findings" / fid
     d.mkdir(parents=True, exist_ok=True)
-    variants = {v["id"]: v for v in manifest["variants"]}
-    graph = next(g for g in manifest["graphs"] if g["id"] == note.graph)
-    shutil.copy(bundle / variants[note.variant]["file"], d / "variant.py")
-    shutil.copy(bundle / variants[note.baseline]["file"], d / "baseline.py")
-    shutil.copy(bundle / graph["inputs_file"], d / graph["inputs_file"])
+    graph = manifest.graph(note.graph)
+    shutil.copy(bundle / manifest.variant(note.variant).file, d / "variant.py")
+    shutil.copy(bundle / manifest.variant(note.baseline).file, d / "baseline.py")
+    shutil.copy(bundle / graph.inputs_file, d / graph.inputs_file)
     copy_backend_file(note.backend, d)  # perf_repro.py imports it by path; the copy where that is gone
     (d / "perf_repro.py").write_text(perf_repro_source(note))
     return d

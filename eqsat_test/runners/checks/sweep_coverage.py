@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.runners.records import Result, ResultStatus
 
 MAX_REASONS = 4  # fixed sizes whose reason the summary spells out
@@ -59,28 +60,27 @@ class SweepCoverage:
                              variants=dict(d.get("variants") or {}))
 
 
-def sweep_coverage(sweep_results: list[Result], manifest: dict, sweep_cfg: dict | None) -> SweepCoverage:
+def sweep_coverage(sweep_results: list[Result], manifest: Manifest, sweep_cfg: dict | None) -> SweepCoverage:
     """The coverage record of a run's sweep tasks' results (`sweep_cfg`: the SweepConfig fields run with)."""
     if sweep_cfg is None:
         return SweepCoverage(off="--no-sweep (or --dtypes none --sweep-sizes none)")
-    variants = {v["id"]: v for v in manifest["variants"]}
     requested = list(sweep_cfg.get("dtypes") or ())
     seeds, failed, swept, dtype_limited, sizes_fixed = [], [], set(), set(), set()
     for r in sweep_results:
-        v = variants.get(r.variant) or {}
+        v = manifest.find_variant(r.variant)
         if r.status != ResultStatus.OK:
             failed.append({"program": r.variant, "status": r.status.value,
                            "error": r.error_message[:300]})
             continue
-        if not v.get("seed"):
-            swept.add(v.get("id"))
-            if v.get("dtypes") is not None:
-                dtype_limited.add(v["id"])
-            if v.get("fixed_sizes"):
-                sizes_fixed.add(v["id"])
+        if v is None or not v.seed:
+            swept.add(r.variant)
+            if v is not None and v.dtypes is not None:
+                dtype_limited.add(v.id)
+            if v is not None and v.fixed_sizes:
+                sizes_fixed.add(v.id)
             continue
         seeds.append(_seed_sweep(r, requested, sweep_cfg))
-    n_variants = sum(1 for v in manifest["variants"] if not v["seed"])
+    n_variants = manifest.rewritten_count
     points = int(sweep_cfg.get("points", 2))
     return SweepCoverage(seeds=tuple(seeds), failed=tuple(failed), seconds_cap=sweep_cfg.get("seconds"), variants={
         "total": n_variants, "swept": len(swept), "points_each": points, "dynamic": sweep_cfg.get("dynamic"),

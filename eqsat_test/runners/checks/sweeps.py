@@ -59,6 +59,7 @@ from pathlib import Path
 
 import torch
 
+from eqsat_test.lowering.manifest import Manifest, Variant
 from eqsat_test.runners.checks.sweep_plan import DTYPES, LOW_PRECISION, SweepConfig
 from eqsat_test.runners.checks.unsound import unsound_verdict
 from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
@@ -78,7 +79,7 @@ from eqsat_test.runners.records import (
 _CRASH_KINDS = (FindingKind.COMPILE_CRASH.value, FindingKind.RUN_CRASH.value)
 
 
-def sweep_findings(base: dict, variant: dict, r: Result, task: Task | None = None,
+def sweep_findings(base: dict, variant: Variant, r: Result, task: Task | None = None,
                    base_failed: set[str] | frozenset = frozenset()) -> tuple[list[Finding], list[Finding]]:
     """Findings and notes from one sweep task's result. base: the finding fields of the variant.
 
@@ -134,7 +135,7 @@ def sweep_findings(base: dict, variant: dict, r: Result, task: Task | None = Non
             continue
         crash = s.kind in _CRASH_KINDS
         kind = (FindingKind.parse(s.kind) if crash
-                else FindingKind.SEED_MISCOMPILE if variant.get("seed") else FindingKind.MISCOMPILE)
+                else FindingKind.SEED_MISCOMPILE if variant.seed else FindingKind.MISCOMPILE)
         more: dict = {"error": s.error} if crash else {}
         if s.compile_extra:
             more["compile_extra"] = s.compile_extra
@@ -153,31 +154,31 @@ def sweep_findings(base: dict, variant: dict, r: Result, task: Task | None = Non
     return findings, notes
 
 
-def make_sweep_tasks(bundle: Path, manifest: dict, sweep: SweepConfig | dict, *, backends, devices, seed: int,
+def make_sweep_tasks(bundle: Path, manifest: Manifest, sweep: SweepConfig | dict, *, backends, devices, seed: int,
                      input_kinds, scratch: Path, first_backend: str) -> list[Task]:
     """Worker tasks (kind ``sweep``) for every variant x backend x device: the seeds' first."""
-    graphs = {g["id"]: g for g in manifest["graphs"]}
     base_cfg = dataclasses.replace(SweepConfig.from_dict(sweep) if isinstance(sweep, dict) else sweep, seed=seed)
     tasks = []
     for device in devices:
         for backend in backends:
-            for v in sorted(manifest["variants"], key=lambda v: not v["seed"]):
-                if not v["seed"] and base_cfg.points <= 0 and base_cfg.dynamic != "all":
+            for v in sorted(manifest.variants, key=lambda v: not v.seed):
+                if not v.seed and base_cfg.points <= 0 and base_cfg.dynamic != "all":
                     continue  # seeds only
-                tid = f"{v['id']}@{backend}@{device}#sweep"
+                tid = f"{v.id}@{backend}@{device}#sweep"
                 safe = re.sub(r"[^A-Za-z0-9_.-]", "_", tid.replace("@", "__"))
                 # one sample for a graph's variants: those compiled to the same code share its compiles (Inductor's
                 # code cache), so a point costs a compile per distinct code, not per variant
-                cfg = dataclasses.replace(base_cfg, full=bool(v["seed"]), key=v["graph"])
-                if v.get("dtypes") is not None:  # built by rules that hold only at these dtypes: sweep no others
-                    cfg = dataclasses.replace(cfg, dtypes=tuple(d for d in cfg.dtypes if d in v["dtypes"]))
-                if v.get("fixed_sizes"):  # built by a rule that wrote its sizes in: equivalent at them only
+                cfg = dataclasses.replace(base_cfg, full=v.seed, key=v.graph)
+                if v.dtypes is not None:  # built by rules that hold only at these dtypes: sweep no others
+                    cfg = dataclasses.replace(cfg, dtypes=tuple(d for d in cfg.dtypes if d in v.dtypes))
+                if v.fixed_sizes:  # built by a rule that wrote its sizes in: equivalent at them only
                     cfg = dataclasses.replace(cfg, sizes=(), dynamic="none")
                 tasks.append(Task(
-                    id=tid, variant=v["id"], file=str((bundle / v["file"]).resolve()),
+                    id=tid, variant=v.id, file=str((bundle / v.file).resolve()),
                     backend=backend, device=device, seed=seed, input_kinds=list(input_kinds),
-                    is_param=graphs[v["graph"]]["is_param"], kind=TaskKind.SWEEP.value, extra={"sweep": cfg.to_dict()},
-                    save_eager=str(scratch / "eager" / f"{v['id']}__{device}") if backend == first_backend else None,
+                    is_param=list(manifest.graph(v.graph).is_param) or None, kind=TaskKind.SWEEP.value,
+                    extra={"sweep": cfg.to_dict()},
+                    save_eager=str(scratch / "eager" / f"{v.id}__{device}") if backend == first_backend else None,
                     save_compiled=str(scratch / "sweeps" / safe),
                 ))
     return tasks
@@ -187,7 +188,7 @@ def is_sweep_result(r: Result) -> bool:
     return bool(r.extra.get("sweep_task")) or r.is_sweep
 
 
-def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[Task], scratch: Path,
+def judge_sweep_results(manifest: Manifest, results: list[Result], tasks: list[Task], scratch: Path,
                         first_backend: str | None, base_findings: list | None = None
                         ) -> tuple[list[Finding], list[Finding], dict]:
     """Findings, notes and stats from the sweep tasks' results (the counterpart of
@@ -196,9 +197,7 @@ def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[Task]
 
     findings: list[Finding] = []
     notes: list[Finding] = []
-    variants = {v["id"]: v for v in manifest["variants"]}
-    seeds = {v["graph"]: v["id"] for v in manifest["variants"] if v["seed"]}
-    graphs = {g["id"]: g for g in manifest["graphs"]}
+    seeds = manifest.seed_of
     by_id = {t.id: t for t in tasks}
     failed: dict[tuple, set[str]] = {}  # (variant, backend, device) -> input set kinds failed by the ordinary task
     for f in base_findings or []:
@@ -206,11 +205,11 @@ def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[Task]
             failed.setdefault((f.variant, f.backend, f.device), set()).add(str(f.input_set).split("-")[0])
     stats = {"tasks": 0, "judged": 0, "failing": 0, "compiles": 0, "seconds": 0.0, "truncated": 0}
     for r in results:
-        v = variants[r.variant]
-        base = {"variant": v["id"], "graph": v["graph"], "backend": r.backend, "device": r.device,
-                "rules": v["rules"], "mode": v["mode"], "ops": sorted(set(graphs[v["graph"]].get("op_names", [])))}
+        v = manifest.variant(r.variant)
+        base = {"variant": v.id, "graph": v.graph, "backend": r.backend, "device": r.device,
+                "rules": list(v.rules), "mode": v.mode, "ops": sorted(set(manifest.graph(v.graph).op_names))}
         f, n = sweep_findings(base, v, r, by_id.get(r.task),
-                              failed.get((v["id"], r.backend, r.device), set()))
+                              failed.get((v.id, r.backend, r.device), set()))
         findings += f
         notes += n
         s = r.extra.get("sweep") or {}
@@ -219,9 +218,9 @@ def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[Task]
             stats[k] += int(s.get(k) or 0)
         stats["seconds"] += float(s.get("seconds") or 0.0)
         stats["truncated"] += int(bool(s.get("truncated")))
-        if not v["seed"] and r.backend == first_backend and r.status == ResultStatus.OK:
-            sd = scratch / "eager" / f"{seeds[v['graph']]}__{r['device']}"
-            vd = scratch / "eager" / f"{v['id']}__{r['device']}"
+        if not v.seed and r.backend == first_backend and r.status == ResultStatus.OK:
+            sd = scratch / "eager" / f"{seeds[v.graph]}__{r['device']}"
+            vd = scratch / "eager" / f"{v.id}__{r['device']}"
             for e in r.input_sets:
                 verdict = unsound_verdict(sd / f"{e.name}.pt", vd / f"{e.name}.pt", v, manifest)
                 if verdict is not None:
@@ -230,7 +229,7 @@ def judge_sweep_results(manifest: dict, results: list[Result], tasks: list[Task]
                                              detail=f"[{e.sweep}] {verdict.detail}"))
                     break
     stats["seconds"] = round(stats["seconds"], 3)
-    findings = collapse(findings, variants)
+    findings = collapse(findings, manifest.seed_ids)
     return findings, notes, stats
 
 
@@ -252,7 +251,7 @@ def _dtype_kind(name: str | None) -> str:
     return "lowp" if t in LOW_PRECISION else "float" if t.is_floating_point else "bool" if t == torch.bool else "int"
 
 
-def collapse(findings: list, variants: dict) -> list[Finding]:
+def collapse(findings: list, seeds: frozenset[str]) -> list[Finding]:
     """One sweep finding per (kind, backend, device, symptom, dtype kind): the seed's (else the
     first) stands for the others, listed in `sweep_also_seen`. A bug at the model's own dtype that
     sweeps meet at every size and in every variant (NaN handling, say) is one finding, not one per
@@ -260,7 +259,7 @@ def collapse(findings: list, variants: dict) -> list[Finding]:
     findings = [as_finding(x) for x in findings]
     groups: dict[tuple, int] = {}  # -> its finding's index in out
     out: list[Finding] = []
-    for f in sorted(map(as_finding, findings), key=lambda f: not variants.get(f.variant, {}).get("seed")):
+    for f in sorted(map(as_finding, findings), key=lambda f: f.variant not in seeds):
         kind = FindingKind.MISCOMPILE.value if f.kind == FindingKind.SEED_MISCOMPILE else f.kind
         key = (kind, f.backend, f.device, _symptom(f), _dtype_kind(f.sweep_dtype))
         if key in groups:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from eqsat_test.lowering.manifest import Manifest, Variant
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.grad import part_of
 from eqsat_test.runners.oracle.judge import Verdict, compare_eager
@@ -48,7 +49,7 @@ def fp64_file(eager_file: Path) -> Path:
     return eager_file.with_suffix(".fp64.pt")
 
 
-def unsound_verdict(seed_file: Path, variant_file: Path, v: dict, manifest: dict,
+def unsound_verdict(seed_file: Path, variant_file: Path, v: Variant, manifest: Manifest,
                     seed_fp64_file: Path | None = None) -> Verdict | None:
     """The failing verdict of the variant's saved eager outputs against its seed's, or None: both
     files are not there, the two agree, or they differ only in NaN/inf positions and the variant was
@@ -64,13 +65,13 @@ def unsound_verdict(seed_file: Path, variant_file: Path, v: dict, manifest: dict
     verdict = compare_eager(seed, var, fp64)
     if verdict.ok:
         return None
-    numerics = manifest["rules"].get("numerics", {})
-    declared = {(v.get("rule_numerics") or {}).get(name) or numerics.get(name) for name in v.get("rules", [])}
+    numerics = manifest.rules.numerics
+    declared = {(v.rule_numerics or {}).get(name) or numerics.get(name) for name in v.rules}
     if "NaN/Inf positions" in verdict.detail and declared & {"ieee-edge", "approximate"}:
         return None
     if part_of(verdict.leaf) == "gradient":  # training mode: only rules whose gradients are declared exact answer for them
-        grads = manifest["rules"].get("grad", {})
-        if any(grads.get(name) != "exact" for name in v.get("rules", [])):
+        grads = manifest.rules.grad or {}
+        if any(grads.get(name) != "exact" for name in v.rules):
             return None
     if "approximate" in declared and within_reassociation(seed, var, fp64_file(seed_file)):
         return None

@@ -8,12 +8,16 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from eqsat_test.runners.cli import measure
 from eqsat_test.runners.cli.precheck import check_bundle, check_model_file, check_out_dir
 from eqsat_test.runners.records import MINIMIZE_SECONDS, ExitCode
+
+if TYPE_CHECKING:
+    from eqsat_test.lowering.manifest import Manifest
 
 # Imports inside functions: each command imports what it needs, so `--help` and usage errors
 # stay fast and `exec` never imports egglog (the generation side) on a host without it.
@@ -269,7 +273,7 @@ def _log(msg: str) -> None:
     _err(f"eqsat-test: {msg}")
 
 
-def _emit(report: dict, manifest: dict, out: Path, as_json: bool) -> None:
+def _emit(report: dict, manifest: Manifest, out: Path, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, default=str))
     else:
@@ -348,12 +352,13 @@ def _run_model(model: Path, out: Path, eo, go, seed, as_json, guide_memory) -> i
     eo = measure.guided_attach(keep, manifest, out / "bundle", eo, seed, guide_memory)
     report = execute_bundle(out / "bundle", out, eo, log=_log)
     measure.guided_finish(eo, guide_memory)
+    manifest = eo.guide.manifest if eo.guide is not None else manifest  # with the guided rounds' variants
     # generation stages are wall seconds; task stages are summed over the workers (they overlap)
-    report["stats"]["timings"] = {"generate_wall": manifest["timings"],
+    report["stats"]["timings"] = {"generate_wall": manifest.timings,
                                   "tasks_summed_over_workers": report["stats"]["exec_timings"]}
-    report["stats"]["graphs"] = [{k: g.get(k) for k in ("id", "ops", "saturation", "extraction", "skipped_rewrites")}
-                                 for g in manifest["graphs"]]
-    report["stats"]["rules_fired"] = manifest["rules"].get("fired", {})
+    report["stats"]["graphs"] = [{k: d.get(k) for k in ("id", "ops", "saturation", "extraction", "skipped_rewrites")}
+                                 for d in manifest.to_dict()["graphs"]]
+    report["stats"]["rules_fired"] = manifest.rules.fired
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     _emit(report, manifest, out, as_json)
     after_summary(report, out, eo.artifacts)  # debug artifacts: collected now when asked, else a hint
@@ -381,10 +386,9 @@ def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_secon
     go.train = grad
     manifest = generate(model, out, go, log=_log)
     if as_json:
-        click.echo(json.dumps(manifest, default=str))
+        click.echo(json.dumps(manifest.to_dict(), default=str))
     else:
-        n = sum(1 for v in manifest["variants"] if not v["seed"])
-        click.echo(f"wrote bundle {out}: {len(manifest['graphs'])} graph(s), {n} variants + seeds")
+        click.echo(f"wrote bundle {out}: {len(manifest.graphs)} graph(s), {manifest.rewritten_count} variants + seeds")
 
 
 @cli.command(name="exec")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    from eqsat_test.lowering.manifest import Manifest
     from eqsat_test.runners.pipeline import ExecOptions
 
 # Imports inside functions: guided extraction needs the generation half (egglog); `eqsat-test exec` does not.
@@ -31,7 +32,7 @@ def guided_keep(modes: tuple, eo: ExecOptions) -> tuple[list | None, ExecOptions
     return [], eo if eo.coverage else coverage_on(eo)
 
 
-def guided_attach(keep: list | None, manifest: dict, bundle: Path, eo: ExecOptions, seed: int,
+def guided_attach(keep: list | None, manifest: Manifest, bundle: Path, eo: ExecOptions, seed: int,
                   memory: str | None) -> ExecOptions:
     """The options with the run's Guide (rewrite/guide.py): it draws the rest of the variants as results come."""
     if keep is None:

@@ -1,15 +1,16 @@
 """Lines of the run summary about what was run: the rules used and left out, the tasks executed (the count the progress lines use), the sweeps' coverage."""
 from __future__ import annotations
 
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.runners.checks.sweep_coverage import SweepCoverage, coverage_lines
 
 
-def rules_lines(manifest: dict) -> list[str]:
-    fired = manifest["rules"].get("fired", {})
-    gs = manifest["graphs"]
-    lines = [f"  graphs: {len(gs)} ({sum(g['ops'] for g in gs)} ops) | rules: {manifest['rules']['count']} loaded, "
+def rules_lines(manifest: Manifest) -> list[str]:
+    fired = manifest.rules.fired
+    gs = manifest.graphs
+    lines = [f"  graphs: {len(gs)} ({sum(g.ops for g in gs)} ops) | rules: {manifest.rules.count} loaded, "
              f"{sum(1 for n in fired.values() if n)} fired"]
-    left = manifest["rules"].get("left_out") or {}
+    left = manifest.rules.left_out
     if left:
         lines.append(f"  rules left out: {', '.join(sorted(left))}: your rule(s) failing their quick check at load "
                      f"(`eqsat-test rules check FILE` says why; --allow-unsound-rules uses them)")

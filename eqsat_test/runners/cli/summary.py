@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.runners.checks.line_gain import summary_line as line_gain_summary
 from eqsat_test.runners.cli.runlines import executed_lines, rules_lines, stages_line, sweep_lines
 from eqsat_test.runners.findings.clusters import report_clusters
@@ -10,27 +11,26 @@ from eqsat_test.runners.findings.table import report_table
 from eqsat_test.runners.records import BUG_KINDS, COMPILER_BUG_KINDS, FindingKind
 
 
-def summary(report: dict, manifest: dict, out: Path) -> str:
+def summary(report: dict, manifest: Manifest, out: Path) -> str:
     """The lines `eqsat-test run` and `exec` print at the end (--json prints the report instead)."""
     lines = [f"eqsat-test: {report['model']}  (torch {report['torch_version']})"]
-    gs = manifest["graphs"]
     lines += rules_lines(manifest)
-    if manifest.get("sizes") and manifest["sizes"].get("scaled"):
-        sz = manifest["sizes"]
+    sz = manifest.sizes  # the sizes record (lowering/sizes.record)
+    if sz and sz.get("scaled"):
         lines.append("  test size: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in sz["scaled"].items())
                      + f" (each input <= {sz.get('max_elements')} elements; --sizes given for the file's own)")
-    for g in gs:
-        if "saturation" in g:
-            s, e = g["saturation"], g["extraction"]
-            stop = s.get("stop") or s["stop_reason"]  # in words (rewrite/saturate.py STOP_REASONS)
-            lines.append(f"  {g['id']}: {s['enodes']} e-nodes after {s['iterations']} iterations ({stop}), "
-                         f"~10^{e['log10_choice_space']:.0f} choices, {e['distinct']} distinct variants found")
-            if not e["distinct"]:
-                lines.append(f"  WARNING: {g['id']} got 0 distinct variants: no rule changed it, so only the "
+    for g in manifest.graphs:
+        if g.saturation is not None and g.extraction is not None:
+            s, e = g.saturation, g.extraction
+            stop = s.stop or s.stop_reason  # in words (rewrite/saturate.py STOP_REASONS)
+            lines.append(f"  {g.id}: {s.enodes} e-nodes after {s.iterations} iterations ({stop}), "
+                         f"~10^{e.log10_choice_space:.0f} choices, {e.distinct} distinct variants found")
+            if not e.distinct:
+                lines.append(f"  WARNING: {g.id} got 0 distinct variants: no rule changed it, so only the "
                              f"unmodified model was tested (which ops no rule touches: "
                              f"`eqsat-test rules coverage {report['model']}`)")
-        elif g.get("skipped_rewrites"):
-            lines.append(f"  {g['id']}: not rewritten ({g['skipped_rewrites']})")
+        elif g.skipped_rewrites:
+            lines.append(f"  {g.id}: not rewritten ({g.skipped_rewrites})")
     st = report["stats"]
     lines += executed_lines(report) + sweep_lines(report) + stages_line(report)
     lines += ["  " + line_gain_summary(st["compiler_lines"])] if st.get("compiler_lines") else []  # --coverage

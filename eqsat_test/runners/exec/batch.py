@@ -28,6 +28,7 @@ from typing import Callable
 
 import torch
 
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.runners.exec.pool import release, run_slots, worker
 from eqsat_test.runners.oracle.inputs import InputSet, input_sets
 from eqsat_test.runners.oracle.judge import MATCH
@@ -160,21 +161,20 @@ def run_batch_task(task: dict) -> dict:
 # pool side
 
 
-def batch_group(manifest: dict) -> Callable[[Task], object | None]:
+def batch_group(manifest: Manifest) -> Callable[[Task], object | None]:
     """The batching key of a task of `manifest`'s bundle: (graph, backend, device), or None for
     tasks that always run alone (seeds, graphs with in-place ops or writes to their inputs, whose programs are
     compiled as they write, sweeps, timing and cross-device tasks, which need per-variant outputs or compiles)."""
-    variants = {v["id"]: v for v in manifest["variants"]}
-    graphs = {g["id"]: g for g in manifest["graphs"]}
-
     def key(t: Task):
-        v = variants.get(t.variant)
-        g = graphs.get(v["graph"], {}) if v is not None else {}
-        if v is None or v.get("seed") or g.get("mutating") or g.get("writes") or g.get("effects"):
+        v = manifest.find_variant(t.variant)
+        if v is None or v.seed:
+            return None
+        g = manifest.find_graph(v.graph)
+        if g is not None and (g.mutating or g.writes or g.effects):
             return None
         if t.kind != TaskKind.RUN or t.perf or t.save_outputs:
             return None
-        return (v["graph"], t.backend, t.device)
+        return (v.graph, t.backend, t.device)
 
     return key
 

@@ -33,9 +33,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from eqsat_test.runners.findings.ledger import LedgerEntry, ledger_matches, load_ledger
 from eqsat_test.runners.records import Finding, FindingKind, as_finding, is_bug
+
+if TYPE_CHECKING:
+    from eqsat_test.lowering.manifest import Manifest
 
 # ---------------------------------------------------------------------------------------------
 # the parts of a cluster's key
@@ -488,17 +492,17 @@ def yield_line(clusters: list[Cluster]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def failing_cone(f: Finding | Mapping, bundle: Path, manifest: dict) -> tuple[list[str], list[str]] | None:
+def failing_cone(f: Finding | Mapping, bundle: Path, manifest: Manifest) -> tuple[list[str], list[str]] | None:
     """The ops the finding's failing output depends on (the whole program's for a crash), in program
     order, and the dtypes of the inputs it reads, from the variant's stored program; None where there
     is none."""
     f = as_finding(f)
     # lowering imports torch; this module is also read by the campaign store and report without it
     from eqsat_test.lowering.bundle import program_file_name, read_program
-    v = next((v for v in manifest.get("variants") or [] if v["id"] == f.variant), None)
+    v = manifest.find_variant(f.variant)
     if v is None:
         return None
-    pf = bundle / v["program"] if v.get("program") else bundle / program_file_name(v["file"])
+    pf = bundle / (v.program or program_file_name(v.file))
     if not pf.is_file():
         return None
     try:

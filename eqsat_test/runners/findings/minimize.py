@@ -37,6 +37,7 @@ from typing import Callable
 import torch
 
 from eqsat_test.lowering.bundle import StoredProgram, program_file_name, read_program
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.lowering.program import Program
 from eqsat_test.runners.exec.pool import PoolOptions, release, worker
 from eqsat_test.runners.findings.clusters import crash_site
@@ -363,7 +364,7 @@ def minimize(variant_file: Path, finding: Finding | Mapping, task_base: dict, po
 # the pipeline's entry point
 
 
-def minimize_clusters(findings: list[Finding], clusters: list, bundle: Path, manifest: dict, tasks: list[Task], opts,
+def minimize_clusters(findings: list[Finding], clusters: list, bundle: Path, manifest: Manifest, tasks: list[Task], opts,
                       work: Path, log: Callable[[str], None] = lambda s: None, deadline: float | None = None
                       ) -> tuple[list[Finding], list[Finding], dict[str, list[str]]]:
     """Minimize once per cluster (runners/findings/clusters.py): its smallest member that can be
@@ -403,7 +404,7 @@ def _smallest(f: Finding) -> tuple:
             len(f.cone_ops or f.ops or []), str(f.variant))
 
 
-def minimize_findings(findings: list, bundle: Path, manifest: dict, tasks: list[Task], opts, work: Path,
+def minimize_findings(findings: list, bundle: Path, manifest: Manifest, tasks: list[Task], opts, work: Path,
                       log: Callable[[str], None] = lambda s: None, deadline: float | None = None) -> list[Finding]:
     """The findings, in their order, each minimized one new, with `min_ops`, `min_checks`, `minimized_file`
     (when a smaller program still fails), and `failing_inputs` pointed at the minimized failing input set.
@@ -411,17 +412,16 @@ def minimize_findings(findings: list, bundle: Path, manifest: dict, tasks: list[
 
     opts: ExecOptions (jobs, timeout, env, minimize_checks, minimize_max_findings)."""
     by_task: dict[tuple, Task] = {(t.variant, t.backend, t.device): t for t in tasks}
-    variants = {v["id"]: v for v in manifest["variants"]}
     out = [as_finding(f) for f in findings]
     todo = [i for i, f in enumerate(out) if minimized_as(f) in MINIMIZABLE_KINDS]
     # Seeds first: their minimized programs are the likeliest to be shared by the variants' ones.
-    todo.sort(key=lambda i: (not variants[out[i].variant]["seed"], out[i].variant))
+    todo.sort(key=lambda i: (not manifest.variant(out[i].variant).seed, out[i].variant))
     cap = getattr(opts, "minimize_max_findings", 16)
     pool = CheckPool(PoolOptions(jobs=max(1, opts.jobs), timeout=opts.timeout, env=opts.env), log)
 
     def one(k: int, i: int) -> None:
         f = out[i] = out[i].with_(min_ops=None)
-        v = variants[f.variant]
+        v = manifest.variant(f.variant)
         if k >= cap:
             out[i] = f.with_(min_skipped=f"more than {cap} findings")
             return
@@ -432,9 +432,9 @@ def minimize_findings(findings: list, bundle: Path, manifest: dict, tasks: list[
         base = {kk: t[kk] for kk in ("backend", "device", "seed", "input_kinds", "is_param", "grad") if kk in t}
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{f.variant}__{f.backend}__{f.device}")
         try:
-            res = minimize(bundle / v["file"], f, base, pool, work / safe,
+            res = minimize(bundle / v.file, f, base, pool, work / safe,
                            max_checks=getattr(opts, "minimize_checks", 12), log=log,
-                           program_file=bundle / v["program"] if v.get("program") else None, deadline=deadline)
+                           program_file=bundle / v.program if v.program else None, deadline=deadline)
         except NotMinimizable as e:
             out[i] = f.with_(min_skipped=str(e))
             log(f"not minimized {f.variant}: {e}")

@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.runners.findings.clusters import canonical_op, normalize_message, symptom_class
 from eqsat_test.runners.records import Finding, FindingKind, as_finding, is_bug
 
@@ -208,11 +209,11 @@ def report_note_groups(report: dict, model: str | None = None) -> list[NoteGroup
     return aggregate_notes(notes, str(report.get("model") or model or ""))
 
 
-def run_note_groups(notes: list, manifest: dict, bundle) -> list[NoteGroup]:
+def run_note_groups(notes: list, manifest: Manifest, bundle) -> list[NoteGroup]:
     """The run's notes, one group per (model, kind, cause) (runners/findings/notes.py)."""
     notes = [as_finding(x) for x in notes]
-    numerics = dict(manifest["rules"].get("numerics") or {})
-    for v in manifest["variants"]:  # a user rule's declared class is on the variants it built
-        numerics.update(v.get("rule_numerics") or {})
-    return aggregate_notes(notes, manifest["model"], variant_rules={v["id"]: v["rules"] for v in manifest["variants"]},
-                           numerics=numerics, paths={v["id"]: str(bundle / v["file"]) for v in manifest["variants"]})
+    numerics = dict(manifest.rules.numerics)
+    for v in manifest.variants:  # a user rule's declared class is on the variants it built
+        numerics.update(v.rule_numerics or {})
+    return aggregate_notes(notes, manifest.model, variant_rules={v.id: list(v.rules) for v in manifest.variants},
+                           numerics=numerics, paths={v.id: str(bundle / v.file) for v in manifest.variants})

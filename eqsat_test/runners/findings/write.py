@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from eqsat_test.codegen_templates import render
+from eqsat_test.lowering.manifest import Manifest, Variant
 from eqsat_test.runners.checks.devices import device_repro_main
 from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
 from eqsat_test.runners.findings.meta import MetaContext, write_meta
@@ -82,17 +83,17 @@ def collect_env() -> str:
         return f"collect_env failed: {e}"
 
 
-def write_finding(out: Path, fid: str, f: Finding, bundle: Path, manifest: dict, *, env_text: str | None = None) -> Path:
+def write_finding(out: Path, fid: str, f: Finding, bundle: Path, manifest: Manifest, *, env_text: str | None = None) -> Path:
     """Write OUT/findings/<fid>/ for finding `f`; returns the folder. meta.json comes first and each other
     file on its own: a file that cannot be made leaves `<file>.error.txt` beside the others, never a
     finding lost half-written."""
     d = out / "findings" / fid
     d.mkdir(parents=True, exist_ok=True)
     f = as_finding(f)
-    variant = next(v for v in manifest["variants"] if v["id"] == f.variant)
-    if f.graph != variant["graph"]:
-        f = f.with_(graph=variant["graph"])
-    context = MetaContext(versions=versions(), model=manifest.get("model"), sizes=manifest.get("sizes"),
+    variant = manifest.variant(str(f.variant))
+    if f.graph != variant.graph:
+        f = f.with_(graph=variant.graph)
+    context = MetaContext(versions=versions(), model=manifest.model, sizes=manifest.sizes,
                           collect_env=env_text if env_text is not None else collect_env())
     errors: dict[str, str] = {}
 
@@ -110,7 +111,7 @@ def write_finding(out: Path, fid: str, f: Finding, bundle: Path, manifest: dict,
     meta()
     step("files", lambda: _copy_files(d, f, bundle, manifest, variant))
     minimized = bool(f.minimized_file and Path(f.minimized_file).is_file())
-    src = Path(str(f.minimized_file)).read_text() if minimized else (bundle / variant["file"]).read_text()
+    src = Path(str(f.minimized_file)).read_text() if minimized else (bundle / variant.file).read_text()
     step("repro.py", lambda: (d / "repro.py").write_text(_repro_source(src, f, minimized)))
     from eqsat_test.runners.findings.artifacts import write_test_repro  # test_repro.py: a PyTorch-style regression test
     step("test_repro.py", lambda: write_test_repro(d, src, f))
@@ -120,18 +121,18 @@ def write_finding(out: Path, fid: str, f: Finding, bundle: Path, manifest: dict,
     return d
 
 
-def _copy_files(d: Path, f: Finding, bundle: Path, manifest: dict, variant: dict) -> None:
+def _copy_files(d: Path, f: Finding, bundle: Path, manifest: Manifest, variant: Variant) -> None:
     """variant.py, seed.py, the inputs, minimized.py, warmup.pt and a custom backend's file, into d."""
-    seed = next(v for v in manifest["variants"] if v["graph"] == variant["graph"] and v["seed"])
-    graph = next(g for g in manifest["graphs"] if g["id"] == variant["graph"])
-    shutil.copy(bundle / variant["file"], d / "variant.py")
-    shutil.copy(bundle / seed["file"], d / "seed.py")
-    shutil.copy(bundle / graph["inputs_file"], d / graph["inputs_file"])
+    seed = manifest.variant(manifest.seed_of[variant.graph])
+    graph = manifest.graph(variant.graph)
+    shutil.copy(bundle / variant.file, d / "variant.py")
+    shutil.copy(bundle / seed.file, d / "seed.py")
+    shutil.copy(bundle / graph.inputs_file, d / graph.inputs_file)
     failing = f.failing_inputs
     if failing and Path(failing).is_file():
         shutil.copy(failing, d / "inputs.pt")
     else:
-        shutil.copy(bundle / graph["inputs_file"], d / "inputs.pt")
+        shutil.copy(bundle / graph.inputs_file, d / "inputs.pt")
     if f.warmup_file and Path(f.warmup_file).is_file():  # dynamic sweep: calls before the failing one
         shutil.copy(f.warmup_file, d / "warmup.pt")
     if f.minimized_file and Path(f.minimized_file).is_file():

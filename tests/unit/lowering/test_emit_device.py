@@ -82,18 +82,18 @@ def test_variants_made_by_the_rule_library_keep_created_tensors_on_device(tmp_pa
                      "    return [torch.randn(4, 4), torch.randint(0, 6, (5,))]\n")
     manifest = generate(model, tmp_path / "bundle", GenerateOptions(variants=48))
     made = 0
-    for v in manifest["variants"]:
-        path = tmp_path / "bundle" / v["file"]
+    for v in manifest.variants:
+        path = tmp_path / "bundle" / v.file
         calls = factory_calls(path.read_text())
         made += bool(calls)
-        assert all(device_of(c) == "DEVICE" for c in calls), (v["id"], [ast.unparse(c) for c in calls])
+        assert all(device_of(c) == "DEVICE" for c in calls), (v.id, [ast.unparse(c) for c in calls])
         mod = load_module(str(path))
         mod.DEVICE = torch.device("meta")
         try:
             mod.forward(*mod.get_inputs(torch.device("meta")))
         except Exception as e:  # some ops have no meta kernel; a device mix is what must not happen
             assert eager_failure_kind(str(e), False) != FindingKind.EMIT_ERROR and "expected device" not in str(e), \
-                (v["id"], e)
+                (v.id, e)
     assert made >= 1, "no variant created a tensor: the test would prove nothing"
 
 

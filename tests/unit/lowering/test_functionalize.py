@@ -150,13 +150,13 @@ def test_variants_keep_the_writes_to_inputs_and_buffers(name, tmp_path):
     as the model in eager mode leaves them (the seed also returns what it returns); `forward` leaves its
     inputs alone and returns the written values after the outputs."""
     manifest = _generate(name, tmp_path, 12)
-    (graph,) = manifest["graphs"]
-    assert graph["effects"] and "skipped_rewrites" not in graph, graph
-    variants = [v for v in manifest["variants"] if not v["seed"]]
+    (graph,) = manifest.graphs
+    assert graph.effects and graph.skipped_rewrites is None, graph
+    variants = [v for v in manifest.variants if not v.seed]
     assert len(variants) >= 4
     # The model in eager mode from the state the bundle holds (loading ran it once: its writes are in there)
     eager_module, _ = _model(name)
-    seed_mod = load_module(str(tmp_path / name / next(v for v in manifest["variants"] if v["seed"])["file"]))
+    seed_mod = load_module(str(tmp_path / name / next(v for v in manifest.variants if v.seed).file))
     state = dict(zip(seed_mod.INPUT_NAMES, [x.clone() for x in seed_mod.get_inputs()]))
     for k, b in eager_module.named_buffers():
         b.copy_(state[f"l_self_buffers_{k}_"])
@@ -167,38 +167,38 @@ def test_variants_keep_the_writes_to_inputs_and_buffers(name, tmp_path):
     # what the model wrote: its inputs, and its buffers, by the names Dynamo gives them
     written = {k: v for k, v in state.items() if not k.startswith("l_self_")}
     written.update({f"l_self_buffers_{k}_": b for k, b in eager_module.named_buffers()})
-    for v in [next(v for v in manifest["variants"] if v["seed"])] + variants:
-        mod = load_module(str(tmp_path / name / v["file"]))
+    for v in [next(v for v in manifest.variants if v.seed)] + variants:
+        mod = load_module(str(tmp_path / name / v.file))
         args = [x.clone() for x in mod.get_inputs()]
         with torch.no_grad():
             out = mod.program(*args)
-        if v["seed"]:  # (a variant's outputs may differ where its rules are ieee-edge or approximate: not here)
+        if v.seed:  # (a variant's outputs may differ where its rules are ieee-edge or approximate: not here)
             for a, b in zip(ref, out):
                 torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
         for pname, value in zip(mod.INPUT_NAMES, args):
-            if pname in graph["effects"]:
-                torch.testing.assert_close(value, written[pname], rtol=1e-4, atol=1e-5, msg=f"{v['id']}: {pname}")
+            if pname in graph.effects:
+                torch.testing.assert_close(value, written[pname], rtol=1e-4, atol=1e-5, msg=f"{v.id}: {pname}")
         before = [x.clone() for x in mod.get_inputs()]
         args = mod.get_inputs()
         with torch.no_grad():
             both = mod.forward(*args)
         assert all(torch.equal(a, b) for a, b in zip(before, args)), "forward wrote its inputs"
-        assert len(both) == len(ref) + len(graph["effects"])
+        assert len(both) == len(ref) + len(graph.effects)
         # a training step through it: no tensor autograd saved (BatchNorm saves its running stats) is written
-        leaves = [x.detach().clone().requires_grad_(x.is_floating_point() and n not in graph["effects"])
+        leaves = [x.detach().clone().requires_grad_(x.is_floating_point() and n not in graph.effects)
                   for n, x in zip(mod.INPUT_NAMES, mod.get_inputs())]
         losses = [o.float().sum() for o in mod.forward(*leaves)[:len(ref)] if o.requires_grad]
         if losses:
             sum(losses).backward()
-            assert all(x.grad is not None for x in leaves if x.requires_grad), v["id"]
+            assert all(x.grad is not None for x in leaves if x.requires_grad), v.id
 
 
 def test_resnet_blocks_with_inplace_relu_get_32_variants(tmp_path):
     manifest = _generate("resnet_blocks", tmp_path, 32)
-    (graph,) = manifest["graphs"]
-    assert "skipped_rewrites" not in graph and graph["functionalized"] >= 5
-    variants = [v for v in manifest["variants"] if not v["seed"]]
-    assert len({v["key"] for v in variants}) >= 32
+    (graph,) = manifest.graphs
+    assert graph.skipped_rewrites is None and graph.functionalized >= 5
+    variants = [v for v in manifest.variants if not v.seed]
+    assert len({v.key for v in variants}) >= 32
 
 
 OPAQUE = '''import torch

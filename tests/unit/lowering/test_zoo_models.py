@@ -18,10 +18,10 @@ def test_transformers_family_gets_32_distinct_variants(name, tmp_path):
     from eqsat_test.rewrite.generate import GenerateOptions, generate
     from eqsat_test.rewrite.saturate import Budget
     manifest = generate(ZOO / f"{name}.py", tmp_path / "bundle", GenerateOptions(variants=32, budget=Budget(seconds=4)))
-    assert manifest["graphs"] and not manifest.get("graphs_left_out"), manifest.get("graphs_left_out")
-    assert all("skipped_rewrites" not in g for g in manifest["graphs"]), [g.get("skipped_rewrites") for g in manifest["graphs"]]
-    variants = [v for v in manifest["variants"] if not v["seed"]]
-    assert len({v["key"] for v in variants}) >= 32
+    assert manifest.graphs and not manifest.graphs_left_out, manifest.graphs_left_out
+    assert all(g.skipped_rewrites is None for g in manifest.graphs), [g.skipped_rewrites for g in manifest.graphs]
+    variants = [v for v in manifest.variants if not v.seed]
+    assert len({v.key for v in variants}) >= 32
 
 
 @pytest.mark.slow  # ~40 s: Dynamo's trace of Mamba's sequential scan
@@ -34,9 +34,9 @@ def test_mamba_runs_vmap_as_captured_and_says_why_it_is_not_rewritten(tmp_path):
     from eqsat_test.rewrite.generate import GenerateOptions, generate
     from eqsat_test.runners.protocol import load_module
     manifest = generate(ZOO / "hf_mamba.py", tmp_path / "bundle", GenerateOptions(variants=2))
-    (g,) = manifest["graphs"]
-    assert "functorch transform" in g["skipped_rewrites"], g.get("skipped_rewrites")
-    seed = load_module(str(tmp_path / "bundle" / next(v for v in manifest["variants"] if v["seed"])["file"]))
+    (g,) = manifest.graphs
+    assert g.skipped_rewrites is not None and "functorch transform" in g.skipped_rewrites, g.skipped_rewrites
+    seed = load_module(str(tmp_path / "bundle" / next(v for v in manifest.variants if v.seed).file))
     with torch.no_grad():
         out = seed.forward(*seed.get_inputs())
     assert torch.isfinite(out[0]).all()

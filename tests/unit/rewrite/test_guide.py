@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.rewrite.extract import base_classes, mutant
 from eqsat_test.rewrite.generate import GenerateOptions, generate
 from eqsat_test.rewrite.guide import Guide, RuleMemory, Tally
@@ -49,21 +50,27 @@ def test_guided_generation_writes_a_first_round_and_the_guide_draws_the_rest(tmp
     model = tmp_path / "tiny.py"
     model.write_text(TINY)
     keep, manifest, guide = _guided(tmp_path, model, variants=12)
-    first = [v for v in manifest["variants"] if not v["seed"]]
+    first = [v for v in manifest.variants if not v.seed]
     assert len(first) == 4 and keep[0].budget == 12
-    v1 = first[0]["id"]
+    v1 = first[0].id
     guide.feedback(v1, {("_inductor/ir.py", 1), ("_inductor/ir.py", 2)})  # before its seed: waits
     assert guide.gains == [] and guide.pending
     guide.feedback("g0_seed", {("_inductor/ir.py", 1)})
     assert guide.gains == [1.0] and not guide.pending  # over the seed's lines
-    assert all(guide.rules.tried.get(r) == 1 for r in first[0]["rules"])
+    assert all(guide.rules.tried.get(r) == 1 for r in first[0].rules)
     assert len(guide.corpus["g0"]) == 2  # the seed, and v1 as a base for mutants
     drawn = guide.more(8)
     assert len(drawn) == 8 and keep[0].count == 12 and guide.more(1) == []
-    assert {v["mode"] for v in drawn} <= {"guided-mutant", "guided-uniform", "guided-near-original"}
-    keys = [v["key"] for v in manifest["variants"]]
+    assert {v.mode for v in drawn} <= {"guided-mutant", "guided-uniform", "guided-near-original"}
+    keys = [v.key for v in guide.manifest.variants]
     assert len(keys) == len(set(keys)) == 13  # distinct, the seed's included
-    assert all((tmp_path / "bundle" / v["file"]).is_file() for v in drawn)
+    assert all((tmp_path / "bundle" / v.file).is_file() for v in drawn)
+    # the rounds made new manifests: generation's is as it was; the bundle's has every variant drawn
+    assert len(manifest.variants) == 5 and guide.manifest.variants[:5] == manifest.variants
+    on_disk = Manifest.from_json((tmp_path / "bundle" / "manifest.json").read_text())
+    assert on_disk == guide.manifest
+    found = [g.extraction.distinct for m in (manifest, on_disk) for g in m.graphs if g.extraction is not None]
+    assert found[1] == found[0] + 8
 
 
 def test_a_mutant_switches_the_site_and_keeps_the_base_elsewhere(tmp_path):
@@ -99,12 +106,12 @@ def test_a_cast_first_softmax_seed_gets_a_variant_that_builds_the_int_softmax_pa
     guide.seeds_in.add("g0")
 
     def patterns(v):
-        spec = importlib.util.spec_from_file_location("v", tmp_path / "bundle" / v["file"])
+        spec = importlib.util.spec_from_file_location("v", tmp_path / "bundle" / v.file)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         return reach(mod.forward, mod.get_inputs()).patterns
 
-    seed = next(v for v in manifest["variants"] if v["seed"])
+    seed = next(v for v in manifest.variants if v.seed)
     assert "joint_graph.div_softmax_pattern(inp=float32)" in patterns(seed)
     found = None
     for _ in range(30):
@@ -112,7 +119,7 @@ def test_a_cast_first_softmax_seed_gets_a_variant_that_builds_the_int_softmax_pa
         if "joint_graph.div_softmax_pattern(inp=int8)" in patterns(v):
             found = v
             break
-    assert found is not None and "int_div_casts_first" in found["rules"]
+    assert found is not None and "int_div_casts_first" in found.rules
 
 
 TWO_GRAPHS = """import torch
@@ -136,10 +143,10 @@ def test_a_later_round_writes_each_graph_against_its_own_inputs(tmp_path):
     model = tmp_path / "two.py"
     model.write_text(TWO_GRAPHS)
     keep, manifest, _ = _guided(tmp_path, model, variants=4)
-    assert len(keep) >= 2, [g.get("skipped_rewrites") for g in manifest["graphs"]]
+    assert len(keep) >= 2, [g.skipped_rewrites for g in manifest.graphs]
     for state in keep:
         entry = state.add(state.seed, "guided")
-        text = (tmp_path / "bundle" / entry["file"]).read_text()
+        text = (tmp_path / "bundle" / entry.file).read_text()
         assert f"{state.gid}.inputs.pt" in text
         others = [s.gid for s in keep if s.gid != state.gid]
         assert not any(f"{g}.inputs.pt" in text for g in others), (state.gid, others)

@@ -1,11 +1,11 @@
 """Tests for rewrite/provenance.py: variants are credited with the rules whose firings built them, and only those."""
-import json
 import textwrap
 
 import torch
 
 from eqsat_test.lowering.capture import capture
 from eqsat_test.lowering.lift import lift_fx
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.rewrite.compile_rules import compile_rules
 from eqsat_test.rewrite.extract import extract_variants, read_egraph
 from eqsat_test.rewrite.generate import GenerateOptions, generate
@@ -122,17 +122,17 @@ def test_generate_records_rules_and_their_classes_non_exact_first(tmp_path):
             return torch.tanh(x), x.tanh()
     '''))
     m = generate(tmp_path / "model.py", tmp_path / "out", GenerateOptions(variants=8, rules=(str(rules_dir),)))
-    assert set(m["rules"]["fired"]) == {"relu_method", "cos_as_sin_shift"}
-    variants = [v for v in m["variants"] if not v["seed"]]
+    assert set(m.rules.fired) == {"relu_method", "cos_as_sin_shift"}
+    variants = [v for v in m.variants if not v.seed]
     assert variants
     for v in variants:
-        assert v["rules"] and "never_here" not in v["rules"]
-        assert list(v["rule_numerics"]) == v["rules"]
-        classes = [v["rule_numerics"][r] for r in v["rules"]]
+        assert v.rules and "never_here" not in v.rules
+        assert v.rule_numerics is not None and tuple(v.rule_numerics) == v.rules
+        classes = [v.rule_numerics[r] for r in v.rules]
         assert classes == sorted(classes, key=["approximate", "ieee-edge", "exact"].index)
-    both = [v for v in variants if set(v["rules"]) == {"relu_method", "cos_as_sin_shift"}]
-    assert both and all(v["rules"][0] == "cos_as_sin_shift" for v in both)
-    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["variants"] == m["variants"]
+    both = [v for v in variants if set(v.rules) == {"relu_method", "cos_as_sin_shift"}]
+    assert both and all(v.rules[0] == "cos_as_sin_shift" for v in both)
+    assert Manifest.from_json((tmp_path / "out" / "manifest.json").read_text()) == m
 
 
 @rule(family="stress", numerics="exact")

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+from eqsat_test.lowering.manifest import Graph, Manifest, Variant
 from eqsat_test.runners.exec.backend_code import BACKEND_CALL, backend_code, backend_copy_name, copy_backend_file
 from eqsat_test.runners.protocol import absolute_backend, compile_options
 
@@ -87,9 +88,8 @@ def test_a_finding_whose_repro_cannot_be_rendered_is_written_whole(tmp_path, mon
     for name in ("g0_seed.py", "g0_v001.py"):
         (bundle / name).write_text("import torch\n")
     torch.save([torch.ones(2)], bundle / "g0.inputs.pt")
-    manifest = {"model": "m.py", "graphs": [{"id": "g0", "inputs_file": "g0.inputs.pt"}],
-                "variants": [{"id": "g0_seed", "graph": "g0", "seed": True, "file": "g0_seed.py"},
-                             {"id": "g0_v001", "graph": "g0", "seed": False, "file": "g0_v001.py"}]}
+    manifest = Manifest(model="m.py", graphs=(Graph("g0", inputs_file="g0.inputs.pt"),),
+                        variants=(Variant("g0_seed", "g0", "g0_seed.py", seed=True), Variant("g0_v001", "g0", "g0_v001.py")))
 
     def broken(*a, **k):
         raise TypeError("Object of type function is not JSON serializable")

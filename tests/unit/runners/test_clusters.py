@@ -199,6 +199,7 @@ def test_cone_of_one_output():
 
 def test_the_failing_cone_and_its_input_dtypes_from_a_stored_program(tmp_path):
     from eqsat_test.lowering.bundle import StoredProgram, write_program
+    from eqsat_test.lowering.manifest import Manifest, Variant
     from eqsat_test.lowering.program import TensorMeta
     from eqsat_test.runners.findings.clusters import failing_cone
     b = ProgramBuilder()
@@ -209,7 +210,7 @@ def test_the_failing_cone_and_its_input_dtypes_from_a_stored_program(tmp_path):
     prog = b.build(b.seq("tuple", [s, t]))
     write_program(tmp_path / "g0_seed.program.json",
                   StoredProgram(prog, ("x", "y"), "g0.inputs.pt", "seed program"))
-    manifest = {"variants": [{"id": "g0_seed", "file": "g0_seed.py", "program": "g0_seed.program.json"}]}
+    manifest = Manifest(variants=(Variant("g0_seed", "g0", "g0_seed.py", seed=True, program="g0_seed.program.json"),))
     assert failing_cone({"variant": "g0_seed", "leaf": "[0]"}, tmp_path, manifest) == (["torch.amin"], ["uint8"])
     assert failing_cone({"variant": "g0_seed", "leaf": "[1]"}, tmp_path, manifest) == (["torch.sin"], ["float32"])
     assert failing_cone({"variant": "g0_v009"}, tmp_path, manifest) is None

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from eqsat_test.lowering.manifest import Manifest, Variant
 from eqsat_test.runners.checks.line_gain import group_of, line_gain, summary_line
 from eqsat_test.runners.exec.compiler_lines import LineRecorder, measured, read_lines
 from eqsat_test.runners.records import Result, ResultStatus
@@ -29,9 +30,8 @@ def _lines_file(tmp_path, name, lines):
 
 
 def test_line_gain_compares_each_task_with_its_seed(tmp_path):
-    manifest = {"variants": [{"id": "g0_seed", "graph": "g0", "seed": True},
-                             {"id": "g0_v001", "graph": "g0", "seed": False},
-                             {"id": "g0_v002", "graph": "g0", "seed": False}]}
+    manifest = Manifest(variants=(Variant("g0_seed", "g0", "g0_seed.py", seed=True),
+                                  Variant("g0_v001", "g0", "g0_v001.py"), Variant("g0_v002", "g0", "g0_v002.py")))
     seed = {"_inductor/lowering.py": [1, 2, 3], "_inductor/ir.py": [10]}
     results = [
         {"task": "g0_seed@inductor@cpu", "variant": "g0_seed", "backend": "inductor", "device": "cpu", "status": "ok",

@@ -24,6 +24,7 @@ from eqsat_test.lowering.bundle import (
 )
 from eqsat_test.lowering.capture import capture
 from eqsat_test.lowering.lift import lift_fx
+from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.lowering.program import CALL, INPUT, Program, TensorMeta
 from eqsat_test.runners.exec.pool import PoolOptions
 from eqsat_test.runners.findings.rootcause import dedupe
@@ -392,18 +393,18 @@ def test_generated_bundles_store_each_program_and_minimize_from_it(tmp_path):
     from eqsat_test.rewrite.generate import GenerateOptions, generate  # needs egglog: generation, not execution
     m = generate(TEST_MODELS / "relu_mlp.py", tmp_path / "b",
                  GenerateOptions(variants=2, rules=(str(TEST_MODELS / "e2e_rules"),)))
-    assert len(m["variants"]) >= 2
-    for v in m["variants"]:
-        assert v["program"] == program_file_name(v["file"])
-        sp = read_program(tmp_path / "b" / v["program"])
-        assert sp.render() == (tmp_path / "b" / v["file"]).read_text()
-        assert sp.program.key() == v["key"]
-    v = next(v for v in m["variants"] if not v["seed"])
+    assert len(m.variants) >= 2
+    for v in m.variants:
+        assert v.program == program_file_name(v.file)
+        sp = read_program(tmp_path / "b" / v.program)
+        assert sp.render() == (tmp_path / "b" / v.file).read_text()
+        assert sp.program.key() == v.key
+    v = next(v for v in m.variants if not v.seed)
     pool = FakePool(lambda fwd: "relu" in fwd)
-    finding = Finding(kind="miscompile", variant=v["id"], leaf="[0]", input_set="given")
-    res = M.minimize(tmp_path / "b" / v["file"], finding, {**BASE, "is_param": [False] * 5}, pool,
-                     tmp_path / "w", program_file=tmp_path / "b" / v["program"])
-    assert res.file is not None and any("relu" in o for o in res.ops) and len(res.ops) < v["ops"]
+    finding = Finding(kind="miscompile", variant=v.id, leaf="[0]", input_set="given")
+    res = M.minimize(tmp_path / "b" / v.file, finding, {**BASE, "is_param": [False] * 5}, pool,
+                     tmp_path / "w", program_file=tmp_path / "b" / v.program)
+    assert res.file is not None and any("relu" in o for o in res.ops) and len(res.ops) < v.ops
 
 
 def test_repro_of_a_minimized_program_states_its_own_verdict():
@@ -436,7 +437,7 @@ def test_a_known_crash_keeps_its_program_unless_asked(tmp_path, monkeypatch):
         finding = Finding.from_dict(finding)
         [labelled], clusters = clustered([finding], "m.py", entries)
         assert clusters[0].ledger == ((99,) if finding.kind == "compile-crash" else (98,))
-        [f], reps, _ = M.minimize_clusters([labelled], clusters, tmp_path, {"variants": []}, [],
+        [f], reps, _ = M.minimize_clusters([labelled], clusters, tmp_path, Manifest(), [],
                                            ExecOptions(**opts), tmp_path / "w")
         return f, reps
 

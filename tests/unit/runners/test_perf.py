@@ -17,13 +17,14 @@ import torch
 from conftest import REPO, TEST_MODELS, warm_server
 
 from eqsat_test.codegen_templates import render
+from eqsat_test.lowering.manifest import Graph, Manifest, Variant
 from eqsat_test.runners.checks.perf import MIN_ABS_S, THRESHOLD, screen, spread, time_call
 from eqsat_test.runners.records import Result
 
 
-def _manifest(n: int) -> dict:
-    return {"variants": [{"id": f"g0_v{i:03d}" if i else "g0_seed", "graph": "g0", "seed": i == 0, "rules": [],
-                          "file": f"{i}.py"} for i in range(n)], "graphs": [{"id": "g0", "op_names": []}]}
+def _manifest(n: int) -> Manifest:
+    return Manifest(variants=tuple(Variant(f"g0_v{i:03d}" if i else "g0_seed", "g0", f"{i}.py", seed=i == 0)
+                                   for i in range(n)), graphs=(Graph("g0"),))
 
 
 def _results(times_us: list[float]) -> list[Result]:

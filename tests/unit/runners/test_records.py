@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, TEST_MODELS
 
+from eqsat_test.lowering.manifest import Graph, Manifest, Variant
 from eqsat_test.runners.pipeline import judge_results
 from eqsat_test.runners.records import (
     COMPILER_BUG_KINDS,
@@ -69,9 +70,9 @@ def test_unknown_kind_is_refused_with_a_clear_error():
 
 def test_judged_findings_and_notes_round_trip(tmp_path):
     """judge_results' findings and notes of every status: made by new_finding, read back by Finding."""
-    variants = [{"id": f"g0_v{i}", "graph": "g0", "seed": i == 0, "rules": [] if i == 0 else [f"r{i}"],
-                 "mode": "uniform"} for i in range(6)]
-    manifest = {"variants": variants, "graphs": [{"id": "g0", "op_names": ["aten.relu"]}], "rules": {}}
+    variants = tuple(Variant(f"g0_v{i}", "g0", f"g0_v{i}.py", seed=i == 0, rules=() if i == 0 else (f"r{i}",),
+                             mode="uniform") for i in range(6))
+    manifest = Manifest(variants=variants, graphs=(Graph("g0", op_names=("aten.relu",)),))
     err = {"type": "RuntimeError", "message": "boom"}
     base = {"backend": "inductor", "device": "cpu"}
     results = [

@@ -1,6 +1,7 @@
 """One task count, named the same way in the progress lines and in the run summary: program tasks and sweep tasks, each a task."""
 from __future__ import annotations
 
+from eqsat_test.lowering.manifest import Graph, Manifest, ManifestRules
 from eqsat_test.runners.cli.runlines import executed_lines, rules_lines, stages_line
 from eqsat_test.runners.exec.progress import Progress
 
@@ -23,8 +24,8 @@ def test_progress_and_summary_count_the_same_tasks(monkeypatch, capsys):
 
 
 def test_rules_left_out_are_repeated_in_the_summary():
-    manifest = {"graphs": [{"ops": 5}], "rules": {"count": 1, "fired": {"a": 2},
-                                                 "left_out": {"times_two_is_three_adds": "claims exact, ..."}}}
+    manifest = Manifest(graphs=(Graph("g0", ops=5),), rules=ManifestRules(
+        count=1, fired={"a": 2}, left_out={"times_two_is_three_adds": "claims exact, ..."}))
     lines = rules_lines(manifest)
     assert lines[0] == "  graphs: 1 (5 ops) | rules: 1 loaded, 1 fired"
     assert lines[1].startswith("  rules left out: times_two_is_three_adds: your rule(s) failing their quick check")

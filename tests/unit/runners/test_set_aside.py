@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from eqsat_test.lowering.manifest import Graph, Manifest, Variant
 from eqsat_test.runners.pipeline import judge_results
 from eqsat_test.runners.records import FindingKind, Result, ResultStatus, as_dict
 from eqsat_test.runners.worker import run_task
@@ -49,11 +50,10 @@ def test_refusing_the_given_set_or_every_set_is_an_eager_error(nll, tmp_path):
     assert set(r["set_aside"]) == {"random-0", "special-0"}
 
 
-def _manifest() -> dict:
-    return {"model": "m.py", "graphs": [{"id": "g0", "op_names": ["torch.nn.functional.nll_loss"]}],
-            "rules": {"numerics": {}},
-            "variants": [{"id": "g0_seed", "graph": "g0", "seed": True, "rules": [], "mode": "seed"},
-                         {"id": "g0_v001", "graph": "g0", "seed": False, "rules": ["r1"], "mode": "uniform"}]}
+def _manifest() -> Manifest:
+    return Manifest(model="m.py", graphs=(Graph("g0", op_names=("torch.nn.functional.nll_loss",)),),
+                    variants=(Variant("g0_seed", "g0", "g0_seed.py", seed=True, mode="seed"),
+                              Variant("g0_v001", "g0", "g0_v001.py", rules=("r1",), mode="uniform")))
 
 
 def _result(variant: str, aside: dict) -> Result:

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import json
 
+from eqsat_test.lowering.manifest import Manifest, Variant
 from eqsat_test.runners.checks.sweep_coverage import SweepCoverage, coverage_lines, sweep_coverage
 from eqsat_test.runners.records import Result
 
 CFG = {"dtypes": ["float16", "bfloat16", "float64", "int8", "bool"], "sizes": [1, 7, 8], "points": 2,
        "dynamic": "seed", "seconds": 150.0, "max_elements": 65536}
-MANIFEST = {"variants": [{"id": "g0_seed", "seed": True}, {"id": "g0_v001", "seed": False, "dtypes": ["float64"]},
-                         {"id": "g0_v002", "seed": False, "fixed_sizes": True}]}
+MANIFEST = Manifest(variants=(Variant("g0_seed", "g0", "g0_seed.py", seed=True),
+                              Variant("g0_v001", "g0", "g0_v001.py", dtypes=("float64",)),
+                              Variant("g0_v002", "g0", "g0_v002.py", fixed_sizes=True)))
 
 
 def _seed(**summary) -> Result:

@@ -11,6 +11,7 @@ import pytest
 import torch
 from conftest import warm_server
 
+from eqsat_test.lowering.manifest import Graph, Manifest, Variant
 from eqsat_test.runners.checks.sweep_plan import (
     DEFAULT_DTYPES,
     Group,
@@ -268,7 +269,7 @@ def test_planted_dtype_bug_is_confirmed_alone_and_saved(tmp_path):
     base = {"variant": "g0_seed", "graph": "g0", "backend": backend, "device": "cpu", "rules": [], "mode": "seed",
             "ops": []}
     res = Result.from_dict({"status": "ok", "input_sets": out["entries"], "task": "x#sweep"})
-    findings, notes = sweep_findings(base, {"seed": True}, res)
+    findings, notes = sweep_findings(base, Variant("g0_seed", "g0", "g0_seed.py", seed=True), res)
     assert sorted(f.sweep_key for f in findings) == ["dtype=int8", "dtype=int8,sizes"]
     assert all(f.kind == "seed-miscompile" and f.failing_inputs for f in findings)
 
@@ -306,7 +307,7 @@ def test_failures_only_in_a_batch_are_notes(tmp_path):
     assert bad and not any(e.get("confirmed") for e in bad)
     base = {"variant": "g0_v001", "graph": "g0", "backend": backend, "device": "cpu", "rules": ["r"],
             "mode": "uniform", "ops": []}
-    findings, notes = sweep_findings(base, {"seed": False}, Result.from_dict({"status": "ok", "input_sets": out["entries"]}))
+    findings, notes = sweep_findings(base, Variant("g0_v001", "g0", "g0_v001.py"), Result.from_dict({"status": "ok", "input_sets": out["entries"]}))
     assert not findings and [n.kind for n in notes] == ["sweep-unconfirmed"]
 
 
@@ -426,11 +427,9 @@ def test_variant_of_dtype_bound_rules_is_swept_only_at_their_dtypes(tmp_path):
     table = {r.name: list(r.dtypes) for r in (f32, flt, anyr) if r.dtypes is not None}
     assert _variant_dtypes(["ra"], table) is None
     assert _variant_dtypes(["ra", "rf", "r32"], table) == ["float32"]
-    manifest = {"graphs": [{"id": "g0", "is_param": [False]}], "variants": [
-        {"id": "g0_seed", "graph": "g0", "file": "s.py", "seed": True},
-        {"id": "g0_v001", "graph": "g0", "file": "a.py", "seed": False, "dtypes": ["float32"]},
-        {"id": "g0_v002", "graph": "g0", "file": "b.py", "seed": False, "dtypes": sorted(FLOATING)},
-        {"id": "g0_v003", "graph": "g0", "file": "c.py", "seed": False}]}
+    manifest = Manifest(graphs=(Graph("g0", is_param=(False,)),), variants=(
+        Variant("g0_seed", "g0", "s.py", seed=True), Variant("g0_v001", "g0", "a.py", dtypes=("float32",)),
+        Variant("g0_v002", "g0", "b.py", dtypes=tuple(sorted(FLOATING))), Variant("g0_v003", "g0", "c.py")))
     tasks = make_sweep_tasks(tmp_path, manifest, SweepConfig().to_dict(), backends=["inductor"], devices=["cpu"],
                              seed=0, input_kinds=["random"], scratch=tmp_path, first_backend="inductor")
     dt = {t["variant"]: tuple(t["sweep"]["dtypes"]) for t in tasks}
@@ -455,10 +454,9 @@ def test_variant_of_a_size_fixing_rule_is_not_swept_over_sizes(tmp_path):
     assert Rule("h", "t", "approximate", _halves, {"x": Tensor()}).fixes_sizes
     assert not Rule("s", "t", "exact", lambda x: (x.sum(0), x.sum(0)), {"x": Tensor()}).fixes_sizes
     assert "sum_first_is_two_partial_sums" in {r.name for r in load_rules(None) if r.fixes_sizes}
-    manifest = {"graphs": [{"id": "g0", "is_param": [False]}], "variants": [
-        {"id": "g0_seed", "graph": "g0", "file": "s.py", "seed": True},
-        {"id": "g0_v001", "graph": "g0", "file": "a.py", "seed": False, "fixed_sizes": True},
-        {"id": "g0_v002", "graph": "g0", "file": "b.py", "seed": False}]}
+    manifest = Manifest(graphs=(Graph("g0", is_param=(False,)),), variants=(
+        Variant("g0_seed", "g0", "s.py", seed=True), Variant("g0_v001", "g0", "a.py", fixed_sizes=True),
+        Variant("g0_v002", "g0", "b.py")))
     tasks = make_sweep_tasks(tmp_path, manifest, SweepConfig(dynamic="all").to_dict(), backends=["inductor"],
                              devices=["cpu"], seed=0, input_kinds=["random"], scratch=tmp_path, first_backend="inductor")
     cfg = {t["variant"]: t["sweep"] for t in tasks}
@@ -571,9 +569,9 @@ def test_the_variants_of_a_graph_are_sampled_the_same_points(tmp_path):
     code cache), not one per variant. Variants of another graph get a sample of their own."""
     from eqsat_test.runners.checks.sweeps import make_sweep_tasks
 
-    manifest = {"graphs": [{"id": "g0", "is_param": [False, False]}, {"id": "g1", "is_param": [False, False]}],
-                "variants": [{"id": f"{g}_{v}", "graph": g, "file": f"{g}{v}.py", "seed": v == "seed"}
-                             for g in ("g0", "g1") for v in ("seed", "v001", "v002", "v003")]}
+    manifest = Manifest(graphs=(Graph("g0", is_param=(False, False)), Graph("g1", is_param=(False, False))),
+                        variants=tuple(Variant(f"{g}_{v}", g, f"{g}{v}.py", seed=v == "seed")
+                                       for g in ("g0", "g1") for v in ("seed", "v001", "v002", "v003")))
     tasks = make_sweep_tasks(tmp_path, manifest, SweepConfig().to_dict(), backends=["inductor"], devices=["cpu"],
                              seed=0, input_kinds=["random"], scratch=tmp_path, first_backend="inductor")
     cfgs = {t["variant"]: SweepConfig.from_dict(t["sweep"]) for t in tasks}

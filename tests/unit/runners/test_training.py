@@ -213,15 +213,16 @@ def test_spec_grad_true_runs_every_job_with_grad(tmp_path):
 
 
 def test_unsound_check_blames_only_rules_whose_gradients_are_exact(tmp_path):
+    from eqsat_test.lowering.manifest import Manifest, ManifestRules, Variant
     from eqsat_test.runners.checks.unsound import unsound_verdict
     x = torch.tensor([0.0, 1.0, -1.0])
     seed = ((x.relu(),), (torch.tensor([0.0, 1.0, 0.0]),))
     variant = ((x.clamp(min=0),), (torch.tensor([1.0, 1.0, 0.0]),))  # the gradient at the tie differs
     torch.save(seed, tmp_path / "s.pt")
     torch.save(variant, tmp_path / "v.pt")
-    v = {"rules": ["relu_is_clamp_min0"]}
-    edge = {"rules": {"numerics": {"relu_is_clamp_min0": "exact"}, "grad": {"relu_is_clamp_min0": "edge"}}}
-    exact = {"rules": {"numerics": {"relu_is_clamp_min0": "exact"}, "grad": {"relu_is_clamp_min0": "exact"}}}
+    v = Variant("g0_v001", "g0", "g0_v001.py", rules=("relu_is_clamp_min0",))
+    edge = Manifest(rules=ManifestRules(numerics={"relu_is_clamp_min0": "exact"}, grad={"relu_is_clamp_min0": "edge"}))
+    exact = Manifest(rules=ManifestRules(numerics={"relu_is_clamp_min0": "exact"}, grad={"relu_is_clamp_min0": "exact"}))
     assert unsound_verdict(tmp_path / "s.pt", tmp_path / "v.pt", v, edge) is None
     bad = unsound_verdict(tmp_path / "s.pt", tmp_path / "v.pt", v, exact)
     assert bad is not None and part_of(bad.leaf) == "gradient"

@@ -3,9 +3,14 @@ from __future__ import annotations
 
 import torch
 
+from eqsat_test.lowering.manifest import Manifest, ManifestRules, Variant
 from eqsat_test.runners.checks.unsound import unsound_verdict
 
-MANIFEST = {"rules": {"numerics": {"exp_of_sum_is_product": "ieee-edge", "add_commutes": "exact"}}}
+MANIFEST = Manifest(rules=ManifestRules(numerics={"exp_of_sum_is_product": "ieee-edge", "add_commutes": "exact"}))
+
+
+def _v(*rules: str) -> Variant:
+    return Variant("g0_v001", "g0", "g0_v001.py", rules=rules)
 
 
 def _save(path, t):
@@ -16,20 +21,20 @@ def _save(path, t):
 def test_nan_inf_difference_of_an_ieee_edge_rule_is_expected(tmp_path):
     seed = _save(tmp_path / "s.pt", torch.tensor([1.0, float("-inf"), 2.0]))
     var = _save(tmp_path / "v.pt", torch.tensor([1.0, float("nan"), 2.0]))
-    assert unsound_verdict(seed, var, {"rules": ["exp_of_sum_is_product"]}, MANIFEST) is None
-    v = unsound_verdict(seed, var, {"rules": ["add_commutes"]}, MANIFEST)
+    assert unsound_verdict(seed, var, _v("exp_of_sum_is_product"), MANIFEST) is None
+    v = unsound_verdict(seed, var, _v("add_commutes"), MANIFEST)
     assert v is not None and "NaN/Inf positions" in v.detail
 
 
 def test_a_numeric_difference_is_a_note_whatever_the_rules_declare(tmp_path):
     seed = _save(tmp_path / "s.pt", torch.tensor([1.0, 2.0, 3.0]))
     var = _save(tmp_path / "v.pt", torch.tensor([1.0, 2.5, 3.0]))
-    assert unsound_verdict(seed, var, {"rules": ["exp_of_sum_is_product"]}, MANIFEST) is not None
-    assert unsound_verdict(seed, seed, {"rules": ["add_commutes"]}, MANIFEST) is None
-    assert unsound_verdict(seed, tmp_path / "missing.pt", {"rules": []}, MANIFEST) is None
+    assert unsound_verdict(seed, var, _v("exp_of_sum_is_product"), MANIFEST) is not None
+    assert unsound_verdict(seed, seed, _v("add_commutes"), MANIFEST) is None
+    assert unsound_verdict(seed, tmp_path / "missing.pt", _v(), MANIFEST) is None
 
 
-APPROX = {"rules": {"numerics": {"add_associates": "approximate", "add_commutes": "exact"}}}
+APPROX = Manifest(rules=ManifestRules(numerics={"add_associates": "approximate", "add_commutes": "exact"}))
 
 
 def test_reassociation_at_a_large_scale_is_the_declared_behaviour_of_an_approximate_rule(tmp_path):
@@ -38,12 +43,12 @@ def test_reassociation_at_a_large_scale_is_the_declared_behaviour_of_an_approxim
     small = [1.0, 2.0, 1.5, -2.0, 0.5, 4.0]
     seed = _save(tmp_path / "s.pt", torch.tensor([1e10, 3.0, *small]))
     var = _save(tmp_path / "v.pt", torch.tensor([1e10, 0.0, *small]))
-    assert unsound_verdict(seed, var, {"rules": ["add_associates"]}, APPROX) is None
-    v = unsound_verdict(seed, var, {"rules": ["add_commutes"]}, APPROX)  # an exact rule: a note
+    assert unsound_verdict(seed, var, _v("add_associates"), APPROX) is None
+    v = unsound_verdict(seed, var, _v("add_commutes"), APPROX)  # an exact rule: a note
     assert v is not None and not v.ok
     # beyond the scale: a real difference is a note whatever the rules declare
     far = _save(tmp_path / "far.pt", torch.tensor([1e10, 3.0e6, *small]))
-    assert unsound_verdict(seed, far, {"rules": ["add_associates"]}, APPROX) is not None
+    assert unsound_verdict(seed, far, _v("add_associates"), APPROX) is not None
 
 
 def test_cancellation_to_a_small_output_is_judged_with_the_seeds_fp64_error(tmp_path):
@@ -53,7 +58,7 @@ def test_cancellation_to_a_small_output_is_judged_with_the_seeds_fp64_error(tmp_
     var_t = (f64 + torch.tensor([-2e-3, 3e-3, -3e-3, 1e-3], dtype=torch.float64)).float()
     seed = _save(tmp_path / "s.pt", seed_t)
     var = _save(tmp_path / "v.pt", var_t)
-    assert unsound_verdict(seed, var, {"rules": ["add_associates"]}, APPROX) is not None  # no fp64: no yardstick
+    assert unsound_verdict(seed, var, _v("add_associates"), APPROX) is not None  # no fp64: no yardstick
     torch.save((f64,), tmp_path / "s.fp64.pt")
-    assert unsound_verdict(seed, var, {"rules": ["add_associates"]}, APPROX) is None
-    assert unsound_verdict(seed, var, {"rules": ["add_commutes"]}, APPROX) is not None
+    assert unsound_verdict(seed, var, _v("add_associates"), APPROX) is None
+    assert unsound_verdict(seed, var, _v("add_commutes"), APPROX) is not None

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from eqsat_test.codegen_templates import render
+from eqsat_test.lowering.manifest import Extraction, Graph, Manifest, ManifestRules, Saturation
 from eqsat_test.runners.cli.summary import summary as _summary
 from eqsat_test.runners.exec.progress import Progress
 from eqsat_test.runners.protocol import load_tensors
@@ -38,11 +39,10 @@ def test_progress_prints_a_line_while_no_task_finishes(monkeypatch):
     assert lines and all(ln.startswith("eqsat-test: 0/2 tasks done, 0 suspicious") for ln in lines), lines
 
 
-def _report(detail: str) -> tuple[dict, dict]:
-    manifest = {"graphs": [{"id": "g0", "ops": 5, "saturation": {"enodes": 40, "iterations": 8, "stop_reason": "iterations",
-                                                                         "stop": "stopped: iteration budget"},
-                            "extraction": {"log10_choice_space": 3.0, "distinct": 0}}],
-                "rules": {"count": 10, "fired": {"r1": 2}}}
+def _report(detail: str) -> tuple[dict, Manifest]:
+    manifest = Manifest(graphs=(Graph("g0", ops=5, saturation=Saturation(8, 40, "iterations", "stopped: iteration budget", 0.1),
+                                      extraction=Extraction(12, 40, 3.0, 4, 0)),),
+                        rules=ManifestRules(count=10, fired={"r1": 2}))
     report = {"model": "m.py", "torch_version": "2.x", "executed": 2, "variants": 1,
               "findings": [{"kind": "miscompile", "variant": "g0_v001", "backend": "inductor", "device": "cpu",
                             "rules": ["relu_is_where"], "max_abs_err": float("inf"), "detail": detail,

@@ -14,11 +14,12 @@ MODELS = Path(__file__).resolve().parents[3] / "models"
 def test_rule_stats_rows_are_rule_names(tmp_path):
     run = tmp_path / "run"
     manifest = generate(MODELS / "relu_mlp.py", run / "bundle", GenerateOptions(variants=4))
-    names = set(manifest["rules"]["names"])
-    assert manifest["graphs"][0]["saturation"]["stop"] in STOP_REASONS.values()  # in words for the console
-    fired = manifest["rules"]["fired"]
+    names = set(manifest.rules.names)
+    sat = manifest.graphs[0].saturation
+    assert sat is not None and sat.stop in STOP_REASONS.values()  # in words for the console
+    fired = manifest.rules.fired
     assert fired and set(fired) <= names, sorted(set(fired) - names)[:3]
-    credited = {r for v in manifest["variants"] for r in v.get("rules", [])}
+    credited = {r for v in manifest.variants for r in v.rules}
     assert credited and credited <= names
     # one unsound-rewrite note and one compiler-bug finding, as report.json holds them
     some = sorted(credited)[0]

@@ -5,6 +5,7 @@ import json
 
 import torch
 
+from eqsat_test.lowering.manifest import Manifest, Variant
 from eqsat_test.runners.campaign.store import Store
 from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
@@ -25,7 +26,7 @@ def test_a_run_reports_its_oracle_rule_totals(tmp_path):
     assert sets[0]["rules"] == [] and sets[1]["rules"] == [{"leaf": "[0]", "counts": {"finite.bound": 64}},
                                                            {"leaf": "[1]", "counts": {"exact.differs": 1}}]
     raw = [Result.from_dict({"task": "t0", "variant": "g0_v001", "status": "ok", "input_sets": sets})]
-    manifest = {"model": "m.py", "variants": [{"id": "g0_v001", "seed": False}], "sizes": None}
+    manifest = Manifest(model="m.py", variants=(Variant("g0_v001", "g0", "g0_v001.py"),))
     report = write_results(tmp_path, manifest, raw, [], [], {})
     assert report["stats"]["oracle_rules"] == {"exact.differs": 1, "finite.bound": 64}
     on_disk = json.loads((tmp_path / "results.json").read_text())
