@@ -536,7 +536,7 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
     for k, n in enumerate(annotate(found), 1):
         n = n.with_(id=f"slow-{k:03d}-{n.variant}")
         folder = write_slow_variant(out, n.id, n, bundle, manifest)
-        write_meta(folder, n, MetaContext(versions=versions(), model=manifest.get("model")))
+        write_meta(folder, n, MetaContext(versions=versions(), model=manifest.model))
         notes.append(n.with_(folder=str(folder)))
     return {"spread": spread(manifest, results), "screened": screened, "threshold": opts.perf_threshold,
             "seconds_timing": round(sum((r.extra.get("perf") or {}).get("seconds", 0.0) for r in results), 3),
