@@ -218,3 +218,18 @@ def test_the_real_run_a_crash_in_a_batch_keeps_its_batch_mates_verdicts(tmp_path
         assert (d / "report.json").is_file() and (d / "bundle" / "manifest.json").is_file()
         assert rows[name]["executed"] >= 1
     assert stats.ran == 3
+
+
+def test_a_batch_as_a_ray_task_brings_back_each_programs_folder_and_its_leftovers(tmp_path, fake_run):
+    """ray_batch, called here as a Ray worker calls it: the models travel as bytes, the run folder comes back as a
+    tarball holding a folder per finished program; the crashed program and the ones after it come back as leftovers."""
+    from eqsat_test.runners.campaign.batch import ray_batch, untar
+    jobs = _jobs(tmp_path, ["ok1", "crash2", "ok3"])
+    models = [{"path": str(tmp_path / "elsewhere" / Path(j["model"]).name), "sha": "x",
+               "content": Path(j["model"]).read_bytes()} for j in jobs]  # a node without the programs' folder
+    res = ray_batch({"jobs": jobs, "campaign_id": "cid", "models": models}, [])
+    assert [(d["key"], d["folder"], d["outcome"]["status"]) for d in res["done"]] == [(jobs[0]["key"], "ok1", "done")]
+    assert res["left"] == [[jobs[1]["key"]], [jobs[2]["key"]]]
+    untar(res["tar"], tmp_path / "back")
+    report = json.loads((tmp_path / "back" / "ok1" / "report.json").read_text())
+    assert report["where"] == f"{res['made_in']}/ok1" and (tmp_path / "back" / "ok1" / "job.log").is_file()
