@@ -29,10 +29,10 @@ from common import REPO, machine  # (benchmarks/common.py puts the repository on
 from throughput import fresh_cache
 
 HUNT = ["--variants", "4", "--no-sweep", "--sat-seconds", "2", "--minimize-seconds", "120", "--artifacts-max", "2"]
-ARMS = {  # name: (options, programs a process: 0 for --per-job)
-    "hunt": (HUNT, 1),
-    "hunt, N a process": (HUNT, 0),
-    "campaign defaults": (["--variants", "16"], 1),
+ARMS = {  # --arms name: (label, options, programs a process: 0 for --per-job)
+    "hunt": ("hunt", HUNT, 1),
+    "batched": ("hunt, {n} a process", HUNT, 0),
+    "defaults": ("campaign defaults", ["--variants", "16"], 1),
 }
 
 
@@ -76,8 +76,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--programs", type=int, default=6)
     ap.add_argument("--per-job", type=int, default=8, help="programs a process in the arm 'hunt, N a process'")
-    ap.add_argument("--arms", default=",".join(ARMS).replace("N a process", "N"),
-                    help="the arms to run, comma-separated: hunt, hunt N, campaign defaults (default: all)")
+    ap.add_argument("--arms", default=",".join(ARMS),
+                    help=f"the arms to run, comma-separated, of {', '.join(ARMS)} (default: all)")
     ap.add_argument("--seed", type=int, default=900, help="the first program's generator seed")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args()
@@ -99,10 +99,12 @@ def main() -> None:
     print(f"generator: {drawn} programs drawn and checked in {gen_cpu:.1f} CPU s "
           f"({drawn / gen_cpu * 3600:.0f} per core-hour); {len(made)} kept")
     chosen = {x.strip() for x in a.arms.split(",")}
+    if chosen - set(ARMS):
+        ap.error(f"--arms: no arm named {', '.join(sorted(chosen - set(ARMS)))}")
     res = {}
-    for name, (args, per) in ARMS.items():
-        if name.replace("N a process", "N") in chosen:
-            label = name.replace("N a process", f"{a.per_job} a process")
+    for name, (label, args, per) in ARMS.items():
+        if name in chosen:
+            label = label.format(n=a.per_job)
             res[label] = run_arm(label, args, made, out, per or a.per_job)
     print(f"\n{'arm':<20} {'tasks':>6} {'CPU s':>8} {'wall s':>8} {'judged/core-hour':>17} {'candidates':>10}")
     for name, r in res.items():
