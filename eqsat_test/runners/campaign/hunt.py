@@ -98,16 +98,15 @@ class Feeder:
         self.gen = Generator(out / PROGRAMS_DIR, inplace=opts.inplace)
         self.next_idx = table.next_index(opts.seed)
         done = store.finished_keys()
-        self.backlog: list[dict] = []  # jobs not yet in a batch, first in line
+        self.backlog: list[dict] = []  # the jobs of programs made before and not judged
         for row in table.ok_programs():
             path = table.restore_file(row)
             self.backlog += [j for j in program_jobs(opts, out, path, row["record"]) if j["key"] not in done]
         self.batcher = Batcher(opts.programs_per_job)
+        self.ready = [b for j in self.backlog for b in self.batcher.add(j)]  # batches made, first in line
 
     def __call__(self, n: int) -> list[list[dict]]:
-        batches: list[list[dict]] = []
-        while self.backlog:
-            batches += self.batcher.add(self.backlog.pop(0))
+        batches, self.ready = self.ready, []
         tries = 0
         while len(batches) < n and tries < 20 * n * self.opts.programs_per_job:
             tries += 1
@@ -123,7 +122,7 @@ class Feeder:
                 batches += self.batcher.add(job)
         if len(batches) < n:  # the generator gives no more: what waits goes out as it is
             batches += self.batcher.flush()
-        self.backlog[:0] = [j for b in batches[n:] for j in b]  # made ahead: first in line next time
+        self.ready = batches[n:]  # made ahead: first in line next time
         return batches[:n]
 
     def close(self) -> None:
@@ -207,7 +206,7 @@ def run_hunt(opts: HuntOptions, out: Path, *, as_json: bool = False) -> dict:
                    f"{len(feeder.backlog)} job(s) left from them; store {out / STORE_NAME}", err=True)
         first = feeder(1)  # the rule set compiled into the cache once, before any job needs it
         warm_rule_cache([j for b in first for j in b])
-        feeder.backlog[:0] = [j for b in first for j in b]
+        feeder.ready[:0] = first
         progress = HuntProgress(store, state)
         deadline = time.monotonic() + opts.minutes * 60
         t0, started = time.monotonic(), time.time()
