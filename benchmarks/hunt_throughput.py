@@ -1,6 +1,6 @@
 """Hunt throughput: programs (seeds and variants) judged per core-hour with the hunt's per-program settings, one program a process and several a process, vs a campaign's defaults, on the same generated programs, side by side in one run; and the generator's own rate.
 
-    python benchmarks/hunt_throughput.py [--programs 6] [--per-job 8] [--seed 900] [--arms A,B] [--out DIR]
+    python benchmarks/hunt_throughput.py [--programs 6] [--per-job 8[,4...]] [--seed 900] [--arms A,B] [--out DIR]
 
 Each arm runs `eqsat-test run PROGRAM... --json --jobs 1` on the programs in turn (generation, execution,
 confirmation, minimization and artifacts included, as a hunt's job does) and counts the program tasks judged
@@ -8,7 +8,8 @@ confirmation, minimization and artifacts included, as a hunt's job does) and cou
 commands and all their processes (getrusage of the children): CPU seconds are the steady figure on a shared
 machine, wall seconds are printed beside them. Arms: "hunt" (`eqsat-test fuzz`'s settings: 4 variants, no sweeps,
 2 s of saturation; one program a process, as `--programs-per-job 1`), "hunt, N a process" (the same settings,
---per-job programs in each `eqsat-test run`, as a hunt's default job of --programs-per-job programs) and
+--per-job programs in each `eqsat-test run`, as a hunt's job of --programs-per-job programs; one arm per number
+given) and
 "campaign defaults" (16 variants, the dtype and size sweeps; one a process). Each arm has an Inductor cache of
 its own, shared by its runs as a hunt's worker slot shares one, holding only the toolchain set-up at the start.
 The generator's rate is programs drawn and checked (fake tensors, one eager run) per CPU second, in this process.
@@ -75,7 +76,8 @@ def run_arm(name: str, args: list[str], programs: list[Path], out: Path, per: in
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--programs", type=int, default=6)
-    ap.add_argument("--per-job", type=int, default=8, help="programs a process in the arm 'hunt, N a process'")
+    ap.add_argument("--per-job", default="8", help="programs a process in the arm 'hunt, N a process' (several, "
+                    "comma-separated: an arm each)")
     ap.add_argument("--arms", default=",".join(ARMS),
                     help=f"the arms to run, comma-separated, of {', '.join(ARMS)} (default: all)")
     ap.add_argument("--seed", type=int, default=900, help="the first program's generator seed")
@@ -104,21 +106,25 @@ def main() -> None:
     res = {}
     for name, (label, args, per) in ARMS.items():
         if name in chosen:
-            label = label.format(n=a.per_job)
-            res[label] = run_arm(label, args, made, out, per or a.per_job)
+            for n in ([int(x) for x in a.per_job.split(",")] if not per else [per]):
+                res[label.format(n=n)] = run_arm(label.format(n=n), args, made, out, n)
     print(f"\n{'arm':<20} {'tasks':>6} {'CPU s':>8} {'wall s':>8} {'judged/core-hour':>17} {'candidates':>10}")
     for name, r in res.items():
         print(f"{name:<20} {r['tasks']:>6.0f} {r['cpu']:>8.0f} {r['wall']:>8.0f} {r['per_core_hour']:>17.0f} "
               f"{r['found']:>10}")
-    h, d, b = res.get("hunt"), res.get("campaign defaults"), res.get(f"hunt, {a.per_job} a process")
+    h, d = res.get("hunt"), res.get("campaign defaults")
     if h and d and h["per_core_hour"] and d["per_core_hour"]:
         print(f"hunt settings judge {h['per_core_hour'] / d['per_core_hour']:.2f}x the tasks per core-hour of the "
               f"campaign defaults; {h['cpu'] / max(1, len(made)):.0f} vs {d['cpu'] / max(1, len(made)):.0f} CPU s per "
               f"program")
-    if h and b and h["per_core_hour"] and b["per_core_hour"]:
-        print(f"{a.per_job} programs a process judge {b['per_core_hour'] / h['per_core_hour']:.2f}x the tasks per "
-              f"core-hour of one a process; {b['cpu'] / max(1, len(made)):.0f} vs {h['cpu'] / max(1, len(made)):.0f} "
-              f"CPU s per program")
+    for n in [int(x) for x in a.per_job.split(",")]:
+        b = res.get(f"hunt, {n} a process")
+        if h and b and h["per_core_hour"] and b["per_core_hour"]:
+            print(f"{n} programs a process judge {b['per_core_hour'] / h['per_core_hour']:.2f}x the tasks per "
+                  f"core-hour of one a process; {b['cpu'] / max(1, len(made)):.0f} vs "
+                  f"{h['cpu'] / max(1, len(made)):.0f} CPU s per program")
+        elif b:
+            print(f"{n} programs a process: {b['cpu'] / max(1, len(made)):.0f} CPU s per program")
 
 
 if __name__ == "__main__":
