@@ -49,10 +49,16 @@ class InputSpec:
     name: str
     shape: tuple[int, ...]
     dtype: str  # torch dtype name: float32, int8, bool, ...
-    values: str  # a FLOAT_VALUES key, "full"/"small" (integers), "bool", or "index" (positions in [0, high))
+    values: str  # a FLOAT_VALUES key, "full"/"small" (integers), "bool", "index" (positions in [0, high)), "range"
+    # ([low, high)) or "given" (the integers `data`, as a real graph had them)
     layout: str = "contiguous"  # contiguous, transposed, stepped, expanded, offset
     seed: int = 0  # its own generator's seed: adding an input never changes another's values
-    high: int = 0  # index inputs: one past the largest position
+    high: int = 0  # index and range inputs: one past the largest value
+    low: int = 0  # range inputs: the smallest value (integers kept in a real graph's range: hunt/windows.py)
+    nonneg: bool = False  # floating inputs: the magnitudes' absolute values (a real graph's value never negative)
+    data: tuple[int, ...] = ()  # given inputs: the values, flattened
+    sentinel: int | None = None  # range inputs: a value below low the real graph had too (an ignore_index -100), on
+    # about a tenth of the elements
 
     def source(self) -> str:
         """The expression get_inputs() makes this input with (`g`, a torch.Generator, seeded anew; its layout)."""
@@ -78,7 +84,7 @@ class InputSpec:
 
     def describe(self) -> str:
         lay = "" if self.layout == "contiguous" else f" {self.layout}"
-        return f"{self.name}: {self.dtype}{list(self.shape)} {self.values}{lay}"
+        return f"{self.name}: {self.dtype}{list(self.shape)} {self.values}{' nonneg' if self.nonneg else ''}{lay}"
 
 
 def _values(spec: InputSpec, shape: tuple[int, ...]) -> str:
@@ -86,6 +92,11 @@ def _values(spec: InputSpec, shape: tuple[int, ...]) -> str:
     g = f"g.manual_seed({spec.seed})"  # get_inputs() holds one generator, g, seeded anew for each input
     if spec.values == "index":
         return f"torch.randint(0, {spec.high}, {s}, generator={g})"
+    if spec.values == "given":
+        return f"torch.tensor({list(spec.data)}, dtype=torch.{spec.dtype}).reshape({s})"
+    if spec.values == "range":
+        expr = f"torch.randint({spec.low}, {spec.high}, {s}, generator={g}, dtype=torch.{spec.dtype})"
+        return expr if spec.sentinel is None else f"{expr}.masked_fill(torch.rand({s}, generator=g) < 0.1, {spec.sentinel})"
     if spec.values == "bool":
         return f"(torch.rand({s}, generator={g}) > 0.5)"
     if spec.dtype in INT_RANGES:
@@ -95,7 +106,7 @@ def _values(spec: InputSpec, shape: tuple[int, ...]) -> str:
         raise ValueError(f"{spec.name}: values {spec.values!r} are not a floating profile ({', '.join(FLOAT_VALUES)})")
     first, _, rest = FLOAT_VALUES[spec.values].partition("{G}")  # the first draw seeds g, later ones go on from it
     expr = (first + g + rest.replace("{G}", "g")).format(S=s, **SCALES[spec.dtype])
-    return f"({expr}).to(torch.{spec.dtype})"
+    return f"({expr}).{'abs().' if spec.nonneg else ''}to(torch.{spec.dtype})"
 
 
 def numel(shape: tuple[int, ...]) -> int:

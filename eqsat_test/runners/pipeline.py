@@ -19,6 +19,7 @@ from eqsat_test.runners.checks.sweep_coverage import sweep_coverage
 from eqsat_test.runners.checks.sweep_plan import SweepConfig
 from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
 from eqsat_test.runners.checks.unsound import eager_failure_kind, unsound_verdict
+from eqsat_test.runners.exec import prover
 from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched
 from eqsat_test.runners.exec.compiler_lines import read_lines
 from eqsat_test.runners.exec.pool import PoolOptions, retire, run_tasks
@@ -498,6 +499,8 @@ def _run_tasks(tasks, manifest, opts, deadline, stream, log, run, more=None) -> 
         run["results"].append(r)
         if r.status not in (ResultStatus.OK, ResultStatus.EAGER_ERROR) or any(not s["ok"] for s in r.input_sets):
             counts["suspicious"] += 1
+            if counts["suspicious"] == 1 and opts.confirm:  # a candidate: the proof's server imports torch meanwhile
+                prover.prestart(prover.proof_threads(opts.jobs))
         bar.update(r, counts["suspicious"])
 
     t0 = time.perf_counter()

@@ -10,6 +10,10 @@ import pytest
 from conftest import warm_server
 
 from eqsat_test.hunt.program import draw_program
+from eqsat_test.hunt.sources import resolve_source
+from eqsat_test.hunt.windows import window_of
+
+CORPUS = Path(__file__).resolve().parents[2] / "benchmarks" / "corpus"
 
 
 def fuzz(*args, timeout=1500):
@@ -46,6 +50,31 @@ def test_fuzz_minutes_judges_stores_and_resumes(tmp_path):
         db.execute("SELECT COUNT(DISTINCT key) FROM jobs").fetchone()[0]
     db.close()
     assert "hunt:" in again.stdout and "judged" in again.stdout
+
+
+@pytest.mark.slow
+def test_fuzz_windows_only_judges_windows_of_real_graphs(tmp_path):
+    """--windows-from FILES --windows-only: every program is a window of a corpus model's graph, stored with its
+    source file and seed, judged like a generated one, and its stored file is the window its seed cuts again."""
+    out = tmp_path / "windows"
+    models = [CORPUS / "conv_resnet_basic_block.py", CORPUS / "transformer_gpt2_block.py"]
+    r = fuzz("--minutes", "0.2", "--json", "--device", "cpu", "-j", "1", "--variants", "2", "--sweep-every", "0",
+             "--seed", "9", "--out", str(out), "--windows-from", str(models[0]), "--windows-from", str(models[1]),
+             "--windows-only")
+    assert r.returncode in (0, 1), r.stderr[-3000:]
+    s = json.loads(r.stdout)
+    assert s["programs"] >= 1 and s["judged"] >= 1 and not s["internal_errors"], s
+    db = sqlite3.connect(out / "campaign.sqlite")
+    rows = db.execute("SELECT seed, version, status, source, record FROM programs ORDER BY idx").fetchall()
+    assert rows and all(v == "windows-1" for _, v, _, _, _ in rows)
+    for seed, _, status, source, record in rows:
+        rec = json.loads(record)
+        assert rec["kind"] == "window" and rec["source"] in {f"benchmarks/corpus/{m.name}" for m in models}
+        if status == "ok":
+            assert source == window_of(seed, resolve_source(rec["source"])).source()
+    judged = [m for (m,) in db.execute("SELECT model FROM jobs WHERE status='done'")]
+    assert judged and all(Path(m).parent == out / "programs" for m in judged)
+    db.close()
 
 
 @pytest.mark.slow

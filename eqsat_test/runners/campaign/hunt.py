@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from eqsat_test.runners.campaign.batch import Batcher
-from eqsat_test.runners.campaign.hunt_programs import PROGRAMS_DIR, SEED_STRIDE, Generator, ProgramTable
+from eqsat_test.runners.campaign.hunt_programs import PROGRAMS_DIR, SEED_STRIDE, Generator, ProgramTable, is_window
 from eqsat_test.runners.campaign.jobs import kill_marked, make_jobs, warm_rule_cache
 from eqsat_test.runners.campaign.progress import Progress
 from eqsat_test.runners.campaign.run import (
@@ -58,6 +58,8 @@ class HuntOptions:
     executor: str = "local"
     address: str | None = None
     programs_per_job: int = 8  # programs judged one after another in one process (its start paid once)
+    windows_from: tuple[str, ...] = ()  # model files (resolved) that windows of real graphs are cut from
+    windows_share: float = 0.0  # the share of programs that are windows (hunt_programs.WINDOW_SHARE, or 1)
 
     def run_args(self, sweep: bool) -> list[str]:
         """The `eqsat-test run` options of one program's job."""
@@ -95,7 +97,7 @@ class Feeder:
         from eqsat_test.hunt import GENERATOR_VERSION  # (the generator's version; torch comes with it)
         self.version = GENERATOR_VERSION
         self.opts, self.out, self.table, self.store, self.state = opts, out, table, store, state
-        self.gen = Generator(out / PROGRAMS_DIR, inplace=opts.inplace)
+        self.gen = Generator(out / PROGRAMS_DIR, inplace=opts.inplace, windows_from=opts.windows_from)
         self.next_idx = table.next_index(opts.seed)
         done = store.finished_keys()
         self.backlog: list[dict] = []  # the jobs of programs made before and not judged
@@ -112,8 +114,9 @@ class Feeder:
             tries += 1
             idx = self.next_idx
             self.next_idx += 1
-            made = self.gen.make(self.opts.seed * SEED_STRIDE + idx)
-            self.table.add(self.opts.seed, idx, made, self.version)
+            seed = self.opts.seed * SEED_STRIDE + idx
+            made = self.gen.make(seed, window=bool(self.opts.windows_from) and is_window(seed, self.opts.windows_share))
+            self.table.add(self.opts.seed, idx, made, (made.record or {}).get("version", self.version))
             if not made.ok or made.path is None:
                 self.state.discarded += 1
                 continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import select
 import subprocess
 import sys
@@ -16,15 +17,17 @@ from eqsat_test.runners import REPO_ROOT
 PROGRAMS_DIR = "programs"
 SEED_STRIDE = 1_000_000  # program i of hunt seed S is generator seed S * SEED_STRIDE + i
 GENERATE_TIMEOUT = 120.0  # seconds the generator may take for one program (its check's eager run included)
+WINDOW_SHARE = 0.5  # with --windows-from: the share of programs that are windows of real graphs (hunt/windows.py)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS programs (
     seed INTEGER PRIMARY KEY,       -- the generator's seed: with the version, all it takes to make the program again
     hunt_seed INTEGER NOT NULL,     -- the hunt's --seed
     idx INTEGER NOT NULL,           -- its place in the hunt: seed = hunt_seed * SEED_STRIDE + idx
-    version TEXT,                   -- the generator's version (eqsat_test.hunt.GENERATOR_VERSION)
+    version TEXT,                   -- the generator's version (eqsat_test.hunt.GENERATOR_VERSION, or windows-N for a window)
     status TEXT NOT NULL,           -- ok | discarded
-    stage TEXT,                     -- ok, or where it was discarded: load, fake, eager, slow, degenerate, generate, crash
+    stage TEXT,                     -- ok, or where it was discarded: load, fake, eager, slow, degenerate, generate, crash,
+                                    -- capture, cut (a window: its source does not capture, no window fits)
     reason TEXT,
     path TEXT,                      -- the model file (ok programs)
     sha TEXT,                       -- sha256 of the file: the job's model_sha
@@ -47,6 +50,11 @@ class Made:
     path: str | None = None
     record: dict | None = None
     seconds: float = 0.0
+
+
+def is_window(seed: int, share: float) -> bool:
+    """Whether the program of `seed` is a window of a real graph (else a generated program), `share` of them."""
+    return share >= 1 or (share > 0 and random.Random(f"eqsat-hunt-source-{seed}").random() < share)
 
 
 class ProgramTable:
@@ -104,12 +112,14 @@ class ProgramTable:
 
 
 class Generator:
-    """`python -m eqsat_test.hunt --serve DIR` as a child: a seed in, a JSON line out. A child that dies or hangs
-    on a seed is started again; that seed is discarded (stage crash or generate)."""
+    """`python -m eqsat_test.hunt --serve DIR` as a child: a seed in, a JSON line out (a window of the model files
+    `windows_from` for `window=True`). A child that dies or hangs on a seed is started again; that seed is
+    discarded (stage crash or generate)."""
 
     def __init__(self, folder: Path, inplace: bool = True, timeout: float = GENERATE_TIMEOUT,
-                 env: dict | None = None) -> None:
+                 env: dict | None = None, windows_from: tuple[str, ...] = ()) -> None:
         self.folder, self.inplace, self.timeout = folder, inplace, timeout
+        self.windows_from = windows_from
         self.env = env
         self.proc: subprocess.Popen | None = None
         self.log = folder.parent / "generator.log"
@@ -120,7 +130,8 @@ class Generator:
         env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env.setdefault("OMP_NUM_THREADS", "1")
         cmd = [sys.executable, "-m", "eqsat_test.hunt", "--serve", str(self.folder)] + \
-            ([] if self.inplace else ["--no-inplace"])
+            ([] if self.inplace else ["--no-inplace"]) + \
+            (["--windows-from", *self.windows_from] if self.windows_from else [])
         err = open(self.log, "ab")
         try:
             return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env,
@@ -128,13 +139,13 @@ class Generator:
         finally:
             err.close()
 
-    def make(self, seed: int) -> Made:
+    def make(self, seed: int, window: bool = False) -> Made:
         if self.proc is None or self.proc.poll() is not None:
             self.proc = self._start()
         assert self.proc.stdin is not None and self.proc.stdout is not None
         t0 = time.monotonic()
         try:
-            self.proc.stdin.write(f"{seed}\n")
+            self.proc.stdin.write(f"{'window ' if window else ''}{seed}\n")
             self.proc.stdin.flush()
             ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
             line = self.proc.stdout.readline() if ready else ""

@@ -64,7 +64,7 @@ class SweepConfig:
     point_seconds: float = 0.25  # a point whose eager work on one input set is estimated longer runs smaller (Cost)
     seconds: float = 150.0  # no new point after this long
     seed: int = 0
-    key: str = ""  # mixed into a variant's sample (its id)
+    key: str = ""  # mixed into a variant's sample (its graph: a graph's variants get the same points)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

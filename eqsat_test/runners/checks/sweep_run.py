@@ -23,7 +23,6 @@ from eqsat_test.runners.checks.sweep_plan import (
 )
 from eqsat_test.runners.oracle.inputs import InputSet, to_device_as_is
 from eqsat_test.runners.oracle.judge import Verdict, judge
-from eqsat_test.runners.oracle.lenient import lenient_judge
 from eqsat_test.runners.oracle.referee import NO_REFEREE, RefereeVerdict, referee_crash, referee_mismatch, safely
 from eqsat_test.runners.oracle.reference import conditioned, eager_reference
 from eqsat_test.runners.protocol import (
@@ -179,16 +178,11 @@ class _Sweeper:
         low = job.eager[set_name].get("low")  # the coarsest dtype the program computes in
         extreme = set_name.startswith("special")  # values near the dtype's range
         got = to_cpu(got)
-        if self._lenient(job.point):
-            return conditioned(lambda fp, mc, beyond, g: lenient_judge(
-                e["ref"], g, e["fp64"], e["ref32"], ref2=e["ref2"], index_info=e["idx"], dtype_hint=low,
-                extreme_inputs=extreme, fp64_perturbed=fp, fp64_low=e["fp64_low"], fp64_rounded=mc, fp64_beyond=beyond,
-                origins=origins),
-                e["ref"], got, *(job.eager[set_name][k] for k in deferred), index_paths=set(e["idx"] or {}))
+        wider = (e["ref32"], e["fp64"]) if self._lenient(job.point) else None  # lenient.wider-run's programs
         return conditioned(lambda fp, mc, beyond, g: judge(e["ref"], g, e["fp64"], ref2=e["ref2"], index_info=e["idx"],
                                                         dtype_hint=low, extreme_inputs=extreme, fp64_perturbed=fp,
                                                         fp64_low=e["fp64_low"], fp64_rounded=mc, fp64_beyond=beyond,
-                                                        origins=origins),
+                                                        origins=origins, lenient=wider),
                            e["ref"], got, *(job.eager[set_name][k] for k in deferred), index_paths=set(e["idx"] or {}))
 
     def _entry(self, job: _Job, set_name: str, **kw) -> dict:

@@ -166,7 +166,9 @@ def make_sweep_tasks(bundle: Path, manifest: dict, sweep: SweepConfig | dict, *,
                     continue  # seeds only
                 tid = f"{v['id']}@{backend}@{device}#sweep"
                 safe = re.sub(r"[^A-Za-z0-9_.-]", "_", tid.replace("@", "__"))
-                cfg = dataclasses.replace(base_cfg, full=bool(v["seed"]), key=v["id"])
+                # one sample for a graph's variants: those compiled to the same code share its compiles (Inductor's
+                # code cache), so a point costs a compile per distinct code, not per variant
+                cfg = dataclasses.replace(base_cfg, full=bool(v["seed"]), key=v["graph"])
                 if v.get("dtypes") is not None:  # built by rules that hold only at these dtypes: sweep no others
                     cfg = dataclasses.replace(cfg, dtypes=tuple(d for d in cfg.dtypes if d in v["dtypes"]))
                 if v.get("fixed_sizes"):  # built by a rule that wrote its sizes in: equivalent at them only

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import click
 
+from eqsat_test.hunt.sources import model_files
 from eqsat_test.runners.campaign.hunt import HuntOptions, hunt_text, run_hunt
+from eqsat_test.runners.campaign.hunt_programs import WINDOW_SHARE
 from eqsat_test.runners.records import ExitCode
 
 
@@ -36,10 +38,14 @@ from eqsat_test.runners.records import ExitCode
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="local process pool, or Ray tasks in waves (pip install 'eqsat-test[ray]').")
 @click.option("--address", default=None, help="Ray cluster address (default: $RAY_ADDRESS, else a local one).")
+@click.option("--windows-from", "windows_from", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="A model file, or a folder of them (repeatable): half the programs are windows of 3 to 12 ops cut "
+              "from their captured graphs, at their real shapes and dtypes (docs/hunt.md).")
+@click.option("--windows-only", is_flag=True, help="With --windows-from: every program is a window.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout (programs, variants, root_causes, "
               "ledger_matches, internal_errors, ...); progress on stderr.")
 def fuzz_cmd(minutes, devices, jobs, out, seed, variants, sweep_every, no_inplace, rules, job_timeout, programs_per_job,
-             executor, address, as_json):
+             executor, address, windows_from, windows_only, as_json):
     """Hunt: generate random valid programs, multiply each with the e-graph, judge them all, for N minutes.
 
     \b
@@ -50,10 +56,16 @@ def fuzz_cmd(minutes, devices, jobs, out, seed, variants, sweep_every, no_inplac
     OUT/issues/NN-.../ISSUE.md, beside its minimized repro. `eqsat-test report OUT` writes the HTML report.
     Exit codes as `campaign`'s: 1 when candidates are in the store.
     """
+    if windows_only and not windows_from:
+        raise click.UsageError("--windows-only needs --windows-from PATH")
+    files = tuple(model_files(windows_from)) if windows_from else ()
+    if windows_from and not files:
+        raise click.UsageError("--windows-from: no model file (*.py) in " + ", ".join(map(str, windows_from)))
     opts = HuntOptions(minutes=minutes, devices=tuple(devices) or ("cpu",), jobs=jobs, seed=seed, variants=variants,
                        sweep_every=sweep_every, inplace=not no_inplace, rules=tuple(rules), job_timeout=job_timeout,
                        variant_timeout=min(120.0, job_timeout / 4), executor=executor, address=address,
-                       programs_per_job=programs_per_job)
+                       programs_per_job=programs_per_job,
+                       windows_from=files, windows_share=(1.0 if windows_only else WINDOW_SHARE) if files else 0.0)
     prev = None
     try:
         prev = signal.signal(signal.SIGTERM, _sigterm)

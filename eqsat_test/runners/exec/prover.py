@@ -9,8 +9,9 @@ one Python thread and nothing has run on torch yet (tests/warm.py forks the same
 
 Server side: `python -m eqsat_test.runners.exec.prover`, one JSON request a line on stdin ({"folder", "timeout"}),
 one reply each on stdout (RESULT_TAG, {"rc", "output", "seconds", "timed_out"}). Pool side: `Prover` (`take`,
-`give_back`, `retire`): started on first use, kept for the next proof of the run (and of the next run in the
-process, runners/exec/pool.py's keep_warm), ended at the run's end.
+`give_back`, `retire`): started ahead of its first use (`prestart`, at a run's first suspicious result) or on it,
+kept for the next proof of the run (and of the next run in the process, runners/exec/pool.py's keep_warm), ended
+at the run's end.
 """
 from __future__ import annotations
 
@@ -181,11 +182,47 @@ class Prover:
 
 
 _idle: list[Prover] = []
+_starting: dict[int, threading.Thread] = {}  # threads -> the prestart still importing torch
 _lock = threading.Lock()
 
 
+def proof_threads(jobs: int) -> int:
+    """The threads a proof gets (OMP_NUM_THREADS of its fresh process): the cores shared by the run's jobs."""
+    return max(1, (os.cpu_count() or 1) // max(1, jobs))
+
+
+def prestart(threads: int) -> None:
+    """Start a prover for `threads` in the background, unless one is idle or starting: a run calls this at its
+    first suspicious result, so that the prover's imports overlap the run's other work, not its proofs."""
+    with _lock:
+        if threads in _starting or any(p.threads == threads and p.alive() for p in _idle):
+            return
+        th = threading.Thread(target=_start_idle, args=(threads,), daemon=True)
+        _starting[threads] = th
+    th.start()
+
+
+def _start_idle(threads: int) -> None:
+    try:
+        p: Prover | None = Prover(threads)
+    except Exception:  # noqa: BLE001 - no prover: take() starts one, or the proof runs the plain way
+        p = None
+    with _lock:
+        _starting.pop(threads, None)
+        if p is not None:
+            _idle.append(p)
+
+
+def _join_starting(threads: int | None = None) -> None:
+    with _lock:
+        pending = [th for t, th in _starting.items() if threads is None or t == threads]
+    for th in pending:
+        th.join(STARTUP_TIMEOUT)
+
+
 def take(threads: int) -> Prover:
-    """A prover left by an earlier proof with the same threads, else a new one."""
+    """A prover left by an earlier proof or prestarted with the same threads, else a new one."""
+    _join_starting(threads)
     with _lock:
         k = next((k for k, p in enumerate(_idle) if p.threads == threads and p.alive()), None)
         if k is not None:
@@ -202,7 +239,9 @@ def give_back(p: Prover) -> None:
 
 
 def retire() -> None:
-    """End the provers no proof took (a run's end; runners/exec/pool.py's retire calls this)."""
+    """End the provers no proof took, prestarted ones included (a run's end; runners/exec/pool.py's retire calls
+    this)."""
+    _join_starting()
     with _lock:
         idle = list(_idle)
         _idle.clear()

@@ -245,7 +245,7 @@ def confirm_all(written: list, out: Path, *, timeout: float, jobs: int = 1, dead
     updated. Returns the findings, in their order, and stats."""
     written = [as_finding(f) for f in written]
     todo = [i for i, f in enumerate(written) if f.kind in CONFIRMABLE]
-    threads = max(1, (os.cpu_count() or 1) // max(1, jobs))
+    threads = prover.proof_threads(jobs)
     stats = {"checked": 0, "confirmed": 0, FindingKind.FLAKY.value: 0, FindingKind.RESOURCE.value: 0, "skipped": 0,
              "warm": 0, "fresh": 0, "seconds": 0.0}
     t0 = time.perf_counter()
@@ -343,7 +343,7 @@ def prove_all(confirmed: list, clusters: list, out: Path, *, timeout: float, job
     findings, in their order, each with `confirmation.proof`, and stats."""
     found = [as_finding(f) for f in confirmed]
     stats = {"proven": 0, "not_reproduced": 0, "already": 0, "skipped": 0, "seconds": 0.0}
-    threads = max(1, (os.cpu_count() or 1) // max(1, jobs))
+    threads = prover.proof_threads(jobs)
     t0 = time.perf_counter()
     lines: dict[str, list[int]] = {}  # cluster -> its members, the representative first
     reps = {c.key: c.representative for c in clusters}

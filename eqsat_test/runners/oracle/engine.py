@@ -21,8 +21,9 @@ class Hit:
     reason: Callable[[int], str] | None = None
 
 
-# A rule's behaviour: (the scope's context, the elements pending in the charges it may clear, or None for
-# a convicting rule and where nothing is charged) -> a Hit, or None where it does not apply.
+# A rule's behaviour: (the scope's context, the elements pending in the charges it may clear (an exemption's:
+# in every charge), or None for a convicting rule and where nothing is charged) -> a Hit, or None where it
+# does not apply.
 Behaviour = Callable[[Any, "torch.Tensor | None"], "Hit | None"]
 BEHAVIOUR: dict[str, Callable[..., Any]] = {}
 
@@ -43,9 +44,11 @@ def behaviour(rule_id: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
 @dataclass
 class Applied:
     """The outcome of one scope's rules on one context: the charges left (convicting rule id -> mask), the
-    counts of the rules that fired, the notes, and each charge's reason."""
+    elements each clearing rule took (rule id -> mask: out of its charges, or out of judgement), the counts of
+    the rules that fired, the notes, and each fired rule's reason."""
 
     charges: dict[str, torch.Tensor] = field(default_factory=dict)
+    cleared: dict[str, torch.Tensor] = field(default_factory=dict)
     counts: list[RuleCount] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     reasons: dict[str, Callable[[int], str] | None] = field(default_factory=dict)
@@ -60,6 +63,11 @@ class Applied:
             out = out | m
         return out
 
+    def reason(self, rule_id: str, n: int) -> str:
+        """The reason a rule that fired gives for n elements ("" where it gives none)."""
+        why = self.reasons.get(rule_id)
+        return why(n) if why is not None else ""
+
     def convicting(self, flat_pos: int) -> str | None:
         """The convicting rule whose charge holds the element at `flat_pos`."""
         for k, m in self.charges.items():
@@ -71,8 +79,8 @@ class Applied:
 def apply(scope: str, ctx: Any) -> Applied:
     """Run the rules of `scope` on ctx in table order. A convicting rule adds its charge; a clearing rule is
     asked only where elements are pending in the charges it names (or always, where it names none: an
-    exemption from judgement) and takes its mask out of them; a noting rule is asked with every pending
-    element. A rule fires where its mask holds any element: its count goes to the counts, its note (a
+    exemption from judgement, asked with every pending element) and takes its mask out of them; a noting
+    rule is asked with every pending element. A rule fires where its mask holds any element: its count goes to the counts, its note (a
     clearing or noting rule's) to the notes; rules of one note_group that fire one after another give one
     note with their counts summed."""
     out = Applied()
@@ -87,10 +95,9 @@ def apply(scope: str, ctx: Any) -> Applied:
             if hit is None:
                 continue
             out.charges[row.id] = hit.mask
-            out.reasons[row.id] = hit.reason
         elif row.effect == CLEARS:
             targets = [k for k in row.charges if k in out.charges]
-            pending = out.pending(targets)
+            pending = out.pending(targets) if row.charges else out.pending()
             if row.charges and (pending is None or not bool(pending.any())):
                 continue
             hit = fn(ctx, pending)
@@ -106,8 +113,11 @@ def apply(scope: str, ctx: Any) -> Applied:
         if not n:
             continue
         out.counts.append(RuleCount(row.id, n))
+        out.reasons[row.id] = hit.reason
         if row.effect == CONVICTS:
             continue
+        if row.effect == CLEARS:
+            out.cleared[row.id] = hit.mask
         if row.note_group is not None:
             group = (row.note_group, group[1] + n, group[2] or hit.reason)
         elif hit.reason is not None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,6 +131,12 @@ def judge_exact(r: torch.Tensor, g: torch.Tensor, what: str, alts: list = (), be
     )
 
 
+def judge_value(what: str, same: bool) -> list[RuleCount]:
+    """A Python value (an int, a bool, another object) as one exact element, 0 for eager's and 1 for compiled's
+    where they differ: the EXACT rules' counts (exact.differs)."""
+    return apply(EXACT, ExactLeaf(torch.tensor(0), torch.tensor(int(not same)), what, (), None)).counts
+
+
 def judge_index(r: torch.Tensor, g: torch.Tensor, source: torch.Tensor, dim: int | None,
                  hint: torch.dtype | None, what: str) -> LeafResult:
     """Index leaves (argmax/topk/sort...) judged by the values of eager's `source` they select."""
@@ -149,19 +156,6 @@ def judge_index(r: torch.Tensor, g: torch.Tensor, source: torch.Tensor, dim: int
     if not fits or bool(((ri < 0) | (ri >= n)).any()):
         res = judge_exact(r, g, what)
         return dataclasses.replace(res, detail=res.detail + " (index_info did not fit; compared exactly)")
-    out = (gi < 0) | (gi >= n)
-    if bool(out.any()):
-        p = first_true(out)
-        return LeafResult(False, float(n), 0.0, f"{what}: compiled index {int(gi.reshape(-1)[p])} out of range "
-                           f"[0, {n}) at {index_str(p, tuple(gi.shape))}", rules=[RuleCount("index.differs", int(out.sum()))])
-    if gi.size(d) > 1:  # topk/sort: indices along dim must not repeat
-        def repeats(x: torch.Tensor) -> torch.Tensor:
-            s = x.sort(dim=d).values
-            return (s.narrow(d, 1, s.size(d) - 1) == s.narrow(d, 0, s.size(d) - 1)).any()
-
-        if bool(repeats(gi)) and not bool(repeats(ri)):
-            return LeafResult(False, 0.0, 0.0, f"{what}: compiled indices repeat along dim {d}",
-                              rules=[RuleCount("index.differs", int((ri != gi).sum()))])
     sub = src.narrow(d, 0, src.size(d))
     for k in range(src.dim()):  # the part of the source the indices cover (topk of a slice)
         if k != d and ri.size(k) < src.size(k):
@@ -171,6 +165,9 @@ def judge_index(r: torch.Tensor, g: torch.Tensor, source: torch.Tensor, dim: int
     bad = res.charges["index.differs"]
     if not bool(bad.any()):
         return LeafResult(True, 0.0, 0.0, notes=res.notes, rules=res.counts)
+    if x.broken:
+        return LeafResult(False, float(n) if bool(x.out_of_range.any()) else 0.0, 0.0,
+                          f"{what}: {res.reason('index.differs', int(bad.sum()))}", rules=res.counts)
     p = first_true(bad)
     rv, gv = x.selected()
     return LeafResult(
@@ -198,9 +195,37 @@ class IndexLeaf:
     def selected(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.sub.gather(self.d, self.ri), self.sub.gather(self.d, self.gi)
 
+    @functools.cached_property
+    def out_of_range(self) -> torch.Tensor:
+        """The compiled indices outside [0, n) of dim d."""
+        return (self.gi < 0) | (self.gi >= self.sub.size(self.d))
+
+    @functools.cached_property
+    def repeats(self) -> bool:
+        """Whether compiled's indices repeat along dim d where eager's do not (topk, sort)."""
+        if self.gi.size(self.d) <= 1:
+            return False
+
+        def rep(t: torch.Tensor) -> bool:
+            s = t.sort(dim=self.d).values
+            n = s.size(self.d)
+            return bool((s.narrow(self.d, 1, n - 1) == s.narrow(self.d, 0, n - 1)).any())
+        return rep(self.gi) and not rep(self.ri)
+
+    @property
+    def broken(self) -> bool:
+        """Whether compiled's indices select no values to weigh: out of range, or repeating along dim."""
+        return bool(self.out_of_range.any()) or self.repeats
+
 
 @behaviour("index.differs")
 def index_differs(x: IndexLeaf, _pending) -> Hit:
+    if bool(x.out_of_range.any()):
+        p = first_true(x.out_of_range)
+        return Hit(x.out_of_range, lambda n: f"compiled index {int(x.gi.reshape(-1)[p])} out of range "
+                                             f"[0, {x.sub.size(x.d)}) at {index_str(p, tuple(x.gi.shape))}")
+    if x.repeats:
+        return Hit(x.ri != x.gi, lambda n: f"compiled indices repeat along dim {x.d}")
     return Hit(x.ri != x.gi, lambda n: "selected values differ")
 
 
@@ -209,7 +234,9 @@ def _abs64(t: torch.Tensor) -> torch.Tensor:
 
 
 @behaviour("index.tie")
-def index_tie(x: IndexLeaf, pending: torch.Tensor) -> Hit:
+def index_tie(x: IndexLeaf, pending: torch.Tensor) -> Hit | None:
+    if x.broken:  # no values selected to weigh
+        return None
     rv, gv = x.selected()
     ok = nx.equal_nan(rv, gv)
     if rv.is_floating_point() or rv.is_complex():

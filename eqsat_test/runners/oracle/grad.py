@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 from torch.utils._pytree import tree_flatten, tree_map
 
-from eqsat_test.runners.oracle.engine import behaviour
-from eqsat_test.runners.oracle.verdict import NONDETERMINISTIC, RuleCount, Verdict
+from eqsat_test.runners.oracle.engine import Hit, apply, behaviour
+from eqsat_test.runners.oracle.rules import TRAINING
+from eqsat_test.runners.oracle.verdict import NONDETERMINISTIC, Verdict
 
 GRAD_SEED = 0  # torch.manual_seed at the start of every step
 COTANGENT_SEED = 0x6AD  # the cotangent of output leaf k comes from a generator seeded COTANGENT_SEED + k
@@ -150,21 +152,38 @@ def is_random(forward: Callable, inputs) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class TrainingStep:
+    """A training step's verdict as the TRAINING rules see it: the verdict, whether the program draws random
+    numbers (is_random), and the eager run's record (runs.EagerOrigin per leaf path; None: not known)."""
+
+    v: Verdict
+    random: bool
+    origins: Mapping[str, Any] | None
+
+
 @behaviour("training.random-stream")
+def training_random_stream(x: TrainingStep, _pending) -> Hit | None:
+    v = x.v
+    if v.ok or not x.random or part_of(v.leaf) != "forward":
+        return None
+    origin = x.origins.get(v.leaf) if x.origins is not None and v.leaf is not None else None
+    if origin is not None and not origin.random:  # the judge names such a leaf first
+        return None
+    return Hit(torch.ones((), dtype=torch.bool),
+               lambda n: "nondeterministic, not judged: a program that draws random numbers, whose compiled forward "
+                         f"disagrees with eager's under the same seed (other random numbers): {v.detail}")
+
+
 def random_stream(v: Verdict, random: bool, origins: Mapping[str, Any] | None = None) -> Verdict:
     """A training step's verdict `v`, or, for a program that draws random numbers whose compiled outputs
-    disagree with eager's, that verdict not judged (rules.py `training.random-stream`). `origins` (the eager
-    run's, runs.EagerOrigin per leaf path): a failing leaf that depends on no random draw is judged all the same
-    (the judge names such a leaf first)."""
-    if v.ok or not random or part_of(v.leaf) != "forward":
+    disagree with eager's, that verdict not judged (the TRAINING rules: `training.random-stream`). `origins` (the
+    eager run's, runs.EagerOrigin per leaf path): a failing leaf that depends on no random draw is judged all the
+    same."""
+    out = apply(TRAINING, TrainingStep(v, random, origins))
+    if "training.random-stream" not in out.cleared or v.leaf is None:
         return v
-    origin = origins.get(v.leaf) if origins is not None and v.leaf is not None else None
-    if origin is not None and not origin.random:
-        return v
-    detail = ("nondeterministic, not judged: a program that draws random numbers, whose compiled forward disagrees "
-              f"with eager's under the same seed (other random numbers): {v.detail}")
-    return dataclasses.replace(v, ok=True, kind=NONDETERMINISTIC, detail=detail).with_counts(
-        v.leaf, [RuleCount("training.random-stream", 1)])
+    return dataclasses.replace(v, ok=True, kind=NONDETERMINISTIC, detail=out.notes[0]).with_counts(v.leaf, out.counts)
 
 
 def part_of(leaf: str | None) -> str | None:

@@ -2,12 +2,13 @@
 
 The rules are a table (rules.py: id, what each convicts or clears, why, the PyTorch behaviour it
 follows, its test; docs/oracle.md in prose), applied by scope (engine.py): the whole output first
-(output.nondeterministic, output.structure), then each leaf: floating leaves per element
-(float_rules.py: kind.*, finite.*, eager.overflow, bound.*, note.signed-zero), integer and bool
-leaves exactly (exact.*), index leaves by the values they select (index.*), tensor leaves' strides
-(note.strides). A verdict lists per leaf which rules fired and how many elements each convicted,
-cleared or noted (Verdict.rules). e = eager, c = compiled, f = the program run eagerly with every
-floating input in float64; D = the output's dtype (or dtype_hint, if less precise).
+(output.nondeterministic, output.structure), then each leaf: a leaf whose two eager runs differ
+(varies.*), floating leaves per element (float_rules.py: kind.*, finite.*, eager.overflow, bound.*,
+note.signed-zero), integer and bool leaves exactly (exact.*), index leaves by the values they select
+(index.*), tensor leaves' strides (note.strides), and at a lenient sweep point a failing leaf again
+(lenient.py: lenient.wider-run). A verdict lists per leaf which rules fired and how many elements
+each convicted, cleared or noted (Verdict.rules). e = eager, c = compiled, f = the program run eagerly
+with every floating input in float64; D = the output's dtype (or dtype_hint, if less precise).
 """
 
 from __future__ import annotations
@@ -21,10 +22,20 @@ import torch
 
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.engine import Hit, apply, behaviour
-from eqsat_test.runners.oracle.exact import LeafResult, failing_of, first_true, fmt, index_str, judge_exact, judge_index
+from eqsat_test.runners.oracle.exact import (
+    LeafResult,
+    failing_of,
+    first_true,
+    fmt,
+    index_str,
+    judge_exact,
+    judge_index,
+    judge_value,
+)
 from eqsat_test.runners.oracle.float_rules import float_leaf, judge_float
+from eqsat_test.runners.oracle.lenient import judge_lenient
 from eqsat_test.runners.oracle.numerics import leaves, to_fp64, tolerance  # noqa: F401 (re-exported)
-from eqsat_test.runners.oracle.rules import TENSOR
+from eqsat_test.runners.oracle.rules import OUTPUT, TENSOR, VARIES
 from eqsat_test.runners.oracle.runs import (
     Antithetic,
     EagerOrigin,
@@ -87,7 +98,6 @@ def _leaf_mismatch(r: Any, g: Any) -> str | None:
     return None
 
 
-@behaviour("output.structure")
 def _pair(r: Any, g: Any, path: str, out: list) -> tuple[str, str] | None:
     """Pair up the leaves of r and g into out; return (path, why) at the first structural difference."""
     r, g = nx.normalize_leaf(r), nx.normalize_leaf(g)
@@ -205,7 +215,7 @@ def _judge_leaf(path: str, r: Any, g: Any, hint: torch.dtype | None, index: tupl
             return LeafResult(True)
         d = float(abs(int(r) - int(g)))
         return LeafResult(False, d, d / abs(r) if r else 0.0, f"{what}: {kind} {r} vs {g} (exact)",
-                          rules=[RuleCount("exact.differs", 1)])
+                          rules=judge_value(what, False))
     if kind in ("float", "complex"):  # Python floats are doubles: judged as 0-d float64, fp64 as reference
         dt = nx.tol_dtype(torch.float64, hint)
         to_t = lambda x: nx.as_real64(torch.tensor(x, dtype=torch.complex128 if isinstance(x, complex)  # noqa: E731
@@ -250,18 +260,31 @@ def _judge_leaf(path: str, r: Any, g: Any, hint: torch.dtype | None, index: tupl
         same = repr(r) == repr(g)
     if same:
         return LeafResult(True)
-    return LeafResult(False, 0.0, 0.0, f"{what}: {nx.type_name(r)} {r!r} vs {g!r}", rules=[RuleCount("exact.differs", 1)])
+    return LeafResult(False, 0.0, 0.0, f"{what}: {nx.type_name(r)} {r!r} vs {g!r}", rules=judge_value(what, False))
 
 
-@behaviour("output.nondeterministic")
-def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | None
-                        ) -> tuple[str, str, float, float, int] | None:
-    """First difference between two eager runs: (path, why, max abs err, max rel err, the elements of that
-    leaf that differ), or None."""
+@dataclass(frozen=True)
+class Difference:
+    """The first difference between two eager runs: its leaf, why, the largest errors between them, and the
+    elements of that leaf that differ (a bool mask; 0-d for a value or a structure)."""
+
+    path: str
+    why: str
+    abs_err: float
+    rel_err: float
+    mask: torch.Tensor
+
+
+def _one() -> torch.Tensor:
+    return torch.ones((), dtype=torch.bool)
+
+
+def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | None) -> Difference | None:
+    """The first difference between two eager runs, or None."""
     pairs: list = []
     bad = _pair(ref, ref2, "", pairs)
     if bad:
-        return bad[0], f"structure varied between two eager runs: {bad[1]}", 0.0, 0.0, 1
+        return Difference(bad[0], f"structure varied between two eager runs: {bad[1]}", 0.0, 0.0, _one())
     first = None
     max_abs = max_rel = 0.0
     for path, a, b in pairs:
@@ -271,7 +294,7 @@ def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | N
             if index_info and path in index_info and not (a.is_floating_point() or a.is_complex()):
                 res = judge_index(a, b, *index_info[path], torch.float64, what + " (indices)")
                 if not res.ok and first is None:
-                    first = (path, res.detail, int((a != b).sum()))
+                    first = (path, res.detail, a != b)
                 continue
             eq = nx.equal_nan(a, b)
             if bool(eq.all()):  # (the usual case: no error to measure, a pass over a large leaf saved)
@@ -287,14 +310,106 @@ def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | N
                 p = first_true(~eq)
                 first = (path, f"{what}: eager run twice differs at {int((~eq).sum())} of {a.numel()} elements, "
                                f"first at {index_str(p, tuple(a.shape))} ({a.reshape(-1)[p].item()} vs "
-                               f"{b.reshape(-1)[p].item()})", int((~eq).sum()))
+                               f"{b.reshape(-1)[p].item()})", ~eq)
         else:
             same = (a == b) or (isinstance(a, float) and math.isnan(a) and isinstance(b, float) and math.isnan(b))
             if not same and first is None:
-                first = (path, f"{what}: eager run twice differs ({a!r} vs {b!r})", 1)
+                first = (path, f"{what}: eager run twice differs ({a!r} vs {b!r})", _one())
     if first is None:
         return None
-    return first[0], first[1], max_abs, max_rel, first[2]
+    return Difference(first[0], first[1], max_abs, max_rel, first[2])
+
+
+@dataclass(frozen=True)
+class OutputPair:
+    """A whole output as the OUTPUT rules see it: the first difference between two eager runs (None: they agree,
+    or there is no second run), whether the leaves that differ are known (the eager run's record, runs of one
+    structure: then they are judged leaf by leaf, VARIES), and the first structural difference between eager's
+    output and compiled's ((path, why), or None)."""
+
+    diff: Difference | None
+    by_leaf: bool
+    structure: tuple[str, str] | None
+
+    @property
+    def aside(self) -> bool:
+        """Whether the whole output is set aside, not judged."""
+        return self.diff is not None and not self.by_leaf
+
+
+@behaviour("output.nondeterministic")
+def output_nondeterministic(x: OutputPair, _pending) -> Hit | None:
+    if not x.aside:
+        return None
+    return Hit(x.diff.mask, lambda n: f"nondeterministic, not judged: {x.diff.why}")
+
+
+@behaviour("output.structure")
+def output_structure(x: OutputPair, _pending) -> Hit | None:
+    if x.structure is None or x.aside:
+        return None
+    path, why = x.structure
+    return Hit(_one(), lambda n: f"{path or 'output'}: structure differs: {why}")
+
+
+@dataclass(frozen=True)
+class VaryingLeaf:
+    """A leaf of an output whose two eager runs differ, as the VARIES rules see it: eager's, compiled's, the
+    second eager run's (None: the leaf depends on a random draw, or has no record), the fp64 run's, and the eager
+    run's record of it."""
+
+    path: str
+    r: Any
+    g: Any
+    r2: Any
+    f: Any
+    origin: EagerOrigin | None
+
+    @property
+    def floating(self) -> bool:
+        """Whether the leaf is judged by kind: a floating tensor without a random draw."""
+        return self.r2 is not None and isinstance(self.r, torch.Tensor) and (self.r.is_floating_point()
+                                                                            or self.r.is_complex())
+
+    def real(self, t: Any) -> torch.Tensor:
+        return nx.as_real64(nx.dense(t).to(self.r.device))
+
+
+@behaviour("varies.non-finite")
+def varies_non_finite(x: VaryingLeaf, _pending) -> Hit | None:
+    if not x.floating:
+        return None
+    e, c, e2 = x.real(x.r), x.real(x.g), x.real(x.r2)
+    fin = torch.isfinite(e) & torch.isfinite(e2) & ~torch.isfinite(c)
+    f64 = _fp64_leaf(x.f, x.r)
+    if f64 is not None:
+        fin &= torch.isfinite(f64)
+    return Hit(fin, lambda n: "compiled is non-finite where both eager runs (which differ elsewhere) and fp64 are "
+                              "finite")
+
+
+@behaviour("varies.own-overflow")
+def varies_own_overflow(x: VaryingLeaf, pending: torch.Tensor) -> Hit:
+    took = torch.zeros_like(pending)
+    own = _real_mask(overflow_of(x.origin), x.r)
+    if own is not None:
+        took |= pending & own
+    rest = pending & ~took
+    edge = _real_edge(edge_of(x.origin), x.r) if bool(rest.any()) else None
+    if edge is not None:  # an overflow of eager's own partial results at the edge, in another order
+        took |= rest & edge.admits(x.real(x.g))
+    return Hit(took)
+
+
+@behaviour("varies.set-aside")
+def varies_set_aside(x: VaryingLeaf, pending: torch.Tensor | None) -> Hit | None:
+    if pending is not None and bool(pending.any()):  # judged by kind, and failing
+        return None
+    r, g = x.r, x.g
+    if isinstance(r, torch.Tensor):
+        return Hit(~nx.equal_nan(nx.dense(r), nx.dense(g).to(r.device)))
+    same = r == g or (isinstance(r, float) and isinstance(g, float) and math.isnan(r) and math.isnan(g))
+    return Hit(torch.tensor(not same))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -304,7 +419,7 @@ def _bitwise_difference(ref: Any, ref2: Any, index_info: Mapping[str, tuple] | N
 def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info: Mapping[str, tuple] | None = None,
           dtype_hint: Any = None, extreme_inputs: bool = False, fp64_perturbed: Any = None,
           fp64_low: Any = None, fp64_rounded: Any = None, fp64_beyond: Any = None,
-          origins: Mapping[str, EagerOrigin] | None = None) -> Verdict:
+          origins: Mapping[str, EagerOrigin] | None = None, lenient: tuple | None = None) -> Verdict:
     """Judge a program's compiled output `got` against its eager output `ref` (the rules: rules.py).
 
     fp64: the same program's eager output with floating inputs/parameters in float64 (None: no
@@ -334,26 +449,28 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     excused by an overflow only where eager's own overflow or partial results at the edge show (rules 3,
     8). With origins, the eager runs' disagreement sets aside only the leaves that disagree or depend on
     a random draw; a disagreeing leaf without one is still judged by kind (a NaN/inf where both eager
-    runs and fp64 are finite fails).
+    runs and fp64 are finite fails). lenient: at a low-precision sweep point of a program with a discontinuous op,
+    the wider programs' outputs (float32, float64; None where not run): a leaf that fails is judged again with
+    compiled's value where it agrees with one of them and eager does not (lenient.py, `lenient.wider-run`).
     """
     hint, low64 = nx.parse_dtype(dtype_hint), nx.parse_dtype(fp64_low)
     index_info = dict(index_info or {})
     varies: dict[str, Any] = {}  # leaf path -> its second eager run, where the two eager runs differ
     diff = _bitwise_difference(ref, ref2, index_info) if ref2 is not None else None
-    if diff is not None:
-        path, why, e_abs, e_rel, n = diff
-        varies = _varying_leaves(ref, ref2, index_info) if origins is not None else {}
-        if not varies:  # no origins, or runs whose structure differs: the whole output is set aside
-            return Verdict(True, NONDETERMINISTIC, e_abs, e_rel, path, f"nondeterministic, not judged: {why}",
-                           (LeafRules(path, (RuleCount("output.nondeterministic", n),)),))
+    if diff is not None and origins is not None:
+        varies = _varying_leaves(ref, ref2, index_info)
     pairs: list = []
     bad = _pair(ref, got, "", pairs)
-    if bad:
-        path, why = bad
-        return Verdict(False, STRUCTURE_MISMATCH, 0.0, 0.0, path, f"{path or 'output'}: structure differs: {why}",
-                       (LeafRules(path, (RuleCount("output.structure", 1),)),))
+    whole = apply(OUTPUT, OutputPair(diff, bool(varies), bad))
+    if diff is not None and "output.nondeterministic" in whole.cleared:  # no origins, or runs of two structures
+        return Verdict(True, NONDETERMINISTIC, diff.abs_err, diff.rel_err, diff.path, whole.notes[0],
+                       (LeafRules(diff.path, tuple(whole.counts)),))
+    if bad is not None and "output.structure" in whole.charges:
+        return Verdict(False, STRUCTURE_MISMATCH, 0.0, 0.0, bad[0], whole.reason("output.structure", 1),
+                       (LeafRules(bad[0], tuple(whole.counts)),))
 
     by_path = _runs_by_path(fp64, fp64_perturbed, fp64_rounded, fp64_beyond)
+    wider = [dict(leaves(a)) for a in lenient or () if a is not None]
     max_abs = max_rel = 0.0
     failures: list[tuple[str, str, tuple[int, ...]]] = []
     notes: list[str] = []
@@ -361,14 +478,17 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     aside = 0  # leaves set aside as nondeterministic
     for path, r, g in pairs:
         origin = origins.get(path) if origins is not None else None
-        if diff is not None and (origin is None or origin.random):  # a random draw: no one right value
-            res = _set_aside(r, g)
-            aside += 1
-        elif path in varies:  # eager varies here without a random draw: judged by kind only
-            res = _judge_by_kind(path, r, g, varies[path], by_path(path).fp64, origin)
+        random = origin is None or origin.random  # a random draw (or no record): no one right value
+        if diff is not None and (random or path in varies):  # eager varies here: set aside, or judged by kind only
+            res = _judge_varying(VaryingLeaf(path, r, g, None if random else varies[path], by_path(path).fp64,
+                                             origin))
             aside += res.ok
         else:
-            res = _judge_leaf(path, r, g, hint, index_info.get(path), extreme_inputs, by_path(path), low64, origin)
+            def judge_leaf(r: Any, path: str = path, g: Any = g, origin: EagerOrigin | None = origin) -> LeafResult:
+                return _judge_leaf(path, r, g, hint, index_info.get(path), extreme_inputs, by_path(path), low64, origin)
+            res = judge_leaf(r)
+            if not res.ok and wider:
+                res = judge_lenient(r, g, [w.get(path) for w in wider], res, judge_leaf)
         max_abs, max_rel = max(max_abs, res.abs_err), max(max_rel, res.rel_err)
         if not res.ok:
             failures.append((path, res.detail, res.failing))
@@ -382,11 +502,10 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
         more = f" (+{len(failures) - 1} more failing leaves of {len(pairs)})" if len(failures) > 1 else ""
         return Verdict(False, MISMATCH, max_abs, max_rel, path, detail + more, tuple(counts), failing)
     if diff is not None:
-        path, why, e_abs, e_rel, _ = diff
         judged = len(pairs) - aside
         rest = f"; the other {judged} {'leaf agrees' if judged == 1 else 'leaves agree'}" if judged else ""
-        return Verdict(True, NONDETERMINISTIC, max(e_abs, max_abs), max(e_rel, max_rel), path,
-                       f"nondeterministic, not judged: {why} ({aside} of {len(pairs)} leaves set aside: they differ "
+        return Verdict(True, NONDETERMINISTIC, max(diff.abs_err, max_abs), max(diff.rel_err, max_rel), diff.path,
+                       f"nondeterministic, not judged: {diff.why} ({aside} of {len(pairs)} leaves set aside: they differ "
                        f"between the eager runs or depend on a random draw{rest})", tuple(counts))
     detail = f"match: {len(pairs)} {'leaf agrees' if len(pairs) == 1 else 'leaves agree'}, max abs err {fmt(max_abs)}"
     if notes:
@@ -394,43 +513,20 @@ def judge(ref: Any, got: Any, fp64: Any = None, *, ref2: Any = None, index_info:
     return Verdict(True, MATCH, max_abs, max_rel, None, detail, tuple(counts))
 
 
-def _set_aside(r: Any, g: Any) -> LeafResult:
-    """A leaf that depends on a random draw, in a program whose eager runs differ: not judged; the count is the
-    elements where compiled differs from eager."""
-    if isinstance(r, torch.Tensor):
-        n = int((~nx.equal_nan(nx.dense(r), nx.dense(g).to(r.device))).sum())
-    else:
-        n = int(not (r == g or (isinstance(r, float) and isinstance(g, float) and math.isnan(r) and math.isnan(g))))
-    return LeafResult(True, rules=[RuleCount("output.nondeterministic", n)] if n else [])
-
-
-def _judge_by_kind(path: str, r: Any, g: Any, r2: Any, f: Any, origin: EagerOrigin | None) -> LeafResult:
-    """A floating leaf whose two eager runs differ though it depends on no random draw (a nondeterministic
-    kernel: atomics): compiled NaN/inf where both eager runs and the fp64 run are finite fails
-    (finite.non-finite), unless eager itself overflowed there or another order of its partial results at the
-    edge of the range gives it (runs.EdgeOfRange); any other difference is set aside."""
-    if not (isinstance(r, torch.Tensor) and (r.is_floating_point() or r.is_complex())):
-        return _set_aside(r, g)
-    e, c, e2 = (nx.as_real64(nx.dense(t).to(r.device)) for t in (r, g, r2))
-    fin = torch.isfinite(e) & torch.isfinite(e2) & ~torch.isfinite(c)
-    f64 = _fp64_leaf(f, r)
-    if f64 is not None:
-        fin &= torch.isfinite(f64)
-    own = _real_mask(overflow_of(origin), r) if bool(fin.any()) else None
-    if own is not None:
-        fin &= ~own
-    edge = _real_edge(edge_of(origin), r) if bool(fin.any()) else None
-    if edge is not None:  # an overflow of eager's own partial results at the edge, in another order
-        fin &= ~edge.admits(c)
-    if not bool(fin.any()):
-        return _set_aside(r, g)
-    p = first_true(fin)
-    what = f"{path or 'output'} {str(r.dtype).removeprefix('torch.')}{list(r.shape)}"
+def _judge_varying(x: VaryingLeaf) -> LeafResult:
+    """A leaf of an output whose two eager runs differ (the VARIES rules): set aside, not judged, unless it
+    depends on no random draw and compiled is NaN/inf where both eager runs and the fp64 run are finite, and
+    neither eager's own overflow nor another order of its partial results at the edge of the range gives it."""
+    out = apply(VARIES, x)
+    bad = out.pending()
+    if bad is None or not bool(bad.any()):
+        return LeafResult(True, rules=out.counts)
+    e, c, n, p = x.real(x.r), x.real(x.g), int(bad.sum()), first_true(bad)
+    what = f"{x.path or 'output'} {str(x.r.dtype).removeprefix('torch.')}{list(x.r.shape)}"
     return LeafResult(False, math.inf, math.inf,
-                      f"{what}: compiled is non-finite where both eager runs (which differ elsewhere) and fp64 are "
-                      f"finite at {int(fin.sum())} elements, first at {index_str(p, tuple(e.shape))}: eager "
-                      f"{fmt(float(e.reshape(-1)[p]))}, compiled {fmt(float(c.reshape(-1)[p]))}",
-                      rules=[RuleCount("finite.non-finite", int(fin.sum()))], failing=failing_of(fin))
+                      f"{what}: {out.reason('varies.non-finite', n)} at {n} elements, first at "
+                      f"{index_str(p, tuple(e.shape))}: eager {fmt(float(e.reshape(-1)[p]))}, compiled "
+                      f"{fmt(float(c.reshape(-1)[p]))}", rules=out.counts, failing=failing_of(bad))
 
 
 def _varying_leaves(ref: Any, ref2: Any, index_info: Mapping[str, tuple]) -> dict[str, Any]:

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 import torch
 
 from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.constants import TIE_ROTATIONS
-from eqsat_test.runners.oracle.engine import behaviour
+from eqsat_test.runners.oracle.engine import Hit, apply, behaviour
 from eqsat_test.runners.oracle.inputs import InputSet, flushed_fp64_inputs, perturbed_fp64_inputs, to_fp64_inputs
 from eqsat_test.runners.oracle.judge import Verdict, judge
 from eqsat_test.runners.oracle.modes import (
@@ -21,8 +22,9 @@ from eqsat_test.runners.oracle.modes import (
     float64_default,
 )
 from eqsat_test.runners.oracle.origins import EagerOrigins, replay
+from eqsat_test.runners.oracle.rules import RETRY
 from eqsat_test.runners.oracle.runs import Antithetic, RoundingRuns
-from eqsat_test.runners.oracle.verdict import RuleCount
+from eqsat_test.runners.oracle.verdict import LeafRules
 from eqsat_test.runners.protocol import to_cpu
 
 
@@ -218,39 +220,51 @@ def _deferred_ties(forward, plain: tuple) -> Callable[[], tuple | None]:
     return _once(make)
 
 
-def untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, int]:
-    """got with eager's value where the tie orders' runs differ from the first (NaN == NaN) and got is of the kind
-    of one of them (finite, NaN, that infinity: nx.kind_of_any), and how many such elements got had otherwise;
-    (got, 0) where the structures do not line up. Index outputs (`index_paths`) keep theirs: the judge already
-    weighs an index by the value it selects."""
-    untied, counts = _untie(ref, got, ties, index_paths)
-    return untied, sum(counts.values())
+@dataclass(frozen=True)
+class TiedLeaf:
+    """A tensor leaf of a failing verdict of a program that sorts, as the RETRY rules see it: eager's, compiled's
+    and the fp64 runs' with ties in index order and rotated within each group (all of one shape)."""
+
+    r: torch.Tensor
+    g: torch.Tensor
+    ties: tuple[torch.Tensor, ...]
 
 
 @behaviour("ties.sort-order")
-def _untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, dict[str, int]]:
-    """untie, with the count per leaf path (the leaves where it changed got)."""
+def ties_sort_order(x: TiedLeaf, _pending) -> Hit | None:
+    """The elements that differ between the tie orders' runs (NaN == NaN) where compiled differs from eager and
+    is of the kind of one of them (finite, NaN, that infinity: nx.kind_of_any); a NaN/inf no order gives stays."""
+    dep = torch.zeros(x.g.shape, dtype=torch.bool)
+    for b in x.ties[1:]:
+        dep |= ~nx.equal_nan(x.ties[0], b)
+    if not bool(dep.any()):
+        return None
+    return Hit(dep & ~nx.equal_nan(x.g, x.r) & nx.kind_of_any(x.g, list(x.ties)))
+
+
+def _untie(ref: Any, got: Any, ties: tuple, index_paths=()) -> tuple[Any, tuple[LeafRules, ...]]:
+    """got with eager's value where the RETRY rules take it (ties.sort-order), and their counts per leaf; (got, ())
+    where the structures do not line up. Index outputs (`index_paths`) keep theirs: the judge already weighs an
+    index by the value it selects."""
     gl, rl = nx.leaves(got), nx.leaves(ref)
     runs = [nx.leaves(t) for t in ties]
     if any(len(x) != len(gl) for x in [rl, *runs]):
-        return got, {}
-    counts: dict = {}
+        return got, ()
+    counts: list[LeafRules] = []
     out: list = []
     for k, ((path, g), (_, r)) in enumerate(zip(gl, rl)):
         ts = [x[k][1] for x in runs]
         if path not in index_paths and all(isinstance(t, torch.Tensor) for t in (g, r, *ts)) \
                 and all(t.shape == g.shape for t in (r, *ts)) and g.dtype == r.dtype:
-            dep = torch.zeros(g.shape, dtype=torch.bool)
-            for b in ts[1:]:
-                dep |= ~nx.equal_nan(ts[0], b)
-            if bool(dep.any()):
-                n = int((dep & ~nx.equal_nan(g, r) & nx.kind_of_any(g, ts)).sum())
-                if n:
-                    counts[path] = counts.get(path, 0) + n
-                g = torch.where(dep & nx.kind_of_any(g, ts), r, g)  # a NaN/inf no order of the ties gives stays
+            res = apply(RETRY, TiedLeaf(r, g, tuple(ts)))
+            took = res.cleared.get("ties.sort-order")
+            if took is not None:
+                g = torch.where(took, r, g)
+            if res.counts:
+                counts.append(LeafRules(path, tuple(res.counts)))
         out.append(g)
     it = iter(out)
-    return nx.rebuild(got, lambda leaf: next(it)), counts
+    return nx.rebuild(got, lambda leaf: next(it)), tuple(counts)
 
 
 def conditioned(verdict_of: Callable[[Any, Any, Any, Any], Verdict], ref: Any, got: Any,
@@ -275,15 +289,15 @@ def conditioned(verdict_of: Callable[[Any, Any, Any, Any], Verdict], ref: Any, g
     if beyond is not None:
         v = verdict_of(runs, mc, beyond, got)
     pair = ties() if not v.ok and ties is not None else None
-    untied, counts = _untie(ref, got, pair, index_paths) if pair is not None else (got, {})
-    n = sum(counts.values())
+    untied, counts = _untie(ref, got, pair, index_paths) if pair is not None else (got, ())
+    n = sum(c.count for lr in counts for c in lr.counts)
     if not n:
         return v
     v = verdict_of(runs, mc, beyond, untied)
     note = f"{n} elements depend on the order of a sort's tied keys (stable sorts with ties in index order and " \
            f"rotated within each group differ there): not judged"
-    for path, k in counts.items():
-        v = v.with_counts(path, [RuleCount("ties.sort-order", k)])
+    for lr in counts:
+        v = v.with_counts(lr.leaf, lr.counts)
     return dataclasses.replace(v, detail=f"{v.detail}; note: {note}" if v.ok else f"{v.detail} ({note})")
 
 

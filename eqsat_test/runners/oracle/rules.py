@@ -9,12 +9,13 @@ NOTES = "notes"  # says something of elements that pass; clears nothing
 
 # Where a rule applies, in this order within a scope (engine.apply runs a scope's rules top to bottom):
 OUTPUT = "output"  # the whole output, before its leaves (judge.judge)
+VARIES = "varies"  # a leaf of an output whose two eager runs differ (judge.judge)
 FLOAT = "float"  # a floating leaf, per element (float_rules.py)
 TENSOR = "tensor"  # a tensor leaf as a whole (judge._judge_leaf)
 EXACT = "exact"  # an integer or bool leaf (exact.judge_exact)
 INDEX = "index"  # an index leaf (exact.judge_index)
 RETRY = "retry"  # a failing verdict judged again with eager's value where the order of ties decides (reference.conditioned)
-LENIENT = "lenient"  # the sweep's low-precision points with a discontinuous op (lenient.lenient_judge)
+LENIENT = "lenient"  # a failing leaf at a low-precision sweep point with a discontinuous op (judge.judge's lenient: lenient.py)
 TRAINING = "training"  # a training step's verdict (forward and gradients: grad.random_stream)
 
 TESTS = "tests/unit/runners/oracle/test_rules.py"
@@ -26,7 +27,7 @@ class OracleRule:
     """One row of the table."""
 
     id: str
-    scope: str  # OUTPUT | FLOAT | TENSOR | EXACT | INDEX | RETRY | LENIENT | TRAINING
+    scope: str  # OUTPUT | VARIES | FLOAT | TENSOR | EXACT | INDEX | RETRY | LENIENT | TRAINING
     effect: str  # CONVICTS | CLEARS | NOTES
     rule: str  # the numbered rule of docs/oracle.md it belongs to
     what: str  # the elements it convicts, clears or notes
@@ -46,10 +47,9 @@ RULES: tuple[OracleRule, ...] = (
     # ------------------------------------------------------------------------------------------ output
     OracleRule(
         "output.nondeterministic", OUTPUT, CLEARS, "7",
-        "where two eager runs differ (NaN == NaN): each leaf that differs or depends on a random draw (an op tagged "
-        "nondeterministic_seeded, or torch.empty: the eager run's record), not judged: `nondeterministic`; a leaf "
-        "that differs without a random draw is judged by kind (finite.non-finite); without the record, the whole output",
-        "a program that draws random numbers has no one right output to compare with; its other leaves have",
+        "where two eager runs differ (NaN == NaN) and the eager run's record is missing or their structures differ: "
+        "the whole output, not judged: `nondeterministic` (with the record, leaf by leaf: varies.*)",
+        "a program that draws random numbers has no one right output to compare with",
         "dropout and other random ops draw anew on each call; compiled code draws in another order",
         f"{TESTS}::test_output_nondeterministic",
         must_not_clear=f"{REAL_BUGS}::test_a_leaf_without_a_random_draw_is_judged_beside_a_random_one"),
@@ -59,6 +59,32 @@ RULES: tuple[OracleRule, ...] = (
         "a compiled program returns what its eager program returns, exactly",
         "torch.compile preserves the output pytree, shapes and dtypes",
         f"{TESTS}::test_output_structure"),
+    # ------------------------------------------------------------------------------------------ leaves that vary
+    OracleRule(
+        "varies.non-finite", VARIES, CONVICTS, "7",
+        "a floating leaf whose two eager runs differ without a random draw (the eager run's record): a non-finite c "
+        "where both eager runs and f are finite",
+        "a nondeterministic kernel (atomics) reorders sums; it makes no NaN/inf of finite values",
+        "no evaluation order is specified; every order of finite terms within the range is finite",
+        f"{TESTS}::test_varies_non_finite"),
+    OracleRule(
+        "varies.own-overflow", VARIES, CLEARS, "8",
+        "an element that depends on an intermediate eager itself overflowed, or whose compiled value another order "
+        "of eager's own partial results at the edge of the range gives (the eager run's record, as "
+        "finite.beyond-range and finite.edge-of-range)",
+        "eager's finite values are luck there, not a reference",
+        "no order of a reduction's terms is specified",
+        f"{TESTS}::test_varies_own_overflow", ("varies.non-finite",),
+        must_not_clear=f"{REAL_BUGS}::test_a_nan_beside_an_overflow_of_a_leaf_whose_eager_runs_differ"),
+    OracleRule(
+        "varies.set-aside", VARIES, CLEARS, "7",
+        "where two eager runs differ, with the eager run's record: each leaf that depends on a random draw (an op "
+        "tagged nondeterministic_seeded, or torch.empty), or that differs without one and is charged with nothing: "
+        "the elements where c differs from e, not judged: `nondeterministic`",
+        "a program that draws random numbers has no one right output to compare with; its other leaves have",
+        "dropout and other random ops draw anew on each call; compiled code draws in another order",
+        f"{TESTS}::test_varies_set_aside",
+        must_not_clear=f"{REAL_BUGS}::test_a_leaf_without_a_random_draw_is_judged_beside_a_random_one"),
     # ------------------------------------------------------------------------------------------ float: NaN/inf
     OracleRule(
         "kind.special", FLOAT, CONVICTS, "3",
@@ -300,6 +326,17 @@ RULES: tuple[OracleRule, ...] = (
         "torch.argmax/topk of ties return any one; Inductor's reductions break ties by their own order",
         f"{TESTS}::test_index_tie", ("index.differs",),
         must_not_clear=f"{REAL_BUGS}::test_argmax_beside_a_masked_logit"),
+    # ------------------------------------------------------------------------------------------ a failing leaf, again
+    OracleRule(
+        "lenient.wider-run", LENIENT, CLEARS, "sweeps",
+        "at a float16/bfloat16 sweep point of a program with a discontinuous op, in a leaf that fails: elements "
+        "where c differs from eager but agrees with the float32 or float64 program, from which eager itself differs "
+        "there, take c's value before the leaf is judged again",
+        "low-precision rounding before a floor or comparison moves the step; the wider program shows which "
+        "side is right",
+        "compiled code keeps float32 intermediates where eager rounds to float16/bfloat16",
+        f"{TESTS}::test_lenient_wider_run",
+        must_not_clear=f"{REAL_BUGS}::test_a_low_precision_value_off_where_eager_agrees_with_the_wider_program"),
     # ------------------------------------------------------------------------------------------ a failing verdict, again
     OracleRule(
         "ties.sort-order", RETRY, CLEARS, "9",
@@ -310,16 +347,6 @@ RULES: tuple[OracleRule, ...] = (
         "torch.sort without stable=True, topk and Triton's sort leave the order of ties open",
         f"{TESTS}::test_ties_sort_order",
         must_not_clear=f"{REAL_BUGS}::test_a_nan_gathered_by_a_sort_with_ties"),
-    OracleRule(
-        "lenient.wider-run", LENIENT, CLEARS, "sweeps",
-        "at a float16/bfloat16 sweep point of a program with a discontinuous op: elements where c differs from "
-        "eager but agrees with the float32 or float64 program, from which eager itself differs there, take c's "
-        "value before judging again",
-        "low-precision rounding before a floor or comparison moves the step; the wider program shows which "
-        "side is right",
-        "compiled code keeps float32 intermediates where eager rounds to float16/bfloat16",
-        f"{TESTS}::test_lenient_wider_run",
-        must_not_clear=f"{REAL_BUGS}::test_a_low_precision_value_off_where_eager_agrees_with_the_wider_program"),
     # ------------------------------------------------------------------------------------------ training mode
     OracleRule(
         "training.random-stream", TRAINING, CLEARS, "7",

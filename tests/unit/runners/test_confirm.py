@@ -331,3 +331,21 @@ def test_a_prover_child_is_a_fresh_process_that_has_run_nothing(tmp_path):
         assert p.alive()
     finally:
         p.kill()
+
+
+@pytest.mark.slow  # a prover server (imports torch)
+def test_a_prestarted_prover_serves_the_first_proof_and_retire_ends_it():
+    """prover.prestart starts the server in the background (a second call while it starts or idles starts no
+    other); take() waits for it and hands it out; retire() ends one that no proof took."""
+    from eqsat_test.runners.exec import prover
+    prover.prestart(1)
+    prover.prestart(1)
+    p = prover.take(1)
+    try:
+        assert p.alive() and not prover._starting and not prover._idle
+        prover.give_back(p)
+        prover.prestart(1)  # one is idle: nothing new starts
+        assert not prover._starting and prover._idle == [p]
+    finally:
+        prover.retire()
+    assert not p.alive() and not prover._idle

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
 import math
 from pathlib import Path
 
@@ -12,8 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from eqsat_test.runners.oracle.inputs import input_sets
-from eqsat_test.runners.oracle.judge import MATCH, MISMATCH, NONDETERMINISTIC, judge
-from eqsat_test.runners.oracle.lenient import lenient_judge
+from eqsat_test.runners.oracle.judge import MATCH, MISMATCH, NONDETERMINISTIC, judge, to_fp64, tolerance
 from eqsat_test.runners.oracle.runs import EagerOrigin, EdgeOfRange, edge_of, overflow_of
 
 REPO = Path(__file__).resolve().parents[4]
@@ -220,11 +220,6 @@ def test_strides_are_a_note_not_a_failure():
     assert (v.ok, v.kind) == (True, MATCH) and "strides differ" in v.detail
 
 
-def test_dtype_is_structure():
-    eager = torch.randn(4)
-    assert judge(eager, eager.double(), eager.double()).kind == "structure-mismatch"
-
-
 # ---------------------------------------------------------------------------------------------
 # the first oracle's false alarms, now passing
 
@@ -296,7 +291,7 @@ def test_random_ops_are_nondeterministic_not_miscompiled():
     ref, ref2 = prog(x), prog(x)
     torch.manual_seed(0)
     got = torch.compile(prog, backend="aot_eager")(x)  # draws differently from eager
-    for v in (judge(ref, got, ref, ref2=ref2), lenient_judge(ref, got, ref, None, ref2=ref2)):
+    for v in (judge(ref, got, ref, ref2=ref2), judge(ref, got, ref, ref2=ref2, lenient=(None, ref))):
         assert (v.ok, v.kind) == (True, NONDETERMINISTIC), v.detail
 
 
@@ -405,3 +400,134 @@ def test_another_libm_within_1e5_of_typical_magnitude_passes():
     assert judge(eager, got, fp64).ok
     got[7] = -0.0112  # 7.7e-5 off: beyond 1e-5 of typical magnitude
     assert not judge(eager, got, fp64).ok
+
+# ---------------------------------------------------------------------------------------------
+# NaN/inf, eager's own overflow, the fp64 rule
+
+
+def test_nan_equals_nan_and_inf_sign_matters():
+    r = torch.tensor([1.0, math.nan, math.inf, -math.inf])
+    assert judge(r, r.clone()).ok
+    g = r.clone()
+    g[2] = -math.inf
+    v = judge(r, g, to_fp64(r))
+    assert (v.ok, v.leaf) == (False, "")
+    assert "NaN/Inf" in v.detail and "(2,)" in v.detail
+    g = r.clone()
+    g[1] = 0.0
+    assert not judge(r, g).ok
+    g = r.clone()
+    g[0] = math.nan
+    assert not judge(r, g, to_fp64(r)).ok
+
+
+def test_max_errors_are_finite_only():
+    r = torch.tensor([1.0, math.nan, math.inf, 0.0])
+    g = torch.tensor([1.5, math.nan, math.inf, 0.0])
+    v = judge(r, g)
+    assert v.max_abs_err == pytest.approx(0.5) and v.max_rel_err == pytest.approx(0.5)
+    json.dumps(v.to_dict(), allow_nan=False)
+
+
+def test_eager_overflow_where_compiled_matches_fp64_passes():
+    # fp16 eager overflows in an intermediate where inductor keeps fp32: compiled is the better one.
+    r = torch.tensor([math.inf, 1.0], dtype=torch.float16)
+    g = torch.tensor([60000.0, 1.0], dtype=torch.float16)
+    fp64 = torch.tensor([60000.0, 1.0], dtype=torch.float64)
+    assert judge(r, g, fp64).ok
+    # without fp64 nothing says who is right where eager's square overflowed (its run's record): 60000 >=
+    # sqrt(65504); an infinity eager did not make of finite operands (an input's) stays judged
+    from eqsat_test.runners.oracle.runs import EagerOrigin
+    own = {"": EagerOrigin(overflow=torch.tensor([True, False]))}
+    assert judge(r, g, origins=own).ok and "not judged" in judge(r, g, origins=own).detail
+    assert not judge(r, g).ok
+    assert not judge(r, torch.tensor([3.0, 1.0], dtype=torch.float16), origins=own).ok  # a small c where eager is inf
+    # where eager overflowed (non-finite, fp64 finite) both are wrong and compiled is judged by kind
+    # only: any finite value passes there; the other elements are still judged
+    assert judge(r, torch.tensor([50000.0, 1.0], dtype=torch.float16), fp64).ok
+    assert not judge(r, torch.tensor([60000.0, 2.0], dtype=torch.float16), fp64).ok
+
+
+def test_fp64_rule_per_element():
+    gen = torch.Generator().manual_seed(0)
+    truth = torch.randn(10_000, generator=gen, dtype=torch.float64)
+    noise = lambda: torch.randn(10_000, generator=gen, dtype=torch.float64)  # noqa: E731
+    ref = (truth + 2e-4 * noise()).float()
+    within = (truth + 3e-4 * noise()).float()  # 1.5x eager's error: far from eager, close to fp64's bound
+    assert not judge(ref, within).ok  # no fp64 reference: compared with eager
+    v = judge(ref, within, truth)
+    assert v.ok, v.detail
+    # each element may be at most M = 64 times eager's error (its own, or its peers' 75th percentile)
+    v = judge(ref, (truth + 2e-2 * noise()).float(), truth)
+    assert not v.ok and "exceed the fp64 bound" in v.detail
+    # eager exact to the last bit: compiled may not be 3e-4 off
+    v = judge(truth.float(), (truth + 3e-4 * noise()).float(), truth)
+    assert not v.ok and "exceed the fp64 bound" in v.detail
+
+
+def test_ill_conditioned_scalar_gets_wider_bound():
+    # eager 60 ulps off (cancellation), compiled 49x further off: measured on inductor's 1M sum.
+    # A scalar's yardstick is one sample of eager's error: M(1) = 256.
+    truth = torch.tensor(6.28993294903637, dtype=torch.float64)
+    ref = (truth + 4.5e-5).float()
+    v = judge(ref, (truth + 2.2e-3).float(), truth)
+    assert v.ok, v.detail
+    assert not judge(ref, (truth + 5e-2).float(), truth).ok
+
+
+def test_scalar_where_eager_is_noisy_is_judged_by_its_own_error():
+    # a million values summing to ~0: eager is 1% off fp64 itself, compiled 33% (measured)
+    truth = torch.tensor(0.00943229248514399, dtype=torch.float64)
+    ref, got = torch.tensor(0.00933837890625), torch.tensor(0.00631)
+    v = judge(ref, got, truth)
+    assert v.ok, v.detail
+    assert not judge(ref, torch.tensor(math.nan), truth).ok
+    assert not judge(ref, torch.tensor(-0.05), truth).ok  # but not anything: 600x eager's error
+    # fp64 exactly 0 gives no scale: Dynamo's absolute floor decides
+    assert not judge(torch.tensor([1e-8, 0.0]), torch.tensor([5.0, 0.0]), torch.zeros(2, dtype=torch.float64)).ok
+
+
+def test_dtype_hint_widens_tolerance():
+    r = torch.linspace(1, 2, 100)
+    g = r * (1 + 5e-4)
+    assert not judge(r, g).ok
+    assert judge(r, g, dtype_hint=torch.float16).ok
+    assert judge(r, g, dtype_hint="bf16").ok
+    assert tolerance(torch.float16) > tolerance(torch.float32) and tolerance(torch.bfloat16) > tolerance(torch.float16)
+
+
+def test_overflow_on_injected_extreme_inputs_is_not_judged():
+    # layer_norm over a row holding 1e30 in float32: eager's variance overflows (NaN), compiled
+    # (Welford) gives finite values that are no closer to fp64: the program has no trustworthy
+    # float32 answer there. Both wrong convicts no one: not judged, on injected special inputs and
+    # on ordinary ones alike (a sweep's boundary values overflow the same way).
+    r = torch.tensor([float("nan"), 1.0])
+    g = torch.tensor([0.6248, 1.0])
+    fp64 = torch.tensor([0.2714, 1.0], dtype=torch.float64)
+    assert judge(r, g, fp64, extreme_inputs=True).ok
+    assert judge(r, g, fp64).ok
+    # a NaN that propagates from a NaN input is NaN in fp64 as well: still judged
+    assert not judge(r, g, torch.tensor([float("nan"), 1.0], dtype=torch.float64), extreme_inputs=True).ok
+    # and the rest of the leaf is judged as usual
+    assert not judge(r, torch.tensor([0.6248, 2.0]), fp64, extreme_inputs=True).ok
+
+
+def test_no_reference_eager_overflow_on_special_inputs_is_not_judged():
+    """examples/mlp.py at default settings: a LayerNorm row of the special set overflows in eager
+    (NaN row) and not in compiled (0.55); the variant has no independent fp64 run. Nothing says
+    which is right: not judged on a special set; on ordinary inputs it still fails, and so does a NaN
+    eager did not make itself (its run's record: the layer norm's kernel overflowed inside)."""
+    from eqsat_test.runners.oracle.inputs import InputSet
+    from eqsat_test.runners.oracle.reference import eager_reference
+    from eqsat_test.runners.oracle.runs import overflow_of
+    x = torch.tensor([[3e30, -1e30, 2e30, 5e29], [0.1, 0.2, 0.3, 0.4]])
+    r = eager_reference(lambda t: torch.nn.functional.layer_norm(t, (4,)), lambda *a: {}, InputSet("special-0", (x,)))
+    eager = r.ref
+    assert bool(torch.isnan(eager[0]).all()) and bool(overflow_of(r.origins[""])[0].all())
+    got = eager.clone()
+    got[0] = torch.tensor([0.554, -1.2, 0.3, 0.35])
+    v = judge(eager, got, None, extreme_inputs=True, origins=r.origins)
+    assert v.ok and "not judged" in v.detail
+    assert not judge(eager, got, None, origins=r.origins).ok
+    assert not judge(eager, got, None, extreme_inputs=True).ok  # no record of eager's own overflow
+    assert not judge(eager, got, eager.double(), extreme_inputs=True, origins=r.origins).ok  # an fp64 run that is NaN too convicts

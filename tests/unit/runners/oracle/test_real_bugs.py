@@ -9,8 +9,7 @@ import torch.nn.functional as F
 
 from eqsat_test.runners.oracle.grad import GradProgram, random_stream
 from eqsat_test.runners.oracle.inputs import InputSet
-from eqsat_test.runners.oracle.judge import NONDETERMINISTIC
-from eqsat_test.runners.oracle.lenient import lenient_judge
+from eqsat_test.runners.oracle.judge import NONDETERMINISTIC, judge
 from eqsat_test.runners.oracle.reference import EagerRef, eager_reference, judge_against
 from eqsat_test.runners.oracle.runs import overflow_of
 from eqsat_test.runners.oracle.verdict import Verdict
@@ -62,6 +61,22 @@ def test_a_leaf_without_a_random_draw_is_judged_beside_a_random_one():
     got = written(y.clone())
     got[2, 7] = NAN
     assert fails_at(judge_against(r, got), "", "(2, 7)", "output.nondeterministic")
+
+
+def test_a_nan_beside_an_overflow_of_a_leaf_whose_eager_runs_differ():
+    """A program whose eager runs differ without a random draw (it writes sin() into its input through a view)
+    and whose eager run overflows one row (exp of 120 in float32): compiled's NaN in another row, where both
+    eager runs and fp64 are finite, depends on no overflow of eager's and must fail."""
+    def written(t):
+        t.view(-1)[:20].sin_()
+        return (t * 4).exp()
+    y = torch.randn(4, 16, generator=gen(2))
+    y[3] = 30.0
+    r = eager(written, y.clone())
+    assert bool(torch.isinf(r.ref[3]).all()) and not torch.equal(r.ref, r.ref2)
+    got = written(y.clone())
+    got[2, 7] = NAN
+    assert fails_at(judge_against(r, got), "", "(2, 7)", "varies.own-overflow")
 
 
 # ---------------------------------------------------------------------------------------------- NaN and infinities
@@ -377,7 +392,7 @@ def test_a_low_precision_value_off_where_eager_agrees_with_the_wider_program():
     e = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float16)
     c = e.clone()
     c[0] = 1.03
-    v = lenient_judge(e, c, e.double(), e.float())
+    v = judge(e, c, e.double(), lenient=(e.float(), e.double()))
     assert fails_at(v, "", "(0,)", "lenient.wider-run"), v.detail
 
 

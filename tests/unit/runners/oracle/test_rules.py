@@ -10,7 +10,6 @@ import torch
 from eqsat_test.runners.oracle import engine, rules
 from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.judge import MISMATCH, NONDETERMINISTIC, STRUCTURE_MISMATCH, judge
-from eqsat_test.runners.oracle.lenient import lenient_judge
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
 from eqsat_test.runners.oracle.runs import Antithetic, EagerOrigin, EdgeOfRange, RoundingRuns, overflow_of
 from eqsat_test.runners.oracle.verdict import LeafRules, RuleCount, Verdict, rule_totals
@@ -111,6 +110,55 @@ def test_output_structure():
     v = judge((torch.ones(3),), (torch.ones(4),))
     assert (v.kind, counts(v)) == (STRUCTURE_MISMATCH, {"output.structure": 1})
     assert judge((torch.ones(3),), (torch.ones(3),)).rules == ()
+
+
+# ---------------------------------------------------------------------------------------------- leaves that vary
+
+
+def varying() -> tuple[torch.Tensor, torch.Tensor]:
+    """Two eager runs of one leaf that differ at element 0 without a random draw (a nondeterministic kernel)."""
+    e = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    e2 = e.clone()
+    e2[0] = 1.5
+    return e, e2
+
+
+def test_varies_non_finite():
+    e, e2 = varying()
+    c = e.clone()
+    c[2] = NAN
+    v = judge(e, c, e.double(), ref2=e2, origins={"": EagerOrigin()})
+    assert not v.ok and "(2,)" in v.detail and "both eager runs" in v.detail
+    assert counts(v) == {"varies.non-finite": 1}
+    c[2] = 3.5  # a finite value off: not judged, the eager runs differ
+    v = judge(e, c, e.double(), ref2=e2, origins={"": EagerOrigin()})
+    assert (v.ok, v.kind) == (True, NONDETERMINISTIC) and counts(v) == {"varies.set-aside": 1}
+
+
+def test_varies_own_overflow():
+    e, e2 = varying()
+    c = torch.tensor([1.0, INF, NAN, 4.0])
+    v = judge(e, c, e.double(), ref2=e2, origins=own_overflow(False, True, False, False))
+    assert not v.ok and "(2,)" in v.detail  # element 1 depends on eager's own overflow; element 2 does not
+    assert counts(v) == {"varies.non-finite": 2, "varies.own-overflow": 1}
+    edge = at_edge(4, nan=(2,))[""]  # element 2: eager's own partial results reach the edge, NaN in some order
+    v = judge(e, c, e.double(), ref2=e2, origins={"": EagerOrigin(overflow=torch.tensor([False, True, False, False]),
+                                                                  edge=edge.edge)})  # element 2: eager's partials reach the edge, NaN in some order
+    assert v.ok and counts(v) == {"varies.non-finite": 2, "varies.own-overflow": 2, "varies.set-aside": 2}
+
+
+def test_varies_set_aside():
+    e, _ = varying()
+    drop = torch.tensor([0.0, 2.0, 0.0, 2.0])
+    out, out2 = (drop, e), (torch.tensor([2.0, 0.0, 0.0, 2.0]), e.clone())
+    origins = {"[0]": EagerOrigin(random=True), "[1]": EagerOrigin()}
+    other = (torch.tensor([2.0, 2.0, 0.0, 0.0]), e.clone())  # other draws
+    v = judge(out, other, tuple(t.double() for t in out), ref2=out2, origins=origins)
+    assert (v.ok, v.kind) == (True, NONDETERMINISTIC)
+    assert v.rules == (LeafRules("[0]", (RuleCount("varies.set-aside", 2),)),)
+    wrong = (other[0], e * 1.5)  # the leaf without a random draw, which the eager runs agree on: judged
+    v = judge(out, wrong, tuple(t.double() for t in out), ref2=out2, origins=origins)
+    assert not v.ok and v.leaf == "[1]" and counts(v)["varies.set-aside"] == 2
 
 
 # ---------------------------------------------------------------------------------------------- NaN and infinities
@@ -514,10 +562,10 @@ def test_lenient_wider_run():
     c = e.clone()
     c[0] = 2.0  # the wider programs' value
     c[1] += 0.5  # within 4% of neither
-    v = lenient_judge(e, c, f, ref32)
+    v = judge(e, c, f, lenient=(ref32, f))
     assert not v.ok and "(1,)" in v.detail and counts(v)["lenient.wider-run"] == 1
     c[1] = e[1]
-    v = lenient_judge(e, c, f, ref32)
+    v = judge(e, c, f, lenient=(ref32, f))
     assert v.ok and "excused 1 elements" in v.detail and counts(v) == {"lenient.wider-run": 1}
     assert not judge(e, c, f).ok  # the judge alone convicts it
 
