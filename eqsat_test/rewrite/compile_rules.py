@@ -505,15 +505,23 @@ def _compile_in_pool(todo: list[tuple[str, Rule]], jobs: int) -> dict[str, list[
     return done
 
 
+# The rules this process compiled or read from a cache file, by the file and rule key: a process that runs several
+# models (`eqsat-test run A.py B.py ...`) reads the cache (megabytes of JSON) and rebuilds its rules once, not per model.
+_IN_PROCESS: dict[str, dict[str, list[CompiledRule]]] = {}
+
+
 def compile_rules(rules: list[Rule], *, use_cache: bool = True, jobs: int | None = None,
                   log=lambda s: None) -> tuple[list[CompiledRule], list[str]]:
     """Compile every rule (cached by rule source and torch version); returns (compiled, errors).
 
     Rules missing from the cache are compiled by `jobs` processes (default: one per core, when
     there are many); the result is the same as compiling them one after another here."""
-    cache_file = cache_dir() / f"compiled-rules-{CACHE_VERSION}.json"
-    cache: dict = read_cache(cache_file) if use_cache else {}
     keys = [rule_key(r) for r in rules]
+    cache_file = cache_dir() / f"compiled-rules-{CACHE_VERSION}.json"
+    seen = _IN_PROCESS.setdefault(str(cache_file), {}) if use_cache else {}
+    if use_cache and all(k in seen for k in keys):
+        return [c for k in keys for c in seen[k]], []
+    cache: dict = read_cache(cache_file) if use_cache else {}
     many = len({k for k in keys if k not in cache}) >= _PARALLEL_MIN  # (a few are compiled without waiting)
     dirty = False
     fd = lock_cache(cache_file) if use_cache and many else None
@@ -539,15 +547,16 @@ def compile_rules(rules: list[Rule], *, use_cache: bool = True, jobs: int | None
                      if n_jobs > 1 and len(todo) >= (_PARALLEL_MIN if jobs is None else 2) else {})
             for r, key in zip(rules, keys):
                 if key in cache:
-                    compiled += [CompiledRule.from_json(d) for d in cache[key]]
-                    continue
-                res = fresh.pop(key) if key in fresh else _compile_one(r)
-                if isinstance(res, str):
-                    errors.append(res)
-                    continue
+                    res = seen.get(key) or [CompiledRule.from_json(d) for d in cache[key]]
+                else:
+                    res = fresh.pop(key) if key in fresh else _compile_one(r)
+                    if isinstance(res, str):
+                        errors.append(res)
+                        continue
+                    cache[key] = [c.to_json() for c in res]
+                    dirty = True
                 compiled += res
-                cache[key] = [c.to_json() for c in res]
-                dirty = True
+                seen[key] = res
         if dirty and use_cache:
             try:
                 cache_file.parent.mkdir(parents=True, exist_ok=True)

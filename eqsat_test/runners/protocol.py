@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import time
 import traceback
 from typing import Any, Callable, TextIO
@@ -281,3 +282,19 @@ def exit_with_parent(every: float = 1.0) -> None:
             if os.getppid() != parent:
                 os._exit(3)
     threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
+
+
+# `eqsat-test run A.py B.py ...` (runners/cli/many.py) says on stderr where each model starts and how it ended, in
+# these two lines: a campaign job of several programs (runners/campaign/batch.py) reads them to keep each program's
+# verdicts, log and time limit apart.
+MODEL_LINE = re.compile(r"^eqsat-test: model (\d+) of (\d+): (?:exit (-?\d+)$|.* -> )", re.M)
+
+
+def model_start_line(k: int, n: int, model: object, out: object) -> str:
+    """The line (without the `eqsat-test: ` prefix) saying that model k of n starts, writing to `out`."""
+    return f"model {k} of {n}: {model} -> {out}"
+
+
+def model_end_line(k: int, n: int, code: int) -> str:
+    """The line (without the `eqsat-test: ` prefix) saying that model k of n ended with exit code `code`."""
+    return f"model {k} of {n}: exit {int(code)}"

@@ -80,12 +80,14 @@ def test_fuzz_windows_only_judges_windows_of_real_graphs(tmp_path):
 @pytest.mark.slow
 @pytest.mark.ray
 def test_fuzz_on_a_local_ray_cluster(tmp_path):
-    """--executor ray: the programs travel with their tasks, run folders come back, the store is the same kind."""
+    """--executor ray: the programs travel with their tasks (two a task), each program's run folder comes back, the
+    store is the same kind."""
     ray = pytest.importorskip("ray")
     from eqsat_test.runners.campaign.hunt import HuntOptions, run_hunt
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
-        s = run_hunt(HuntOptions(minutes=0.1, executor="ray", variants=2, sweep_every=0, seed=7), tmp_path / "ray")
+        s = run_hunt(HuntOptions(minutes=0.1, executor="ray", variants=2, sweep_every=0, seed=7, programs_per_job=2),
+                     tmp_path / "ray")
     finally:
         ray.shutdown()
     assert s["run"]["ran"] >= 1 and s["judged"] + s["internal_errors"] >= 1

@@ -1,10 +1,11 @@
-"""Hunt mode as a campaign: generated programs fed to the campaign runner one job each (on a local pool that a refill keeps busy, or on Ray in waves), their verdicts in the campaign store, resumable, with a progress line of programs per minute, candidates, root causes and ledger matches.
+"""Hunt mode as a campaign: generated programs fed to the campaign runner in batches of a few programs a process (on a local pool that a refill keeps busy, or on Ray in waves), each program's verdicts in the campaign store, resumable, with a progress line of programs per minute, candidates, root causes and ledger matches.
 
 Each program is a model file under OUT/programs/ (its seed and source also in the store's `programs` table), and
 its job is an ordinary campaign job (`eqsat-test run PROGRAM ...` with small per-program settings: a few variants,
 sweeps on one program in `sweep_every`), so clustering, the ledger, the report and `campaign --dry-run` work on a
-hunt's folder as on any campaign's. Run the same command again to go on: programs generated but not judged run
-first, then new seeds follow the last one.
+hunt's folder as on any campaign's. Up to `programs_per_job` jobs of one command run in one process
+(runners/campaign/batch.py: `eqsat-test run P1 P2 ...`), each still recorded as its own job. Run the same command
+again to go on: programs generated but not judged run first, then new seeds follow the last one.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from eqsat_test.runners.campaign.batch import Batcher
 from eqsat_test.runners.campaign.hunt_programs import PROGRAMS_DIR, SEED_STRIDE, Generator, ProgramTable, is_window
 from eqsat_test.runners.campaign.jobs import kill_marked, make_jobs, warm_rule_cache
 from eqsat_test.runners.campaign.progress import Progress
@@ -27,7 +29,6 @@ from eqsat_test.runners.campaign.run import (
     lock_out,
     plan_slots,
     run_local,
-    run_ray,
     summarize,
 )
 from eqsat_test.runners.campaign.spec import RUNS_DIR, TMP_DIR, Spec
@@ -56,6 +57,7 @@ class HuntOptions:
     minimize_seconds: float = 120.0
     executor: str = "local"
     address: str | None = None
+    programs_per_job: int = 8  # programs judged one after another in one process (its start paid once)
     windows_from: tuple[str, ...] = ()  # model files (resolved) that windows of real graphs are cut from
     windows_share: float = 0.0  # the share of programs that are windows (hunt_programs.WINDOW_SHARE, or 1)
 
@@ -87,8 +89,9 @@ def program_jobs(opts: HuntOptions, out: Path, path: Path, record: dict) -> list
 
 
 class Feeder:
-    """The refill of the local pool (and the waves of Ray): the next programs' jobs, generated on demand, the
-    programs a killed hunt left unjudged first."""
+    """The refill of the local pool (and the waves of Ray): batches of the next programs' jobs (runners/campaign/
+    batch.py: up to `programs_per_job` of one command each), generated on demand, the programs a killed hunt left
+    unjudged first (a batch of theirs not full is filled up with new programs)."""
 
     def __init__(self, opts: HuntOptions, out: Path, table: ProgramTable, store, state: HuntState) -> None:
         from eqsat_test.hunt import GENERATOR_VERSION  # (the generator's version; torch comes with it)
@@ -97,15 +100,17 @@ class Feeder:
         self.gen = Generator(out / PROGRAMS_DIR, inplace=opts.inplace, windows_from=opts.windows_from)
         self.next_idx = table.next_index(opts.seed)
         done = store.finished_keys()
-        self.backlog: list[dict] = []
+        self.backlog: list[dict] = []  # the jobs of programs made before and not judged
         for row in table.ok_programs():
             path = table.restore_file(row)
             self.backlog += [j for j in program_jobs(opts, out, path, row["record"]) if j["key"] not in done]
+        self.batcher = Batcher(opts.programs_per_job)
+        self.ready = [b for j in self.backlog for b in self.batcher.add(j)]  # batches made, first in line
 
-    def __call__(self, n: int) -> list[dict]:
-        jobs, self.backlog = self.backlog[:n], self.backlog[n:]
+    def __call__(self, n: int) -> list[list[dict]]:
+        batches, self.ready = self.ready, []
         tries = 0
-        while len(jobs) < n and tries < 20 * n:
+        while len(batches) < n and tries < 20 * n * self.opts.programs_per_job:
             tries += 1
             idx = self.next_idx
             self.next_idx += 1
@@ -116,8 +121,12 @@ class Feeder:
                 self.state.discarded += 1
                 continue
             self.state.generated += 1
-            jobs += program_jobs(self.opts, self.out, Path(made.path), made.record or {})
-        return jobs
+            for job in program_jobs(self.opts, self.out, Path(made.path), made.record or {}):
+                batches += self.batcher.add(job)
+        if len(batches) < n:  # the generator gives no more: what waits goes out as it is
+            batches += self.batcher.flush()
+        self.ready = batches[n:]  # made ahead: first in line next time
+        return batches[:n]
 
     def close(self) -> None:
         self.gen.close()
@@ -194,12 +203,13 @@ def run_hunt(opts: HuntOptions, out: Path, *, as_json: bool = False) -> dict:
         plan = plan_slots(opts.jobs or cores, cores, n_cpu, n_cuda, gpu_ids(),
                           gpu_free_memory() if n_cuda else None) if opts.executor == "local" else None
         click.echo(f"eqsat-test: hunt for {opts.minutes:g} min on {', '.join(opts.devices)} ({opts.executor}"
-                   + (f": {plan.at_once} programs at once, --jobs {plan.per_job} each" if plan else "")
+                   + (f": {plan.at_once} processes at once, --jobs {plan.per_job} each" if plan else "")
+                   + f"; up to {opts.programs_per_job} programs a process"
                    + f"); {table.next_index(opts.seed)} programs of seed {opts.seed} made before, "
                    f"{len(feeder.backlog)} job(s) left from them; store {out / STORE_NAME}", err=True)
         first = feeder(1)  # the rule set compiled into the cache once, before any job needs it
-        warm_rule_cache(first)
-        feeder.backlog[:0] = first
+        warm_rule_cache([j for b in first for j in b])
+        feeder.ready[:0] = first
         progress = HuntProgress(store, state)
         deadline = time.monotonic() + opts.minutes * 60
         t0, started = time.monotonic(), time.time()
@@ -236,6 +246,7 @@ def _run_ray_waves(opts: HuntOptions, out: Path, store, feeder: Feeder, cid: str
         import ray
     except ImportError as e:
         raise click.UsageError("--executor ray needs Ray, which is not installed: pip install 'eqsat-test[ray]'") from e
+    from eqsat_test.runners.campaign.raypool import run_ray
     from eqsat_test.runners.campaign.run import RunStats
     started = not ray.is_initialized()
     if started:
@@ -249,7 +260,7 @@ def _run_ray_waves(opts: HuntOptions, out: Path, store, feeder: Feeder, cid: str
                 break
             s = run_ray(jobs, store, out, None, None, cid, progress, None)
             total.ran, total.left = total.ran + s.ran, s.left
-            total.peak_at_once = max(total.peak_at_once, len(jobs))
+            total.peak_at_once = max(total.peak_at_once, sum(map(len, jobs)))
     finally:
         if started:
             ray.shutdown()

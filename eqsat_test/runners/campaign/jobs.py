@@ -14,6 +14,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -145,9 +146,11 @@ JOB_MARGIN = 30.0  # seconds of a job's timeout kept for start-up and writing th
 
 
 def job_command(job: dict, run_dir: Path, model: str | None = None, rule_args: list[str] | None = None,
-                jobs: int = 1) -> list[str]:
-    """`eqsat-test run` for one job; `jobs`: its worker processes (variants compiled and run at once)."""
-    cmd = [sys.executable, "-m", "eqsat_test.runners.cli", "run", model or job["model"],
+                jobs: int = 1, models: list[str] | None = None) -> list[str]:
+    """`eqsat-test run` for one job; `jobs`: its worker processes (variants compiled and run at once). `models`:
+    several model files in one run, each writing RUN_DIR/<its name> (the programs of a batch, runners/campaign/batch.py),
+    every other option the job's."""
+    cmd = [sys.executable, "-m", "eqsat_test.runners.cli", "run", *(models or [model or job["model"]]),
            "--variants", str(job["variants"]), "--seed", str(job["seed"]),
            "--backend", job["backend"], "--device", job["device"], "--jobs", str(max(1, int(jobs))),
            "--timeout", str(job["variant_timeout"]), "--time-budget", f"{job_budget(job):g}",
@@ -227,7 +230,8 @@ class JobProcess:
     """One running job: `eqsat-test run ... --jobs K --json --out RUN_DIR` under its supervisor, in its own session."""
 
     def __init__(self, job: dict, run_dir: Path, env: dict, cwd: Path | None = None,
-                 model: str | None = None, rule_args: list[str] | None = None, jobs: int = 1) -> None:
+                 model: str | None = None, rule_args: list[str] | None = None, jobs: int = 1,
+                 models: list[str] | None = None) -> None:
         self.job, self.run_dir, self.token = job, run_dir, env["EQSAT_JOB"]
         run_dir.mkdir(parents=True, exist_ok=True)
         self.started = time.time()
@@ -235,7 +239,7 @@ class JobProcess:
         self._out = open(run_dir / "job.stdout", "wb")
         self._err = open(run_dir / "job.log", "wb")
         cmd = [sys.executable, str(SUPERVISOR), str(os.getpid()), f"EQSAT_JOB={self.token}", "--",
-               *job_command(job, run_dir, model, rule_args, jobs)]
+               *job_command(job, run_dir, model, rule_args, jobs, models)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err, env=env,
                                      cwd=str(cwd or run_dir), preexec_fn=_die_with_parent(os.getpid(), signal.SIGTERM))
         self.timed_out = False
@@ -264,33 +268,40 @@ class JobProcess:
         self._out.close()
         self._err.close()
         kill_marked(f"EQSAT_JOB={self.token}")  # stragglers (the inner worker) of a finished job
-        rc = self.proc.returncode
-        report = _read_json(self.run_dir / "report.json")
-        budget_spent = rc == 2 and report is not None and bool((report.get("stats") or {}).get("budget_spent_while"))
-        if self.timed_out or budget_spent:  # (the run's --time-budget ran out before any task: as a timeout)
-            status = "timeout"
-        elif rc is not None and rc < 0:
-            status = "crash"
-        elif report is not None and rc in (0, 1, 3):
-            status = "done"
-        elif rc == 4:
-            status = "bad-input"
-        else:
-            status = "error"
-        err = None
-        if status != "done":
-            tail = (self.run_dir / "job.log").read_bytes()[-4000:].decode(errors="replace")
-            why = (f"the run's time budget ran out while {report['stats']['budget_spent_while']}, before any task"
-                   if budget_spent else
-                   f"no result within the job timeout of {self.job['timeout']:.0f} s" if status == "timeout" else
-                   f"killed by signal {-rc}" if status == "crash" else f"exit code {rc}")
-            err = why + "\n" + tail
-        manifest = manifest_or_none(self.run_dir / "bundle")
-        rules = manifest.to_dict()["rules"] if manifest is not None else {}  # (the store's record: JSON)
-        return {"status": status, "exit_code": rc, "started": self.started, "finished": time.time(),
-                "report": report, "error": err, "host": socket.gethostname(),
-                "torch_version": (report or {}).get("torch_version"),
-                "rules": {k: rules.get(k) for k in ("names", "families", "fired", "numerics", "count", "errors")}}
+        return run_outcome(self.job, self.run_dir, self.proc.returncode, self.timed_out, self.started,
+                           lambda: (self.run_dir / "job.log").read_bytes()[-4000:].decode(errors="replace"))
+
+
+def run_outcome(job: dict, run_dir: Path, rc: int | None, timed_out: bool, started: float,
+                log_tail: Callable[[], str]) -> dict:
+    """The outcome of one program's run in `run_dir` (its report.json and bundle/manifest.json) that ended with exit
+    code `rc` (negative: killed by that signal), or was killed at its timeout: status (done, timeout, crash, bad-input,
+    error), the report, and for a run without verdicts why, with the tail of its log."""
+    report = _read_json(run_dir / "report.json")
+    budget_spent = rc == 2 and report is not None and bool((report.get("stats") or {}).get("budget_spent_while"))
+    if timed_out or budget_spent:  # (the run's --time-budget ran out before any task: as a timeout)
+        status = "timeout"
+    elif rc is not None and rc < 0:
+        status = "crash"
+    elif report is not None and rc in (0, 1, 3):
+        status = "done"
+    elif rc == 4:
+        status = "bad-input"
+    else:
+        status = "error"
+    err = None
+    if status != "done":
+        why = (f"the run's time budget ran out while {report['stats']['budget_spent_while']}, before any task"
+               if budget_spent and report is not None else
+               f"no result within the job timeout of {job['timeout']:.0f} s" if status == "timeout" else
+               f"killed by signal {-rc}" if status == "crash" and rc is not None else f"exit code {rc}")
+        err = why + "\n" + log_tail()
+    manifest = manifest_or_none(run_dir / "bundle")
+    rules = manifest.to_dict()["rules"] if manifest is not None else {}  # (the store's record: JSON)
+    return {"status": status, "exit_code": rc, "started": started, "finished": time.time(),
+            "report": report, "error": err, "host": socket.gethostname(),
+            "torch_version": (report or {}).get("torch_version"),
+            "rules": {k: rules.get(k) for k in ("names", "families", "fired", "numerics", "count", "errors")}}
 
 
 def _read_json(p: Path):
@@ -330,7 +341,8 @@ def finalize_run(tmp_dir: Path, final_dir: Path, made_in: str, outcome: dict) ->
 # Ray: the same job, as a task; files travel with it, the run folder comes back as a tarball
 # ---------------------------------------------------------------------------------------------
 
-def _materialize(path: str, sha: str, content: bytes, where: Path) -> str:
+def materialize(path: str, sha: str, content: bytes, where: Path) -> str:
+    """A shipped file on this node: its own path where that holds the same bytes, else a copy in `where`."""
     p = Path(path)
     if p.is_file() and _sha_file(p) == sha:
         return path
@@ -340,6 +352,17 @@ def _materialize(path: str, sha: str, content: bytes, where: Path) -> str:
     return str(dest)
 
 
+def ray_rule_args(job: dict, files: list[dict], work: Path) -> list[str]:
+    """The job's --rules on this node: as given where its rule files are here, else the shipped copies in `work`."""
+    if all(Path(r["path"]).is_file() and _sha_file(Path(r["path"])) == r["sha"] for r in files):
+        return list(job["rule_args"])
+    shipped = work / "rules"  # this node lacks the spec's rule files (no shared file system)
+    shipped.mkdir(parents=True)
+    for i, r in enumerate(files):
+        (shipped / f"r{i:02d}_{Path(r['path']).name}").write_bytes(r["content"])
+    return [str(shipped)]
+
+
 def ray_job(payload: dict, rule_files: list[dict] | None = None) -> dict:
     """Runs on a Ray worker: one job in a subprocess with its timeout, then the run folder as tar.gz.
     `rule_files` ([{path, sha, content}]) is a separate argument so that Ray stores it once per rule set."""
@@ -347,15 +370,9 @@ def ray_job(payload: dict, rule_files: list[dict] | None = None) -> dict:
     work = Path(tempfile.mkdtemp(prefix="eqsat-job-"))
     try:
         m = payload["model"]
-        model = _materialize(m["path"], m["sha"], m["content"], work / "model")
-        rule_args = list(job["rule_args"])
+        model = materialize(m["path"], m["sha"], m["content"], work / "model")
         files = rule_files if rule_files is not None else payload.get("rule_files") or []
-        if any(not (Path(r["path"]).is_file() and _sha_file(Path(r["path"])) == r["sha"]) for r in files):
-            shipped = work / "rules"  # this node lacks the spec's rule files (no shared file system)
-            shipped.mkdir(parents=True)
-            for i, r in enumerate(files):
-                (shipped / f"r{i:02d}_{Path(r['path']).name}").write_bytes(r["content"])
-            rule_args = [str(shipped)]
+        rule_args = ray_rule_args(job, files, work)
         cache = Path(tempfile.gettempdir()) / "eqsat-ray-cache" / f"worker{os.getpid()}"
         token = f"{job['key'][:16]}-{os.getpid()}-{time.time_ns()}"
         env = job_env(token, payload["campaign_id"], cache, payload.get("threads", 1), job["device"])

@@ -11,13 +11,11 @@ Imports nothing heavy at module level: torch, egglog and ray stay out of `eqsat-
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -25,13 +23,13 @@ from pathlib import Path
 
 import click
 
+from eqsat_test.runners.campaign.batch import BatchProcess
 from eqsat_test.runners.campaign.jobs import (
     JobProcess,
     finalize_run,
     job_env,
     kill_marked,
     make_jobs,
-    ray_job,
     warm_rule_cache,
 )
 from eqsat_test.runners.campaign.progress import Progress
@@ -204,17 +202,20 @@ class GpuSampler:
 # Running a campaign
 # ---------------------------------------------------------------------------------------------
 
-def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: str, progress: Progress,
+def run_local(jobs: list, store, out: Path, plan: SlotPlan, campaign_id: str, progress: Progress,
               deadline: float | None, refill=None) -> RunStats:
     """The local pool: at most `plan.at_once` jobs at once (cuda jobs: at most plan.gpu_caps[i] on GPU i),
     each a supervised subprocess with its timeout running `--jobs plan.workers(device)` workers.
-    `refill(n)`, where given, returns up to n more jobs whenever a slot would idle before the deadline (a hunt's
-    next programs); the pool ends when it returns none and nothing runs."""
+    An item of `jobs` is one job (a dict) or a batch of jobs (a list: their programs judged in one process,
+    runners/campaign/batch.py; each recorded as it ends, what a batch left unfinished run again).
+    `refill(n)`, where given, returns up to n more items whenever a slot would idle before the deadline (a hunt's
+    next programs); the pool ends when it returns none and nothing runs. After the deadline no job starts and no
+    batch starts its next program; the running ones finish."""
     stats = RunStats()
     tmp_root = out / RUNS_DIR / TMP_DIR
-    pending = list(jobs)
-    pending_left: list = []  # the jobs the budget kept from starting
-    running: dict[int, tuple[dict, JobProcess, int | None]] = {}
+    pending: list[list[dict]] = [j if isinstance(j, list) else [j] for j in jobs]
+    pending_left: list[list[dict]] = []  # the jobs the budget kept from starting
+    running: dict[int, tuple[list[dict], JobProcess, int | None]] = {}
     free = list(range(plan.at_once))
     on_gpu = [0] * len(plan.gpu_caps)
 
@@ -224,20 +225,31 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
 
     def top_up() -> None:
         if refill is not None and not past(deadline) and len(pending) < len(free):
-            pending.extend(refill(len(free) - len(pending)))
+            pending.extend(j if isinstance(j, list) else [j] for j in refill(len(free) - len(pending)))
+
+    def record(job: dict, outcome: dict, made: Path, made_in: str) -> None:
+        outcome = finalize_run(made, out / RUNS_DIR / job["run_name"], made_in, outcome)
+        store.record_job(job, outcome)
+        stats.ran += 1
+        progress.update(job, outcome, store.counts())
 
     try:
         top_up()
         while pending or running:
-            if past(deadline) and pending:
-                stats.budget_spent = True  # no job starts after the budget; the running ones finish
-                pending_left, pending = pending, []
+            if past(deadline):
+                if pending:
+                    stats.budget_spent = True  # no job starts after the budget; the running ones finish
+                    pending_left, pending = pending_left + pending, []
+                for _, jp, _ in running.values():
+                    if isinstance(jp, BatchProcess):
+                        jp.stop_after_current()
             while free and pending:
                 g = pick_gpu()
-                k = next((i for i, j in enumerate(pending) if j["device"] != "cuda" or g is not None), None)
+                k = next((i for i, b in enumerate(pending) if b[0]["device"] != "cuda" or g is not None), None)
                 if k is None:
                     break
-                job = pending.pop(k)
+                batch = pending.pop(k)
+                job = batch[0]
                 gpu = g if job["device"] == "cuda" else None
                 if gpu is not None:
                     on_gpu[gpu] += 1
@@ -246,125 +258,58 @@ def run_local(jobs: list[dict], store, out: Path, plan: SlotPlan, campaign_id: s
                 tmp = tmp_root / f"{job['key'][:12]}-{time.time_ns()}"
                 env = job_env(token, campaign_id, out / "cache" / f"worker{slot}", plan.threads, job["device"],
                               gpu=plan.gpu_ids[gpu] if gpu is not None else None)
-                store.mark_running(job)
-                running[slot] = (job, JobProcess(job, tmp, env, jobs=plan.workers(job["device"])), gpu)
+                store.mark_running(batch)
+                workers = plan.workers(job["device"])
+                running[slot] = (batch, JobProcess(job, tmp, env, jobs=workers) if len(batch) == 1 else
+                                 BatchProcess(batch, tmp, env, workers=workers), gpu)
                 stats.peak_at_once = max(stats.peak_at_once, len(running))
             for slot in list(running):
-                job, jp, gpu = running[slot]
-                if not jp.poll():
+                batch, jp, gpu = running[slot]
+                ended = jp.poll()
+                if isinstance(jp, BatchProcess):
+                    for job, outcome, made in jp.harvest():  # each program as it ends
+                        record(job, outcome, made, str(made))
+                if not ended:
                     continue
                 del running[slot]
                 free.append(slot)
                 if gpu is not None:
                     on_gpu[gpu] -= 1
-                outcome = jp.outcome()
-                outcome = finalize_run(jp.run_dir, out / RUNS_DIR / job["run_name"], str(jp.run_dir), outcome)
-                store.record_job(job, outcome)
-                stats.ran += 1
-                progress.update(job, outcome, store.counts())
+                if isinstance(jp, BatchProcess):
+                    jp.close()
+                    for job, outcome, made in jp.harvest():
+                        record(job, outcome, made, str(made))
+                    pending[:0] = jp.leftovers()
+                    shutil.rmtree(jp.run_dir, ignore_errors=True)
+                else:
+                    record(batch[0], jp.outcome(), jp.run_dir, str(jp.run_dir))
             top_up()
-            progress.heartbeat([(job, jp.started, jp.run_dir) for job, jp, _ in running.values()])
+            progress.heartbeat([(*jp.running(), jp.run_dir) if isinstance(jp, BatchProcess) else
+                                (jp.job, jp.started, jp.run_dir) for _, jp, _ in running.values()])
             time.sleep(0.1)
     except KeyboardInterrupt:
         stats.interrupted = True
         raise
     finally:
-        for _job, jp, _ in running.values():  # unfinished: not recorded, the next resume runs them
+        unfinished = [j["key"] for b in pending_left for j in b]
+        for batch, jp, _ in running.values():  # unfinished: not recorded, the next resume runs them
             jp.kill()
+            done = set()
+            if isinstance(jp, BatchProcess):
+                try:  # what a batch finished before the end is kept
+                    jp.close()
+                    for job, outcome, made in jp.harvest():
+                        record(job, outcome, made, str(made))
+                        done.add(job["key"])
+                except Exception:  # never mask the reason we are leaving
+                    pass
+            unfinished += [j["key"] for j in batch if j["key"] not in done]
             shutil.rmtree(jp.run_dir, ignore_errors=True)
         try:
-            store.mark_interrupted([job["key"] for job, _, _ in running.values()])
+            store.mark_interrupted(unfinished)
         except Exception:  # never mask the reason we are leaving
             pass
-        stats.left = len(pending) + len(running) + len(pending_left)
-    return stats
-
-
-def run_ray(jobs: list[dict], store, out: Path, address: str | None, n_cpus: int | None, campaign_id: str,
-            progress: Progress, deadline: float | None) -> RunStats:
-    try:
-        import ray
-    except ImportError as e:
-        raise click.UsageError("--executor ray needs Ray, which is not installed: "
-                               "pip install 'eqsat-test[ray]'") from e
-    stats = RunStats()
-    started_here = False
-    if not ray.is_initialized():  # (a test or a notebook may have connected already)
-        if address in (None, ""):  # RAY_ADDRESS if set, else a new local cluster
-            ray.init(num_cpus=n_cpus if not os.environ.get("RAY_ADDRESS") else None, include_dashboard=False,
-                     log_to_driver=False)
-        elif address == "local":
-            ray.init(address="local", num_cpus=n_cpus, include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(address=address, log_to_driver=False)
-        started_here = True
-    remote = ray.remote(ray_job)
-    contents: dict[str, tuple[str, bytes]] = {}
-
-    def shipped(path: str) -> dict:
-        if path not in contents:
-            b = Path(path).read_bytes()
-            contents[path] = (hashlib.sha256(b).hexdigest(), b)
-        sha, b = contents[path]
-        return {"path": path, "sha": sha, "content": b}
-
-    refs: dict = {}
-    rule_refs: dict = {}  # one object per rule set, shared by its tasks
-    try:
-        for job in jobs:
-            rs = job["rule_set_version"]
-            if rs not in rule_refs:
-                rule_refs[rs] = ray.put([shipped(f) for f in job["rule_files"]] if job["rule_set"] else [])
-            payload = {"job": job, "campaign_id": campaign_id, "threads": 1, "model": shipped(job["model"])}
-            ref = remote.options(num_cpus=1, num_gpus=1 if job["device"] == "cuda" else 0, max_retries=0,
-                                 name=f"eqsat-job-{job['run_name']}").remote(payload, rule_refs[rs])
-            refs[ref] = job
-        store.mark_running(list(refs.values()), host="ray")
-        while refs:
-            if past(deadline):
-                stats.budget_spent = True
-                break
-            ready, _ = ray.wait(list(refs), num_returns=1, timeout=0.5)
-            progress.heartbeat([(job, None, None) for job in refs.values()])
-            for ref in ready:
-                job = refs.pop(ref)
-                try:
-                    res = ray.get(ref)
-                except Exception as e:  # the task itself failed (a lost node, an OOM kill): one job
-                    outcome: dict = {"status": "crash", "exit_code": None, "started": time.time(), "finished": time.time(),
-                               "report": None, "error": f"Ray task failed: {type(e).__name__}: {e}"[:4000],
-                               "host": "ray", "rules": {}}
-                    tmp = out / RUNS_DIR / TMP_DIR / f"{job['key'][:12]}-{time.time_ns()}"
-                    tmp.mkdir(parents=True, exist_ok=True)
-                    outcome = finalize_run(tmp, out / RUNS_DIR / job["run_name"], str(tmp), outcome)
-                else:
-                    tmp = out / RUNS_DIR / TMP_DIR / f"{job['key'][:12]}-{time.time_ns()}"
-                    tmp.mkdir(parents=True, exist_ok=True)
-                    with tarfile.open(fileobj=io.BytesIO(res["tar"]), mode="r:gz") as tar:
-                        try:
-                            tar.extractall(str(tmp), filter="data")
-                        except TypeError:  # Python without extraction filters (< 3.10.12)
-                            tar.extractall(str(tmp))
-                    outcome = finalize_run(tmp, out / RUNS_DIR / job["run_name"], res["made_in"], res["outcome"])
-                store.record_job(job, outcome)
-                stats.ran += 1
-                progress.update(job, outcome, store.counts())
-    except KeyboardInterrupt:
-        stats.interrupted = True
-        raise
-    finally:
-        for ref in refs:
-            try:
-                ray.cancel(ref, force=True)
-            except Exception:
-                pass
-        try:
-            store.mark_interrupted([job["key"] for job in refs.values()])
-        except Exception:
-            pass
-        stats.left = len(refs)
-        if started_here:
-            ray.shutdown()
+        stats.left = sum(map(len, pending)) + len(unfinished)
     return stats
 
 
@@ -468,6 +413,7 @@ def run_campaign(spec: Spec, out: Path, *, as_json: bool = False, retry_failed: 
         gpu_util = None
         try:
             if spec.executor == "ray":
+                from eqsat_test.runners.campaign.raypool import run_ray
                 stats = run_ray(todo, store, out, spec.address, spec.jobs, cid, progress, deadline)
             else:
                 stats = run_local(todo, store, out, plan, cid, progress, deadline)

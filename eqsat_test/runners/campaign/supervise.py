@@ -106,7 +106,8 @@ def main(argv: list[str]) -> int:
                 die()
     kill_job(marker)  # stragglers of a finished job (workers it left behind)
     if rc < 0:  # the job died by a signal: so do we, so that the campaign sees the same
-        signal.signal(-rc, signal.SIG_DFL)
+        if -rc not in (signal.SIGKILL, signal.SIGSTOP):  # (their handlers cannot be set: always the default)
+            signal.signal(-rc, signal.SIG_DFL)
         os.kill(os.getpid(), -rc)
         time.sleep(1)
         return 128 - rc

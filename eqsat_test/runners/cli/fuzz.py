@@ -20,7 +20,7 @@ from eqsat_test.runners.records import ExitCode
 @click.option("--device", "-d", "devices", multiple=True, type=click.Choice(["cpu", "cuda"]),
               help="cpu (default) and/or cuda (repeatable): each program is judged on each.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-              help="Programs judged at once (default: one per core).")
+              help="Processes judging programs at once (default: one per core).")
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=Path("eqsat-hunt"),
               show_default=True, help="The hunt's folder: programs, store, runs, draft reports. Run again to go on.")
 @click.option("--seed", default=0, show_default=True, help="The hunt's seed: program i is generator seed "
@@ -32,6 +32,9 @@ from eqsat_test.runners.records import ExitCode
 @click.option("--no-inplace", is_flag=True, help="Generate no in-place ops and no writes to inputs.")
 @click.option("--rules", "-r", "rules", multiple=True, help="Rule set name, file or folder (repeatable; default: the library).")
 @click.option("--job-timeout", default=900.0, show_default=True, help="Seconds per program's job (it is killed after).")
+@click.option("--programs-per-job", default=8, show_default=True, type=click.IntRange(min=1),
+              help="Programs judged one after another by one process (its start paid once); each is still its own "
+              "job with its own verdicts, folder and timeout, and what a crashed process left is run again.")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="local process pool, or Ray tasks in waves (pip install 'eqsat-test[ray]').")
 @click.option("--address", default=None, help="Ray cluster address (default: $RAY_ADDRESS, else a local one).")
@@ -41,13 +44,14 @@ from eqsat_test.runners.records import ExitCode
 @click.option("--windows-only", is_flag=True, help="With --windows-from: every program is a window.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout (programs, variants, root_causes, "
               "ledger_matches, internal_errors, ...); progress on stderr.")
-def fuzz_cmd(minutes, devices, jobs, out, seed, variants, sweep_every, no_inplace, rules, job_timeout, executor,
-             address, windows_from, windows_only, as_json):
+def fuzz_cmd(minutes, devices, jobs, out, seed, variants, sweep_every, no_inplace, rules, job_timeout, programs_per_job,
+             executor, address, windows_from, windows_only, as_json):
     """Hunt: generate random valid programs, multiply each with the e-graph, judge them all, for N minutes.
 
     \b
     Each program is a model file under OUT/programs/ (its generator version and seed inside it and in the
-    store), judged by `eqsat-test run` as one job of a campaign: findings are clustered over the whole hunt,
+    store), judged by `eqsat-test run` as one job of a campaign (up to --programs-per-job of them in one
+    process): findings are clustered over the whole hunt,
     matched to the ledger, and each root cause not in the ledger gets a draft upstream report,
     OUT/issues/NN-.../ISSUE.md, beside its minimized repro. `eqsat-test report OUT` writes the HTML report.
     Exit codes as `campaign`'s: 1 when candidates are in the store.
@@ -60,6 +64,7 @@ def fuzz_cmd(minutes, devices, jobs, out, seed, variants, sweep_every, no_inplac
     opts = HuntOptions(minutes=minutes, devices=tuple(devices) or ("cpu",), jobs=jobs, seed=seed, variants=variants,
                        sweep_every=sweep_every, inplace=not no_inplace, rules=tuple(rules), job_timeout=job_timeout,
                        variant_timeout=min(120.0, job_timeout / 4), executor=executor, address=address,
+                       programs_per_job=programs_per_job,
                        windows_from=files, windows_share=(1.0 if windows_only else WINDOW_SHARE) if files else 0.0)
     prev = None
     try:

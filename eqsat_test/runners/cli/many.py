@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from eqsat_test.runners.cli.endings import is_bad_input
+from eqsat_test.runners.protocol import model_end_line, model_start_line
 from eqsat_test.runners.records import ExitCode
 
 # the run's exit code: the worst of its models', in this order
@@ -28,7 +29,7 @@ def run_many(runs: list[tuple[Path, Path]], one: Callable[[Path, Path], int], lo
     codes = []
     with keep_warm():
         for k, (model, out) in enumerate(runs, 1):
-            log(f"model {k} of {len(runs)}: {model} -> {out}")
+            log(model_start_line(k, len(runs), model, out))
             try:
                 codes.append(int(one(model, out)))
             except (KeyboardInterrupt, SystemExit):
@@ -37,5 +38,6 @@ def run_many(runs: list[tuple[Path, Path]], one: Callable[[Path, Path], int], lo
                 bad = is_bad_input(e)
                 log(f"{model}: {'error' if bad else 'internal error'}: {type(e).__name__}: {e}")
                 codes.append(int(ExitCode.USAGE if bad else ExitCode.INTERNAL))
+            log(model_end_line(k, len(runs), codes[-1]))
     log(f"{len(runs)} models: " + ", ".join(f"{m.name} exit {c}" for (m, _), c in zip(runs, codes)))
     return worst(codes)

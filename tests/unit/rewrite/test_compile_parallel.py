@@ -64,3 +64,20 @@ def test_parallel_compile_equals_serial(tmp_path, monkeypatch):
     in_parent.clear()
     assert cr.compile_rules(rules, jobs=1) == serial
     assert in_parent == ["par_same_both_sides", "par_not_a_pair"]
+
+
+def test_a_second_compile_in_one_process_reads_no_cache_file(tmp_path, monkeypatch):
+    """`eqsat-test run A.py B.py ...` compiles the rules once per model: after the first, the rules come from this
+    process's memory (the cache file is megabytes of JSON), the same as compiling them again; another cache folder
+    is its own."""
+    rules = load_rules([str(REPO / "tests" / "user_rules")])
+    monkeypatch.setenv("EQSAT_TEST_CACHE", str(tmp_path / "one"))
+    first = cr.compile_rules(rules, jobs=1)
+    reads: list[str] = []
+    real = cr.read_cache
+    monkeypatch.setattr(cr, "read_cache", lambda f: reads.append(str(f)) or real(f))
+    assert cr.compile_rules(load_rules([str(REPO / "tests" / "user_rules")]), jobs=1) == first and reads == []
+    assert first == cr.compile_rules(rules, use_cache=False, jobs=1)
+    monkeypatch.setenv("EQSAT_TEST_CACHE", str(tmp_path / "two"))
+    assert cr.compile_rules(rules, jobs=1) == first and reads  # a fresh cache folder is read (and written)
+    assert (tmp_path / "two" / f"compiled-rules-{cr.CACHE_VERSION}.json").is_file()
