@@ -2,4 +2,9 @@
 
 Sub-packages, in pipeline order: lowering (load, capture, lift, lower, emit), rewrite (e-graph, rules'
 compiler, saturation, extraction), rules (the built-in rule library), codegen_templates (Jinja templates),
-runners (execution, oracle, checks, findings, campaigns, CLI)."""
+hunt (generated programs and windows of real graphs), runners (execution, oracle, checks, findings,
+campaigns, CLI)."""
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]  # the checkout: workers and jobs get it on PYTHONPATH
+

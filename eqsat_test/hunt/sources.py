@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from eqsat_test.runners import REPO_ROOT
+from eqsat_test import REPO_ROOT
 
 
 def display_path(path: str | Path) -> str:

@@ -128,8 +128,8 @@ def captured(path: str | Path, bound: int = MAX_ELEMENTS) -> Source:
 
 
 def _capture(path: str, bound: int) -> Source:
-    from eqsat_test.lowering.capture import capture
-    from eqsat_test.lowering.load import load_model
+    from eqsat_test.lowering.capture import capture  # (Dynamo: imported only once a window is cut)
+    from eqsat_test.lowering.load import load_model  # (the same)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

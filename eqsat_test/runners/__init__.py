@@ -1,4 +1,4 @@
 """Execution: workers, the oracle, checks, findings, campaigns and the CLI (torch only, never egglog)."""
-from pathlib import Path
+from eqsat_test import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]  # the checkout: workers and jobs get it on PYTHONPATH
+__all__ = ["REPO_ROOT"]

@@ -20,7 +20,7 @@ import click
 from eqsat_test.runners.campaign.batch import Batcher
 from eqsat_test.runners.campaign.hunt_programs import PROGRAMS_DIR, SEED_STRIDE, Generator, ProgramTable, is_window
 from eqsat_test.runners.campaign.jobs import kill_marked, make_jobs, warm_rule_cache
-from eqsat_test.runners.campaign.progress import Progress
+from eqsat_test.runners.campaign.progress import Progress, RunStats
 from eqsat_test.runners.campaign.run import (
     GpuSampler,
     campaign_id_of,
@@ -247,7 +247,6 @@ def _run_ray_waves(opts: HuntOptions, out: Path, store, feeder: Feeder, cid: str
     except ImportError as e:
         raise click.UsageError("--executor ray needs Ray, which is not installed: pip install 'eqsat-test[ray]'") from e
     from eqsat_test.runners.campaign.raypool import run_ray
-    from eqsat_test.runners.campaign.run import RunStats
     started = not ray.is_initialized()
     if started:
         ray.init(address=opts.address or None, include_dashboard=False, log_to_driver=False)

@@ -4,11 +4,23 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from eqsat_test.runners.campaign.jobs import HEARTBEAT_S
+
+
+@dataclass
+class RunStats:
+    """What a campaign's run did: jobs (programs, in a hunt) run, skipped and left, and why it stopped."""
+    ran: int = 0
+    skipped: int = 0
+    left: int = 0
+    budget_spent: bool = False
+    interrupted: bool = False
+    peak_at_once: int = 0  # most jobs (processes) that ran at the same time
 
 
 class Progress:

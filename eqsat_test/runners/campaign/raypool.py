@@ -11,7 +11,7 @@ import click
 
 from eqsat_test.runners.campaign.batch import ray_batch, untar
 from eqsat_test.runners.campaign.jobs import finalize_run, ray_job
-from eqsat_test.runners.campaign.progress import Progress
+from eqsat_test.runners.campaign.progress import Progress, RunStats
 from eqsat_test.runners.campaign.spec import RUNS_DIR, TMP_DIR
 from eqsat_test.runners.protocol import past
 
@@ -24,7 +24,6 @@ def run_ray(jobs: list, store, out: Path, address: str | None, n_cpus: int | Non
     except ImportError as e:
         raise click.UsageError("--executor ray needs Ray, which is not installed: "
                                "pip install 'eqsat-test[ray]'") from e
-    from eqsat_test.runners.campaign.run import RunStats
     stats = RunStats()
     started_here = False
     if not ray.is_initialized():  # (a test or a notebook may have connected already)

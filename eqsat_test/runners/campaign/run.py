@@ -32,22 +32,12 @@ from eqsat_test.runners.campaign.jobs import (
     make_jobs,
     warm_rule_cache,
 )
-from eqsat_test.runners.campaign.progress import Progress
+from eqsat_test.runners.campaign.progress import Progress, RunStats
 from eqsat_test.runners.campaign.spec import RUNS_DIR, TMP_DIR, Spec
 from eqsat_test.runners.protocol import cpu_cores, past
 
 # Imports inside functions: campaign commands start without torch (findings.write and the
 # records it pulls in import it); the store and report load them only when they need them.
-
-@dataclass
-class RunStats:
-    ran: int = 0
-    skipped: int = 0
-    left: int = 0
-    budget_spent: bool = False
-    interrupted: bool = False
-    peak_at_once: int = 0  # most jobs that ran at the same time
-
 
 # ---------------------------------------------------------------------------------------------
 # Slots: how many jobs at once, how many workers each, how many cuda jobs per GPU
