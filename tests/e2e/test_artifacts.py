@@ -154,10 +154,11 @@ def test_small_inputs_are_inlined_exactly_and_cuda_findings_run_on_cuda(tmp_path
     import torch
 
     from eqsat_test.runners.findings.artifacts import INLINE_MAX_NUMEL, test_repro_source
+    from eqsat_test.runners.records import as_finding
     x = torch.tensor([[-0.0, float("nan"), float("inf"), 1e-40], [1.5, -2.25, 3.0, 0.1]])
     torch.save([x, torch.ones(4, 2)], tmp_path / "inputs.pt")
-    f = {"kind": "miscompile", "variant": "g0_v001", "rules": ["r1"], "backend": 'inductor+cpp.simdlen=1',
-         "device": "cuda", "detail": "[0] float32[2, 2]: bad"}
+    f = as_finding({"kind": "miscompile", "variant": "g0_v001", "rules": ["r1"], "backend": 'inductor+cpp.simdlen=1',
+                    "device": "cuda", "detail": "[0] float32[2, 2]: bad"})
     src = test_repro_source(PROGRAM, f, tmp_path / "inputs.pt")
     assert 'DEVICE = "cuda"' in src and '@unittest.skipIf(not torch.cuda.is_available(), "needs cuda")' in src
     assert "@inductor_config.patch({'cpp.simdlen': 1})" in src and "import operator" in src
@@ -169,9 +170,9 @@ def test_small_inputs_are_inlined_exactly_and_cuda_findings_run_on_cuda(tmp_path
     assert torch.signbit(got[0][0, 0]) and got[0][0, 3].item() == x[0, 3].item()  # -0.0 and a subnormal, bit-exact
     # big inputs stay in the file beside the test
     torch.save([torch.randn(100)], tmp_path / "inputs.pt")
-    src = test_repro_source(PROGRAM, {**f, "device": "cpu", "backend": "inductor"}, tmp_path / "inputs.pt")
+    src = test_repro_source(PROGRAM, f.with_(device="cpu", backend="inductor"), tmp_path / "inputs.pt")
     assert 'INPUTS_FILE = Path(__file__).with_name("inputs.pt")' in src and "skipIf" not in src
-    assert test_repro_source(PROGRAM, {**f, "kind": "device-mismatch"}, tmp_path / "inputs.pt") is None
+    assert test_repro_source(PROGRAM, f.with_(kind="device-mismatch"), tmp_path / "inputs.pt") is None
 
 
 # ---- what a finding folder says: the same program and verdict as repro.py, only files that exist ----
@@ -194,19 +195,20 @@ def test_test_repro_states_the_verdict_of_its_own_program_and_judges_like_repro_
     import torch
 
     from eqsat_test.runners.findings.artifacts import test_repro_source
+    from eqsat_test.runners.records import as_finding
     torch.save([torch.randn(2, 3), torch.randn(3, 2)], tmp_path / "inputs.pt")
-    base = {"kind": "miscompile", "variant": "g0_v003", "rules": ["r1"], "backend": "inductor", "device": "cpu",
-            "detail": "[0] float32[2, 2]: FULL VARIANT VERDICT", "min_ops": ["torch.relu"]}
+    base = as_finding({"kind": "miscompile", "variant": "g0_v003", "rules": ["r1"], "backend": "inductor", "device": "cpu",
+                       "detail": "[0] float32[2, 2]: FULL VARIANT VERDICT", "min_ops": ["torch.relu"]})
     # not minimized (min_ops set, but nothing smaller failed): the finding's own verdict, no "minimized" claim
     src = test_repro_source(PROGRAM, base, tmp_path / "inputs.pt")
     assert "Verdict: [0] float32[2, 2]: FULL VARIANT VERDICT" in src and "minimized" not in src.split('"""')[1]
     # minimized, its verdict recorded: that one only
-    mini = {**base, "minimized_file": str(tmp_path / "minimized.py"), "min_detail": "[0] float32[2, 2]: MINI VERDICT"}
+    mini = base.with_(minimized_file=str(tmp_path / "minimized.py"), min_detail="[0] float32[2, 2]: MINI VERDICT")
     src = test_repro_source(PROGRAM, mini, tmp_path / "inputs.pt")
     assert "Verdict on this minimized program: [0] float32[2, 2]: MINI VERDICT" in src
     assert "FULL VARIANT VERDICT" not in src and "minimized (the program of repro.py)" in src
     # minimized, verdict not recorded: the full variant's, labelled so, and where the program's own is printed
-    src = test_repro_source(PROGRAM, {**mini, "min_detail": None}, tmp_path / "inputs.pt")
+    src = test_repro_source(PROGRAM, mini.with_(min_detail=None), tmp_path / "inputs.pt")
     assert "Verdict on the full variant before minimization: [0] float32[2, 2]: FULL VARIANT VERDICT" in src
     assert "`python repro.py` prints" in src
     # judged by eqsat-test's oracle, as repro.py is: a right compile passes, a wrong one fails with its verdict
@@ -221,20 +223,21 @@ def test_test_repro_states_the_verdict_of_its_own_program_and_judges_like_repro_
 def test_meta_next_step_names_only_files_that_exist(tmp_path):
     from eqsat_test.runners.findings.artifacts import _record, repro_verdict, write_test_repro
     from eqsat_test.runners.findings.triage import triage
+    from eqsat_test.runners.records import as_finding
     d = tmp_path / "001-seed-miscompile-g0_seed"
     d.mkdir()
     import torch
     torch.save([torch.randn(2, 3), torch.randn(3, 2)], d / "inputs.pt")
-    f = {"kind": "seed-miscompile", "variant": "g0_seed", "rules": [], "backend": "inductor", "device": "cpu",
-         "detail": "[0] float32[2, 2]: bad", "id": d.name}
-    f["triage_info"] = triage(f)
-    f["triage"] = f["triage_info"]["class"]
-    assert "minifier_repro.py" in f["triage_info"]["next_step"]  # triage's generic advice names it
+    f = as_finding({"kind": "seed-miscompile", "variant": "g0_seed", "rules": [], "backend": "inductor",
+                    "device": "cpu", "detail": "[0] float32[2, 2]: bad", "id": d.name})
+    f = f.with_(triage_info=triage(f))
+    f = f.with_(triage=f.triage_info["class"])
+    assert "minifier_repro.py" in f.triage_info["next_step"]  # triage's generic advice names it
     write_test_repro(d, PROGRAM, f)  # as write_finding does, before meta.json is written
-    step = f["triage_info"]["next_step"]
+    step = f.triage_info["next_step"]
     assert "minifier_repro.py" not in step and "bisect.txt" not in step and "output_code.py" not in step
     assert "TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL=4 python repro.py" in step
-    (d / "meta.json").write_text(json.dumps({"triage_info": f["triage_info"]}))
+    (d / "meta.json").write_text(json.dumps({"triage_info": f.triage_info}))
     # the artifacts ran: the minifier found nothing, the bisector wrote its verdict, the rerun kept the code
     (d / "bisect.txt").write_text("backend: inductor\n")
     (d / "output_code.py").write_text("# code\n")

@@ -20,7 +20,7 @@ from eqsat_test.runners.checks.configs import (
     parse,
 )
 from eqsat_test.runners.protocol import compile_options
-from eqsat_test.runners.records import Result
+from eqsat_test.runners.records import Result, as_finding
 
 INJECT = 'cpp.inject_relu_bug_TESTING_ONLY="accuracy"'
 
@@ -65,8 +65,8 @@ def _r(backend, ok, name="given"):
 
 
 def _f(backend, input_set="given", **kw):
-    return {"kind": "miscompile", "variant": "v", "device": "cpu", "backend": backend, "input_set": input_set,
-            "min_ops": ["torch.relu"], "minimized_file": f"/m/{backend}.py", **kw}
+    return as_finding({"kind": "miscompile", "variant": "v", "device": "cpu", "backend": backend, "input_set": input_set,
+                       "min_ops": ["torch.relu"], "minimized_file": f"/m/{backend}.py", **kw})
 
 
 B, C1, C2 = "inductor", "inductor+epilogue_fusion=false", "inductor+cpp.simdlen=1"
@@ -76,32 +76,33 @@ BACKENDS = {C1: "no-epilogue-fusion", C2: "no-vectorize"}
 def test_judge_exposed_by_config():
     out = config_judge(_manifest(), [_r(B, True), _r(C1, False), _r(C2, True)], [_f(C1)], B, BACKENDS, CONFIGS)
     (f,) = out
-    assert (f["kind"], f["config"], f["direction"], f["backend"]) == ("config-mismatch", "no-epilogue-fusion", "exposed-by-config", C1)
-    assert f["configs_right"] == [B, "no-vectorize"] and f["configs_wrong"] == ["no-epilogue-fusion"]
-    assert f["minimized_file"] == f"/m/{C1}.py"  # the minimized failing program is carried over
+    assert (f.kind, f.config, f.direction, f.backend) == ("config-mismatch", "no-epilogue-fusion", "exposed-by-config", C1)
+    assert f.configs_right == [B, "no-vectorize"] and f.configs_wrong == ["no-epilogue-fusion"]
+    assert f.minimized_file == f"/m/{C1}.py"  # the minimized failing program is carried over
 
 
 def test_judge_hidden_by_config():
     out = config_judge(_manifest(), [_r(B, False), _r(C1, True), _r(C2, False)], [_f(B), _f(C2)], B, BACKENDS, CONFIGS)
     (f,) = out
-    assert (f["kind"], f["config"], f["direction"], f["backend"]) == ("config-mismatch", "no-epilogue-fusion", "hidden-by-config", B)
-    assert f["configs_right"] == ["no-epilogue-fusion"] and f["configs_wrong"] == [B, "no-vectorize"]
-    assert "right under no-epilogue-fusion" in f["detail"]
+    assert (f.kind, f.config, f.direction, f.backend) == ("config-mismatch", "no-epilogue-fusion", "hidden-by-config", B)
+    assert f.configs_right == ["no-epilogue-fusion"] and f.configs_wrong == [B, "no-vectorize"]
+    assert "right under no-epilogue-fusion" in f.detail
 
 
 def test_judge_wrong_everywhere_is_one_finding_not_config_dependent():
     out = config_judge(_manifest(), [_r(B, False), _r(C1, False), _r(C2, False)],
                        [_f(B), _f(C1), _f(C2), _f(C2, input_set="sweep-x"), _f(B, input_set="sweep-x")], B, BACKENDS, CONFIGS)
-    assert [(f["backend"], f["input_set"]) for f in out] == [(B, "given"), (B, "sweep-x")]
-    assert out[0]["config_dependent"] is False and out[0]["configs_also_wrong"] == ["no-epilogue-fusion", "no-vectorize"]
-    assert out[1]["configs_also_wrong"] == ["no-vectorize"]
+    assert [(f.backend, f.input_set) for f in out] == [(B, "given"), (B, "sweep-x")]
+    assert out[0].config_dependent is False and out[0].configs_also_wrong == ["no-epilogue-fusion", "no-vectorize"]
+    assert out[1].configs_also_wrong == ["no-vectorize"]
 
 
 def test_judge_keeps_crashes_and_names_their_config():
-    crash = {"kind": "compile-crash", "variant": "v", "device": "cpu", "backend": C2}
+    crash = as_finding({"kind": "compile-crash", "variant": "v", "device": "cpu", "backend": C2})
     r = Result.from_dict({"variant": "v", "device": "cpu", "backend": C2, "status": "compile-crash", "input_sets": []})
     out = config_judge(_manifest(), [_r(B, True), _r(C1, True), r], [crash], B, BACKENDS, CONFIGS)
-    assert out == [{**crash, "config": "no-vectorize"}] and "config" not in crash  # a new record, the input unchanged
+    assert [(f.kind, f.backend, f.config) for f in out] == [("compile-crash", C2, "no-vectorize")]
+    assert crash.config is None  # a new record, the input unchanged
 
 
 @pytest.fixture(scope="module")

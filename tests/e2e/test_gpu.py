@@ -6,6 +6,7 @@ the fly instead. Without a CUDA GPU the gpu-marked tests skip.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -26,7 +27,7 @@ from eqsat_test.runners.checks.devices import (
     kernel_source,
     to_device,
 )
-from eqsat_test.runners.records import COMPILER_BUG_KINDS, Result
+from eqsat_test.runners.records import COMPILER_BUG_KINDS, Result, as_finding
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLES = Path(os.environ.get("EQSAT_GPU_BUNDLES", REPO / "gpu_bundles"))
@@ -315,10 +316,11 @@ def _fake_run(tmp: Path, outs: dict, *, gpu_kind: str = "match") -> tuple[Manife
 def test_cross_device_findings_annotate_a_same_device_miscompile(tmp_path):
     good = _noisy(F64, 1)
     manifest, results, scratch = _fake_run(tmp_path, _outs(good, good + 1.0, _noisy(F64, 2), _noisy(F64, 3)))
-    same = [{"variant": "g0_v001", "backend": "inductor", "device": "cpu", "kind": "miscompile", "input_set": "given"}]
+    same = [as_finding({"variant": "g0_v001", "backend": "inductor", "device": "cpu", "kind": "miscompile",
+                        "input_set": "given"})]
     same, new = cross_device_findings(manifest, results, scratch, same)
     assert new == []  # the cpu miscompile already says it; no device-mismatch on top
-    assert same[0]["cross_device"]["outlier"] and "cpu's alone" in same[0]["cross_device"]["detail"]
+    assert same[0].cross_device["outlier"] and "cpu's alone" in same[0].cross_device["detail"]
 
 
 def test_cross_device_findings_report_what_the_same_device_check_could_not_see(tmp_path):
@@ -326,17 +328,17 @@ def test_cross_device_findings_report_what_the_same_device_check_could_not_see(t
     manifest, results, scratch = _fake_run(tmp_path, _outs(good, _noisy(F64, 2), good, good + 0.5),
                                            gpu_kind="nondeterministic")
     _, new = cross_device_findings(manifest, results, scratch, [])
-    assert [(f["kind"], f["device"], f["other_device"]) for f in new] == [(DEVICE_MISMATCH, "cuda", "cpu")]
-    assert new[0]["same_device_verdict"] == "nondeterministic" and new[0]["max_abs_err"] > 0.4
+    assert [(f.kind, f.device, f.other_device) for f in new] == [(DEVICE_MISMATCH, "cuda", "cpu")]
+    assert new[0].same_device_verdict == "nondeterministic" and new[0].max_abs_err > 0.4
 
 
 def test_cross_device_findings_skip_input_sets_that_differ(tmp_path):
     good = _noisy(F64, 1)
     manifest, results, scratch = _fake_run(tmp_path, _outs(good, good, good, good + 1))
-    results[0]["input_sets"][0]["inputs_digest"] = "other"
+    results[0] = results[0].with_(input_sets=(dataclasses.replace(results[0].input_sets[0], inputs_digest="other"),))
     notes: list = []
     assert cross_device_findings(manifest, results, scratch, [], notes) == ([], [])
-    assert notes and notes[0]["kind"] == "internal-error" and "differs across devices" in notes[0]["detail"]
+    assert notes and notes[0].kind == "internal-error" and "differs across devices" in notes[0].detail
 
 
 def test_kernel_source_prefers_output_code(tmp_path):

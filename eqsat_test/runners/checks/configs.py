@@ -164,13 +164,14 @@ def config_judge(manifest: Manifest, results: list[Result], findings: list, base
     drop: set[tuple] = set()  # (variant, device, backend) miscompile findings summarized
     annotate: dict[tuple, dict] = {}
     # The per-backend finding of the failing side (minimized already, where it was): carried over.
+    findings = [as_finding(f) for f in findings]
     prior = {(f.variant, f.device, f.backend): f for f in findings if f.kind in _WRONG_KINDS}
     carry = ("minimized_file", "min_ops", "min_checks", "min_steps", "min_skipped", "failing_inputs",
              "kernel_files", "kernel_source_file")
 
     def carried(vid: str, dev: str, spec: str) -> dict:
-        f = prior.get((vid, dev, spec)) or {}
-        return {k: f[k] for k in carry if f.get(k) is not None}
+        f = prior.get((vid, dev, spec))
+        return {k: getattr(f, k) for k in carry if f is not None and getattr(f, k, None) is not None}
 
     for vid, dev in keys:
         v = manifest.variant(vid)
@@ -217,7 +218,6 @@ def config_judge(manifest: Manifest, results: list[Result], findings: list, base
                                           "sets": {s.name for s in by[(vid, dev, base)].input_sets}}
     # Findings beyond the task's own input sets (dtype/size sweep points): a configuration that
     # fails the same point as the default is not config-dependent there; one finding, annotated.
-    findings = [as_finding(f) for f in findings]
     base_points = {(f.variant, f.device, f.input_set): f for f in findings
                    if f.kind in _WRONG_KINDS and f.backend == base}
     also: dict[int, set[str]] = {}  # id(a default-configuration finding) -> configurations failing its point too
