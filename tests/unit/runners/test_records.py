@@ -284,7 +284,7 @@ def test_real_worker_results_round_trip(tmp_path):
         broken = w.run({"id": "broken", "backend": "inductor"})  # no variant: the worker's own KeyError
     finally:
         w.kill()
-    assert r["status"] == "ok" and [s["name"] for s in r["input_sets"]] == ["given", "random-0", "special-0"]
+    assert r["status"] == "ok" and [s.name for s in r["input_sets"]] == ["given", "random-0", "special-0"]
     assert list(r) == ["task", "variant", "backend", "device", "status", "input_sets", "timings", "compute_dtype",
                        "kernel_files", "dynamo", "elapsed"]
     assert broken["status"] == "internal-error" and broken["error"]["type"] == "KeyError"
