@@ -25,9 +25,13 @@ def make_one(seed: int, opts: GenOptions, folder: Path | None) -> dict:
     except Exception as e:  # noqa: BLE001 - the generator's own failure: reported, the hunt goes on
         return {"seed": seed, "ok": False, "stage": "generate", "reason": f"{type(e).__name__}: {e}"[:300],
                 "seconds": round(time.monotonic() - t0, 4)}
-    source = prog.source()
+    return _checked(seed, prog.source(), prog.record(), folder, t0)
+
+
+def _checked(seed: int, source: str, record: dict, folder: Path | None, t0: float) -> dict:
+    """check_source's verdict on the program `source` of `seed`, written to folder/p<seed>.py when it passes."""
     verdict = check_source(source, f"p{seed}.py")
-    out = {"seed": seed, **verdict.to_dict(), "record": prog.record(), "seconds": round(time.monotonic() - t0, 4)}
+    out = {"seed": seed, **verdict.to_dict(), "record": record, "seconds": round(time.monotonic() - t0, 4)}
     if verdict.ok and folder is not None:
         path = program_file(folder, seed)
         path.write_text(source)
@@ -58,14 +62,7 @@ def make_window(seed: int, files: list[str], folder: Path | None) -> dict:
     else:
         return {"seed": seed, "ok": False, "stage": error.stage, "reason": error.reason, "record": record,
                 "seconds": round(time.monotonic() - t0, 4)}
-    text = window.source()
-    verdict = check_source(text, f"p{seed}.py")
-    out = {"seed": seed, **verdict.to_dict(), "record": window.record(), "seconds": round(time.monotonic() - t0, 4)}
-    if verdict.ok and folder is not None:
-        path = program_file(folder, seed)
-        path.write_text(text)
-        out["path"] = str(path)
-    return out
+    return _checked(seed, window.source(), window.record(), folder, t0)
 
 
 def main(argv: list[str] | None = None) -> int:
