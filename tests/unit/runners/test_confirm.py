@@ -338,6 +338,7 @@ def test_a_prestarted_prover_serves_the_first_proof_and_retire_ends_it():
     """prover.prestart starts the server in the background (a second call while it starts or idles starts no
     other); take() waits for it and hands it out; retire() ends one that no proof took."""
     from eqsat_test.runners.exec import prover
+    prover.retire()  # a prover an earlier test of this worker left idle
     prover.prestart(1)
     prover.prestart(1)
     p = prover.take(1)
