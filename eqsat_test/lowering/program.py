@@ -6,6 +6,7 @@ gives Programs back, and lowering turns a Program into an FX graph. Spellings ar
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import math
 from dataclasses import dataclass, field
@@ -78,10 +79,33 @@ class Program:
         return [i for i, n in enumerate(self.nodes) if n.kind == CALL and _writes_in_place(self, n)]
 
     def ops(self) -> list[str]:
+        """The calls' targets (what rules match on)."""
         return [self.nodes[i].name for i in self.reachable() if self.nodes[i].kind == CALL]
+
+    def op_labels(self) -> list[str]:
+        """The calls' op names as a finding reports them (`op_label`)."""
+        return [self.op_label(self.nodes[i]) for i in self.reachable() if self.nodes[i].kind == CALL]
+
+    def op_label(self, n: PNode) -> str:
+        """A call's target, except `div(..., rounding_mode="floor")`, which is `floor_divide` (the same
+        operation: a finding of it is one of floor division's, and the ledger names it so)."""
+        if n.name.rsplit(".", 1)[-1] in ("div", "div_") and _literal_kwarg(self, n, "rounding_mode") == "floor":
+            return n.name.rsplit(".", 1)[0] + (".floor_divide_" if n.name.endswith("_") else ".floor_divide")
+        return n.name
 
     def inputs(self) -> list[str]:
         return [n.name for n in self.nodes if n.kind == INPUT]
+
+
+def _literal_kwarg(p: Program, n: PNode, key: str) -> object:
+    """A call's keyword argument when it is a literal (its Python value), else None."""
+    k = dict(n.kwargs).get(key)
+    if k is None or p.nodes[k].kind != LIT:
+        return None
+    try:
+        return ast.literal_eval(p.nodes[k].name)
+    except (ValueError, SyntaxError):
+        return None
 
 
 def _writes_in_place(p: Program, n: PNode) -> bool:

@@ -327,7 +327,7 @@ def generate(model_path: str | Path, out_dir: str | Path, opts: GenerateOptions 
         inputs_file = f"{gid}.inputs.pt"
         torch.save([x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs], out / inputs_file)
         ginfo = Graph(gid, inputs_file=inputs_file, input_names=tuple(lifted.input_names), is_param=tuple(is_param),
-                      ops=prog.num_ops, op_names=tuple(sorted(set(prog.ops()))), mutating=lifted.mutating,
+                      ops=prog.num_ops, op_names=tuple(sorted(set(prog.op_labels()))), mutating=lifted.mutating,
                       opaque=tuple(lifted.opaque), functionalized=functional.rewritten, effects=tuple(lifted.effects),
                       writes=tuple(writes), captured_seed=captured is not None)
 

@@ -221,7 +221,7 @@ def minimize(variant_file: Path, finding: Finding | Mapping, task_base: dict, po
     src = variant_file.read_text()
     sp = load_program(variant_file, program_file)
     prog = sp.program
-    full_ops = prog.ops()
+    full_ops = prog.op_labels()
     result = MinResult(source=src, ops=full_ops, checks=0)
     if minimized_as(finding) not in MINIMIZABLE_KINDS:
         result.reason = f"{finding.kind} findings are not minimized"
@@ -352,7 +352,7 @@ def minimize(variant_file: Path, finding: Finding | Mapping, task_base: dict, po
         gran = min(len(names), gran * 2)
     if best is not prog:
         result.source = best_src
-        result.ops = best.ops()
+        result.ops = best.op_labels()
         result.file = work / "minimized.py"
         result.file.write_text(best_src)
     log(f"minimized {finding.variant} ({finding.kind}): {len(full_ops)} -> {len(result.ops)} ops "

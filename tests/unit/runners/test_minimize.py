@@ -451,3 +451,15 @@ def test_a_known_crash_keeps_its_program_unless_asked(tmp_path, monkeypatch):
     wrong = {**base, "kind": "miscompile", "leaf": "[0]", "detail": "[0] float32[4]: 1 exceed the fp64 bound"}
     f, reps = run(wrong)
     assert [r.id for r in reps] == ["f1"] and f.min_skipped is None
+
+
+def test_a_floor_rounding_division_is_named_floor_divide():
+    """`div(x, y, rounding_mode="floor")` is floor division: its op label says so (the ledger's floor division
+    entry names `floor_divide`), and the other modes and a plain `div` keep their names; `ops()`, what rules
+    match on, keeps the target."""
+    def f(x):
+        return (torch.div(x, 0.001, rounding_mode="floor"), torch.div(x, 3.0, rounding_mode="trunc"),
+                torch.div(x, 2.0), x.div(0.5, rounding_mode="floor"))
+    p = _stored(f, (torch.randn(4),)).program
+    assert sorted(p.op_labels()) == ["Tensor.floor_divide", "torch.div", "torch.div", "torch.floor_divide"]
+    assert sorted(p.ops()) == ["Tensor.div", "torch.div", "torch.div", "torch.div"]
