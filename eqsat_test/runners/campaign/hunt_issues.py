@@ -220,6 +220,16 @@ def _run(folder: Path) -> str:
         return f"(repro.py did not finish in {RUN_SECONDS:g} s)"
 
 
+
+def _origin(h: dict) -> str:
+    """Where a hunt's program came from, for a report: a window names the model file it was cut from, a
+    generated program its seed."""
+    rec = h.get("record") or {}
+    if rec.get("kind") == "window":
+        return (f"a window of {rec.get('source', '?')} (graph {rec.get('graph', '?')}, seed {h['seed']}, "
+                f"{rec.get('version', '?')})")
+    return f"generated program seed {h['seed']} (generator {rec.get('version', '?')})"
+
 def issue_text(c, meta: FindingMeta | None, script: str, output: str, bisect: str, hunt: list[dict], inline: bool) -> str:
     """ISSUE.md: PyTorch's bug-report form, filled from the cluster and its representative finding."""
     f, context = (meta.finding, meta.context) if meta else (None, MetaContext())
@@ -231,9 +241,7 @@ def issue_text(c, meta: FindingMeta | None, script: str, output: str, bisect: st
     referee = (f.referee_line if f else None) or ""
     min_detail = f.min_detail if f else None
     detail = min_detail or (f.detail if f else None) or c.detail
-    found = ("eqsat-test hunt: generated program(s) "
-             + ", ".join(f"seed {h['seed']} (generator {h['record'].get('version', '?')})" for h in hunt[:5])
-             if hunt else "eqsat-test")
+    found = ("eqsat-test hunt: " + ", ".join(_origin(h) for h in hunt[:5])) if hunt else "eqsat-test"
     seed_note = "the unmodified program fails too" if c.seed_fails else \
         f"only rewritten variants fail (rules: {', '.join(c.rules[:4]) or 'none recorded'})"
     lines = [

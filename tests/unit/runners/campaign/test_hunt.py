@@ -138,6 +138,10 @@ def test_a_new_root_cause_gets_a_draft_report(tmp_path):
         assert part in text, part
     assert (issue.parent / "repro.py").is_file() and (issue.parent / "eqsat_repro.py").is_file()
     assert issue_text(_cluster(d / "repro.py"), None, "pass", "", "", [], inline=False).count("attach `inputs.pt`") == 1
+    window = {"seed": 3, "record": {"kind": "window", "source": "benchmarks/corpus/act_gelu.py", "graph": 0,
+                                    "version": "windows-1"}}
+    text = issue_text(_cluster(d / "repro.py"), None, "pass", "", "", [window], inline=True)
+    assert "a window of benchmarks/corpus/act_gelu.py (graph 0, seed 3, windows-1)" in text  # its model, not a seed alone
 
 
 def test_drafts_only_for_root_causes_the_ledger_does_not_hold_now(tmp_path):
