@@ -44,7 +44,12 @@ def ledger_ids_now(c, ledger) -> tuple[int, ...]:
     hunt judged it count."""
     from eqsat_test.runners.findings.ledger import ledger_matches  # (matching by op, device, side)
     meta = _meta(Path(c.repro).parent) if c.repro else None
-    return tuple(sorted({e.id for e in ledger_matches(meta.finding, ledger)})) if meta else tuple(c.ledger)
+    if meta is None:
+        return tuple(c.ledger)
+    f = meta.finding
+    if c.raw_ops:  # the cluster's pattern, as clustering matched it: not every op of an unminimized program
+        f = f.with_(min_ops=tuple(c.raw_ops), ops=tuple(c.raw_ops))
+    return tuple(sorted({e.id for e in ledger_matches(f, ledger)}))
 
 
 def new_root_cause(c, ledger) -> bool:

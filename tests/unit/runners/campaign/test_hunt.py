@@ -10,7 +10,13 @@ import torch
 
 from eqsat_test.hunt.program import draw_program
 from eqsat_test.runners.campaign.hunt import Feeder, HuntOptions, HuntState, internal_error_line, program_jobs
-from eqsat_test.runners.campaign.hunt_issues import draft_issues, issue_text, pasteable_repro, write_issue
+from eqsat_test.runners.campaign.hunt_issues import (
+    draft_issues,
+    issue_text,
+    ledger_ids_now,
+    pasteable_repro,
+    write_issue,
+)
 from eqsat_test.runners.campaign.hunt_programs import SEED_STRIDE, Generator, Made, ProgramTable
 from eqsat_test.runners.campaign.store import Store
 from eqsat_test.runners.findings.clusters import Cluster
@@ -161,3 +167,21 @@ def test_drafts_only_for_root_causes_the_ledger_does_not_hold_now(tmp_path):
                               json.dumps(list(c.ledger)), 0, c.count, 0.0, 0.0, json.dumps(c.to_dict())))
         paths = draft_issues(store, tmp_path, run=False)
     assert sorted(p.parent.name.split("-", 1)[1] for p in paths) == ["cumsum-cpu", "index_add-arange-cpu"]
+
+
+def test_an_unminimized_finding_matches_the_ledger_by_its_clusters_pattern(tmp_path):
+    """A finding not minimized holds every op of its program (an `amin` of a bool mask beside the softmax that
+    failed, in an int8 dtype sweep): matched by those it would take ledger #5 (int8 amin); by its cluster's
+    pattern, `mul` and `softmax`, it is #21 alone, as clustering recorded."""
+    from eqsat_test.runners.findings.ledger import load_ledger
+    d = _finding(tmp_path)
+    meta = json.loads((d / "meta.json").read_text())
+    (d / "meta.json").write_text(json.dumps({
+        **meta, "kind": "seed-miscompile", "backend": "inductor", "input_set": "sweep-dtype=int8-1-random", "sweep": "dtype=int8",
+        "ops": ["Tensor.amin", "operator.le", "operator.mul", "torch.nn.functional.softmax"],
+        "input_dtypes": ["float32"]}))
+    c = Cluster.from_dict({**_cluster(d / "repro.py", ledger=(21,)).to_dict(), "pattern": ["mul", "softmax"],
+                           "raw_ops": ["mul", "softmax"], "minimized": False})
+    ledger = load_ledger()
+    assert ledger_ids_now(c, ledger) == (21,)
+    assert 5 in ledger_ids_now(Cluster.from_dict({**c.to_dict(), "raw_ops": []}), ledger)  # every op: #5 too
