@@ -87,25 +87,34 @@ class Program:
         return [self.op_label(self.nodes[i]) for i in self.reachable() if self.nodes[i].kind == CALL]
 
     def op_label(self, n: PNode) -> str:
-        """A call's target, except `div(..., rounding_mode="floor")`, which is `floor_divide` (the same
-        operation: a finding of it is one of floor division's, and the ledger names it so)."""
-        if n.name.rsplit(".", 1)[-1] in ("div", "div_") and _literal_kwarg(self, n, "rounding_mode") == "floor":
-            return n.name.rsplit(".", 1)[0] + (".floor_divide_" if n.name.endswith("_") else ".floor_divide")
+        """A call's target, with two names the ledger needs: `div(..., rounding_mode="floor")` is `floor_divide`
+        (the same operation: a finding of it is one of floor division's), and a multiplication by a literal
+        zero is `mul_by_zero` (what a compiler may fold to 0, wrongly for NaN and inf: plain `mul` is in too many
+        programs to tell a finding by)."""
+        head, base = n.name.rsplit(".", 1) if "." in n.name else ("", n.name)
+        if base in ("div", "div_") and _literal_kwarg(self, n, "rounding_mode") == "floor":
+            return f"{head}.floor_divide" + ("_" if base.endswith("_") else "")
+        if base in ("mul", "mul_", "imul") and any(
+                self.nodes[a].kind == LIT and _literal(self.nodes[a].name) == 0 for a in n.args[:2]):
+            return f"{head}.mul_by_zero"
         return n.name
 
     def inputs(self) -> list[str]:
         return [n.name for n in self.nodes if n.kind == INPUT]
 
 
+def _literal(source: str) -> object:
+    """A literal node's Python value (None where it is not a plain literal)."""
+    try:
+        return ast.literal_eval(source)
+    except (ValueError, SyntaxError):
+        return None
+
+
 def _literal_kwarg(p: Program, n: PNode, key: str) -> object:
     """A call's keyword argument when it is a literal (its Python value), else None."""
     k = dict(n.kwargs).get(key)
-    if k is None or p.nodes[k].kind != LIT:
-        return None
-    try:
-        return ast.literal_eval(p.nodes[k].name)
-    except (ValueError, SyntaxError):
-        return None
+    return _literal(p.nodes[k].name) if k is not None and p.nodes[k].kind == LIT else None
 
 
 def _writes_in_place(p: Program, n: PNode) -> bool:

@@ -49,10 +49,12 @@ def test_input_set_and_all_ops_required():
     nan = {"kind": "seed-miscompile", "device": "cuda", "min_ops": ["torch.bucketize"], "input_set": "special-0"}
     assert _ids(nan, entries) == [11]
     assert _ids({**nan, "input_set": "given"}, entries) == []
-    mul0 = {"kind": "miscompile", "device": "cpu", "min_ops": ["operator.mul", "torch.where", "operator.gt"],
+    mul0 = {"kind": "miscompile", "device": "cpu", "min_ops": ["operator.mul_by_zero", "torch.where", "operator.gt"],
             "input_set": "special-1"}
     assert _ids(mul0, entries) == [3]
-    assert _ids({**mul0, "min_ops": ["operator.mul", "operator.floordiv"]}, entries) == [7]  # mul alone: not #3
+    assert _ids({**mul0, "min_ops": ["torch.mul_by_zero"]}, entries) == [3]  # x * 0 alone, as a rewrite reaches it
+    assert _ids({**mul0, "input_set": "given"}, entries) == []
+    assert _ids({**mul0, "min_ops": ["operator.mul", "operator.floordiv"]}, entries) == [7]  # a plain mul: not #3
 
 
 def _run_folder(root: Path, findings: list[dict]) -> Path:

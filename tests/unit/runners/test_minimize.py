@@ -453,7 +453,7 @@ def test_a_known_crash_keeps_its_program_unless_asked(tmp_path, monkeypatch):
     assert [r.id for r in reps] == ["f1"] and f.min_skipped is None
 
 
-def test_a_floor_rounding_division_is_named_floor_divide():
+def test_op_labels_name_floor_division_and_a_multiplication_by_zero():
     """`div(x, y, rounding_mode="floor")` is floor division: its op label says so (the ledger's floor division
     entry names `floor_divide`), and the other modes and a plain `div` keep their names; `ops()`, what rules
     match on, keeps the target."""
@@ -463,3 +463,9 @@ def test_a_floor_rounding_division_is_named_floor_divide():
     p = _stored(f, (torch.randn(4),)).program
     assert sorted(p.op_labels()) == ["Tensor.floor_divide", "torch.div", "torch.div", "torch.floor_divide"]
     assert sorted(p.ops()) == ["Tensor.div", "torch.div", "torch.div", "torch.div"]
+
+    def g(x):
+        return x * 0, 0.0 * x, torch.mul(x, 0), x * 2, x.mul(1e-30)
+    q = _stored(g, (torch.randn(4),)).program
+    assert sorted(q.op_labels()) == ["Tensor.mul", "operator.mul", "operator.mul_by_zero", "operator.mul_by_zero",
+                                    "torch.mul_by_zero"]
