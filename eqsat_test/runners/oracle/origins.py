@@ -138,11 +138,9 @@ class EagerOrigins(FloatDtypes):
                             m |= self.overflow[t].expand(o.shape)
                         except Exception:  # noqa: BLE001 - shapes that do not broadcast: all of it
                             m |= True
-                elif probe is not None and k < len(probe) and isinstance(probe[k], torch.Tensor) \
-                        and probe[k].shape == o.shape:
-                    m |= ~nx.equal_nan(o, probe[k].to(o.dtype))
                 else:
-                    m |= True
+                    changed = _changed(probe, k, o)
+                    m |= True if changed is None else changed
             if (o.is_floating_point() or o.is_complex()) and not seeded and _has_inf(o):
                 m |= o.isinf() & ~self._carried_inf(func, args, kwargs, o, k, flat, elementwise, before or {})
             if wide is not None and k < len(wide) and isinstance(wide[k], torch.Tensor) and wide[k].shape == o.shape:
@@ -193,11 +191,12 @@ class EagerOrigins(FloatDtypes):
                                 code |= torch.where(m != 0, ANY, 0).to(torch.uint8)
                         except Exception:  # noqa: BLE001 - shapes that do not broadcast: all of it
                             code |= ANY
-                elif probe is not None and k < len(probe) and isinstance(probe[k], torch.Tensor) \
-                        and probe[k].shape == o.shape:
-                    code[~nx.equal_nan(o, probe[k].to(o.dtype))] |= ANY
                 else:
-                    code |= ANY
+                    changed = _changed(probe, k, o)
+                    if changed is None:
+                        code |= ANY
+                    else:
+                        code[changed] |= ANY
             own = (source or {}).get(id(o))
             if own is not None and own.shape == o.shape:
                 code |= own.to(o.device)
@@ -283,20 +282,53 @@ class EagerOrigins(FloatDtypes):
             return None
         return self._rerun(func, args, kwargs, lambda t: t.to(torch.float64) if t.is_floating_point() else t)
 
-    def _probe(self, func, args, kwargs, marks: WeakIdKeyDictionary | None = None) -> list | None:
-        """func's results with every marked floating value NaN and every marked integer one more (the marks:
-        eager's own overflow, or nonzero codes of `marks`): where they change, they depend on the marks (None
-        where that run fails)."""
+    def _probe(self, func, args, kwargs, marks: WeakIdKeyDictionary | None = None) -> list[list | None]:
+        """func's results on its operands with their marked values changed (the marks: eager's own overflow, or
+        nonzero codes of `marks`), one list of results per probe (None where that run fails): where a result changes
+        in any probe, it depends on the marks. First every marked floating value NaN and every marked integer one
+        more (a bool: flipped); then, where an integer or bool operand is marked (its value may be any: a conversion
+        C++ leaves undefined), per dim of it two more, its marked values the dtype's largest and smallest (True,
+        False) by the parity of their index along that dim, and the other way round: one more of each value changes
+        no comparison between them (an argmin of a window of two marked values), the extremes do, whichever of them
+        eager picked (the extremes of the two runs of a pair at two neighbours along the dim disagree)."""
         marks = self.overflow if marks is None else marks
 
-        def swap(t):
+        def marked(t) -> torch.Tensor | None:
             if not isinstance(t, torch.Tensor) or t not in marks:
+                return None
+            return marks[t] if marks[t].dtype == torch.bool else marks[t] != 0
+
+        def nan_or_one_more(t):
+            m = marked(t)
+            if m is None:
                 return t
-            m = marks[t] if marks[t].dtype == torch.bool else marks[t] != 0
             if t.is_floating_point() or t.is_complex():
                 return t.masked_fill(m, math.nan)
-            return t if t.dtype == torch.bool else torch.where(m, t + 1, t)
-        return self._rerun(func, args, kwargs, swap)
+            return t ^ m if t.dtype == torch.bool else torch.where(m, t + 1, t)
+
+        def extremes(dim: int, flip: bool):
+            def swap(t):
+                m = marked(t)
+                if m is None or t.is_floating_point() or t.is_complex():
+                    return t
+                hi, lo = (True, False) if t.dtype == torch.bool else (torch.iinfo(t.dtype).max, torch.iinfo(t.dtype).min)
+                if t.dim() == 0:
+                    high = torch.tensor(not flip, device=t.device)
+                else:
+                    d = min(dim, t.dim() - 1)
+                    parity = (torch.arange(t.size(d), device=t.device) % 2 == 0) ^ flip
+                    high = parity.reshape([-1 if k == d else 1 for k in range(t.dim())])
+                fill = torch.where(high, torch.tensor(hi, dtype=t.dtype, device=t.device),
+                                   torch.tensor(lo, dtype=t.dtype, device=t.device))
+                return torch.where(m, fill, t)
+            return swap
+
+        runs = [self._rerun(func, args, kwargs, nan_or_one_more)]
+        ints = [t for t in torch.utils._pytree.tree_leaves((args, kwargs))
+                if isinstance(t, torch.Tensor) and marked(t) is not None and not (t.is_floating_point() or t.is_complex())]
+        for dim in range(max([1, *(t.dim() for t in ints)])) if ints else ():
+            runs += [self._rerun(func, args, kwargs, extremes(dim, flip)) for flip in (False, True)]
+        return runs
 
     def _rerun(self, func, args, kwargs, swap) -> list | None:
         """func on its operands with `swap` applied to each tensor (written operands cloned), as a list of
@@ -403,6 +435,20 @@ class _At:
 
     def __call__(self) -> Any:
         return self.replay(self.path, self.edge)
+
+
+def _changed(probes: list[list | None] | None, k: int, o: torch.Tensor) -> torch.Tensor | None:
+    """Where an op's k-th result o changes in any of `probes` (EagerOrigins._probe; bool, o's shape), or None where
+    the first probe tells nothing of it (it failed, or gave another shape): all of o then. A further probe that
+    tells nothing adds nothing."""
+    out = torch.zeros(o.shape, dtype=torch.bool, device=o.device)
+    for i, probe in enumerate(probes or [None]):
+        if probe is None or k >= len(probe) or not isinstance(probe[k], torch.Tensor) or probe[k].shape != o.shape:
+            if i == 0:
+                return None
+            continue  # an index of the dtype's extremes out of range: that probe shows nothing more
+        out |= ~nx.equal_nan(o, probe[k].to(o.device, o.dtype))
+    return out
 
 
 def _clone(inputs):

@@ -289,8 +289,9 @@ RULES: tuple[OracleRule, ...] = (
     OracleRule(
         "exact.beyond-range", EXACT, CLEARS, "8",
         "an integer or bool element that depends on an intermediate eager itself overflowed, on a conversion "
-        "of NaN/inf to an integer or on the sign bit of a NaN an op made (the eager run's record), or on one the "
-        "fp64 run made (marks 2)",
+        "of NaN, an infinity or an out-of-range float to an integer or on the sign bit of a NaN an op made (the "
+        "eager run's record: through any op after it, a reduction over such values too, where one more of each "
+        "or the dtype's extremes change it), or on one the fp64 run made (marks 2)",
         "eager's value is luck there (a comparison of an overflowed sum; C++ leaves such a conversion undefined; "
         "IEEE 754 leaves the sign of a NaN result unspecified)",
         "eager's overflow in one order is no reference for another",

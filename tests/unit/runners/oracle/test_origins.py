@@ -79,6 +79,17 @@ def test_marks_follow_views_comparisons_and_conversions():
     assert over(o["[2]"]) == [False, False, False, True]  # NaN to an integer: undefined in C++
 
 
+def test_marks_of_undefined_conversions_reach_a_reduction_over_them():
+    """Integers converted undefinedly may hold any value: an argmin over windows of two of them, or an any() of
+    comparisons of them, depends on them wherever one more of each, or the dtype's extremes, change it (a probe
+    of one more of each leaves a window of two marked values as it was); a window of two defined ones does not."""
+    x = torch.tensor([[1e6, -1e6, 5.0, 7.0, 2.0], [math.nan, 3.0, 4.0, 300.0, 1.0]])
+    _, o = record(lambda a: (a.to(torch.int8).unfold(1, 2, 1).argmin(2).reshape(-1),
+                             (a.to(torch.int8) > 4)[:, :2].any(-1), (a.to(torch.int8) > 4).any(-1)), x)
+    assert over(o["[0]"]) == [True, True, False, False, True, False, True, True]
+    assert over(o["[1]"]) == [True, True] and over(o["[2]"]) == [False, True]  # row 0: 5 > 4 decides it
+
+
 def kinds(o, k: int) -> str:
     """What the record admits at flat element k of a leaf: +, -, n (NaN), a (any value after a further op)."""
     ed = edge_of(o)

@@ -488,6 +488,29 @@ def test_exact_beyond_range():
     assert counts(judge(e, c, fp64_beyond=marks)) == {"exact.differs": 2, "exact.beyond-range": 1}
 
 
+def test_exact_beyond_range_through_a_reduction_of_undefined_conversions():
+    """A dtype sweep made the input int32, holding values up to 2^31 and negatives: x ** 0.5 is up to 46341, or
+    NaN, and its conversion to int8 is undefined in C++ there; an argmin over windows of two of those int8
+    values is luck wherever a window holds one (eager and compiled convert differently). The record marks the
+    windows whose argmin a marked value can change (one more of each, or the dtype's extremes, as a probe):
+    compiled's other index there is not judged; in a window of two defined conversions it is."""
+    x = torch.randint(0, 16000, (4, 16), dtype=torch.int32, generator=torch.Generator().manual_seed(1))
+    x[:2] = torch.randint(-2 ** 31, 2 ** 31 - 1, (2, 16), dtype=torch.int32, generator=torch.Generator().manual_seed(2))
+    x[2, 5] = -4  # one NaN in an otherwise defined row
+
+    def prog(t):
+        return (t ** 0.5).to(torch.int8).unfold(1, 2, 1).argmin(2).reshape(-1)
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (x,)))
+    undefined = ~((x ** 0.5) <= 127).unfold(1, 2, 1).all(-1).reshape(-1)  # a window with a NaN or beyond int8
+    assert int(undefined.sum()) == 32 and bool(undefined[34:36].all())  # rows 0 and 1; row 2's windows at 5
+    got = torch.where(undefined, 1 - r.ref, r.ref)
+    v = judge_against(r, got)
+    assert v.ok and counts(v) == {"exact.differs": 32, "exact.beyond-range": 32}, v.detail
+    got[40] = 1 - got[40]  # row 2, window 10: two defined conversions
+    v = judge_against(r, got)
+    assert not v.ok and "first at (40,)" in v.detail, v.detail
+
+
 def test_exact_beyond_range_of_the_sign_of_a_nan_an_op_made():
     """signbit of 0 * inf: the sign of a NaN result is unspecified (IEEE 754 6.3), so a compiled sign bit that
     differs there is not judged; the finite elements are."""
