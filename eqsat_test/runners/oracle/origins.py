@@ -10,8 +10,18 @@ import torch
 from torch.utils.weak import WeakIdKeyDictionary
 
 from eqsat_test.runners.oracle import numerics as nx
-from eqsat_test.runners.oracle.edges import ACCUMULATING, AFTER, ANY, MINUS, NAN, PLUS, edge_source
-from eqsat_test.runners.oracle.modes import CASTS, ELEMENTWISE, FloatDtypes, coarsest, finite_part
+from eqsat_test.runners.oracle.edges import (
+    ACCUMULATING,
+    AFTER,
+    ANY,
+    MINUS,
+    NAN,
+    PLUS,
+    UNDER,
+    edge_source,
+    product_under,
+)
+from eqsat_test.runners.oracle.modes import CASTS, ELEMENTWISE, PRODS, FloatDtypes, coarsest, finite_part
 from eqsat_test.runners.oracle.runs import EagerOrigin, EdgeOfRange
 
 aten = torch.ops.aten
@@ -59,7 +69,10 @@ class EagerOrigins(FloatDtypes):
       another formula (a variance's squares: std of float32 data at 1e30 has data sums of 6e31). The op's
       own result admits the infinities of the signs its partials reach (a variance +inf, a normalization
       either), NaN where they reach both or a product holds a zero; casts and copies carry that on, any
-      other op makes what depends on it `after` (any value), carried as eager's own overflow is.
+      other op makes what depends on it `after` (any value), carried as eager's own overflow is. At the other end
+      of the range, a product's (cumprod's) partial products that fall below the smallest normal number in some
+      order of its factors (edges.product_under: UNDER): its result admits 0 and the exact product within the
+      rounding of subnormal partials (a span of finite values, low and high, carried by casts, copies and views).
 
     The oracle's rules that excuse a compiled NaN/inf or a compiled value beyond the bound where eager
     and fp64 are finite (docs/oracle.md, rule 8) stand on this evidence of what eager did, not on what
@@ -72,7 +85,11 @@ class EagerOrigins(FloatDtypes):
         self.lineage: dict[int | None, tuple[torch.dtype | None, bool]] = {}  # storage -> (coarsest dtype, random)
         self.overflow = WeakIdKeyDictionary()  # tensor -> bool mask of its shape
         self.overflowed: set[int | None] = set()  # storages written with marks
-        self.edge = WeakIdKeyDictionary()  # tensor -> uint8 codes of its shape (PLUS, MINUS, NAN, AFTER)
+        self.edge = WeakIdKeyDictionary()  # tensor -> uint8 codes of its shape (PLUS, MINUS, NAN, AFTER, UNDER)
+        # tensor -> the span of finite values another order of a product's factors gives where they underflow
+        # (edges.product_under: float64 of its shape, NaN elsewhere), its low and its high end
+        self.low = WeakIdKeyDictionary()
+        self.high = WeakIdKeyDictionary()
         self.edged: set[int | None] = set()  # storages written with codes
         self.computed: set[int | None] = set()  # storages an op's result or write filled (not the inputs' as given)
         self.failed = False
@@ -122,6 +139,8 @@ class EagerOrigins(FloatDtypes):
         if aliased and not written:  # a view: the view of its base's mask (and codes)
             _view_of_base(func, args, kwargs, results, self.overflow, True)
             _view_of_base(func, args, kwargs, results, self.edge, ANY)
+            _view_of_base(func, args, kwargs, results, self.low, math.nan)
+            _view_of_base(func, args, kwargs, results, self.high, math.nan)
             return
         elementwise = torch.Tag.pointwise in func.tags or func in ELEMENTWISE
         self._record_edge(func, args, kwargs, flat, results, targets, written, aliased, seeded, elementwise)
@@ -166,18 +185,24 @@ class EagerOrigins(FloatDtypes):
     def _record_edge(self, func, args, kwargs, flat: list, results: list, targets: dict, written: list,
                      aliased: bool, seeded: bool, elementwise: bool) -> None:
         """The codes of an op's results (EdgeOfRange): its own partial results at the edge of the range
-        (edges.edge_source), and what it passes on of its operands' codes (a cast or copy: each element's; any other
-        op: `after` for each element that depends on a coded one, by broadcast or by a probe)."""
+        (edges.edge_source), a product's partial products below the smallest normal number (edges.product_under: its
+        codes and the span of finite values another order gives), and what it passes on of its operands' codes (a cast
+        or copy: each element's, and its span; any other op: `after` for each element that depends on a coded one,
+        by broadcast or by a probe)."""
         edged = [t for t in flat if t in self.edge]
         source = edge_source(func, args, kwargs, results) if func in ACCUMULATING else None
-        if not edged and not source:
+        under = product_under(func, args, kwargs, results) if func in PRODS else None
+        first = next((t for t in results if t.is_floating_point()), None)  # the result product_under describes
+        if not edged and not source and under is None:
             for o in targets.values():
                 if o in self.edge and (written or aliased):  # overwritten without codes
                     self.edge[o].zero_()
+                    self._set_span(o, None, None, True)
             return
         probe = self._probe(func, args, kwargs, self.edge) if edged and not seeded and not elementwise else None
         for k, o in enumerate(targets.values()):
             code = torch.zeros(o.shape, dtype=torch.uint8, device=o.device)
+            low = high = None
             if edged and not seeded:
                 if elementwise:
                     for t in edged:
@@ -187,6 +212,8 @@ class EagerOrigins(FloatDtypes):
                             m = self.edge[t].expand(o.shape)
                             if func in _COPIES and o.is_floating_point():
                                 code |= m
+                                if t in self.low and t in self.high:  # its span, rounded as the values are
+                                    low, high = (_cast(d[t].expand(o.shape), o.dtype) for d in (self.low, self.high))
                             else:
                                 code |= torch.where(m != 0, ANY, 0).to(torch.uint8)
                         except Exception:  # noqa: BLE001 - shapes that do not broadcast: all of it
@@ -200,6 +227,11 @@ class EagerOrigins(FloatDtypes):
             own = (source or {}).get(id(o))
             if own is not None and own.shape == o.shape:
                 code |= own.to(o.device)
+            if under is not None and first is not None and o is first:
+                own_code, own_low, own_high = under
+                if own_code.shape == o.shape:
+                    code |= own_code.to(o.device)
+                    low, high = own_low, own_high
             if bool(code.any()):
                 if o in self.edge and self.edge[o].shape == o.shape and (written or aliased):
                     self.edge[o].copy_(code)  # in place: views of it share its codes
@@ -208,6 +240,16 @@ class EagerOrigins(FloatDtypes):
                 self.edged.add(_storage(o))
             elif o in self.edge and (written or aliased):
                 self.edge[o].zero_()
+            self._set_span(o, low, high, bool(written or aliased))
+
+    def _set_span(self, o: torch.Tensor, low: torch.Tensor | None, high: torch.Tensor | None, inplace: bool) -> None:
+        """Record o's span of finite values (NaN where none; None: none anywhere), in place where o is written or a
+        view (its views share it)."""
+        for spans, v in ((self.low, low), (self.high, high)):
+            if o in spans and spans[o].shape == o.shape and inplace:
+                spans[o].copy_(v if v is not None else torch.full_like(spans[o], math.nan))
+            elif v is not None:
+                spans[o] = v.to(torch.float64).clone()
 
     def _carried_inf(self, func, args, kwargs, o: torch.Tensor, k: int, flat: list, elementwise: bool,
                      before: dict) -> torch.Tensor:
@@ -397,7 +439,13 @@ class EagerOrigins(FloatDtypes):
                 res[path] = None
                 continue
             code = code.detach().cpu()
-            res[path] = EdgeOfRange(*((code & bit) != 0 for bit in (PLUS, MINUS, NAN, AFTER)))
+            low, high = (d.get(leaf) for d in (self.low, self.high))
+            if low is None or high is None or low.shape != leaf.shape or high.shape != leaf.shape:
+                low = high = None
+            plus, minus, nan, after, under = ((code & bit) != 0 for bit in (PLUS, MINUS, NAN, AFTER, UNDER))
+            res[path] = EdgeOfRange(plus, minus, nan, after, under,
+                                    low=None if low is None else low.detach().cpu().clone(),
+                                    high=None if high is None else high.detach().cpu().clone())
         return res
 
 
@@ -449,6 +497,11 @@ def _changed(probes: list[list | None] | None, k: int, o: torch.Tensor) -> torch
             continue  # an index of the dtype's extremes out of range: that probe shows nothing more
         out |= ~nx.equal_nan(o, probe[k].to(o.device, o.dtype))
     return out
+
+
+def _cast(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A span's end as a cast to `dtype` rounds it (float64; NaN stays NaN)."""
+    return t.to(dtype).to(torch.float64) if dtype.is_floating_point else t.to(torch.float64)
 
 
 def _clone(inputs):

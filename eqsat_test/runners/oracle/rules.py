@@ -266,6 +266,25 @@ RULES: tuple[OracleRule, ...] = (
         f"{TESTS}::test_bound_edge_of_range", ("finite.bound",),
         must_not_clear=f"{REAL_BUGS}::test_a_value_after_a_sum_that_stays_far_from_the_range"),
     OracleRule(
+        "product.underflow-order", FLOAT, CLEARS, "8",
+        "an element of a product's or cumprod's own result (or a cast or copy of it) whose factors' partial products "
+        "fall below the smallest normal number of the dtype it accumulates in, in some order of its factors (the "
+        "eager run's record): a c that differs from e and is a value such an order gives: 0, the exact product "
+        "within n (eps(acc) + eps(D) + s / (2 P)) of it (P the smallest partial product, s the subnormal "
+        "spacing; at most all of it: between 0 and twice the product), of the product's sign; NaN where an "
+        "infinity among the factors or partials beyond the range (finite.edge-of-range) meet a partial flushed "
+        "to 0; the infinity of the product where one is among the factors; whatever the charge (kind.special, "
+        "finite.non-finite, finite.bound)",
+        "which order of the factors underflows is a property of floating point, not of the compiler: eager's "
+        "order may flush a partial to 0 where the exact product is representable, or keep one that another order "
+        "flushes (a subnormal partial keeps few bits, and Triton flushes it); eager's value is luck there, and "
+        "a float64 program has no wider run to judge it",
+        "no order of a reduction's or scan's factors is specified (Inductor's vectorized lanes and Triton's "
+        "blocks multiply in other orders; Triton flushes subnormals to zero)",
+        f"{TESTS}::test_product_underflow_order",
+        ("kind.special", "kind.eager-right-overflow", "finite.non-finite", "finite.bound"),
+        must_not_clear=f"{REAL_BUGS}::test_a_wrong_product_whose_factors_stay_in_range"),
+    OracleRule(
         "note.signed-zero", FLOAT, NOTES, "notes",
         "c a zero of the other sign where e and f are the same zero (a note on a passing leaf)",
         "IEEE zeros compare equal; only 1/x, atan2, copysign and signbit see the sign",

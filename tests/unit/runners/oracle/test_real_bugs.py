@@ -384,6 +384,23 @@ def test_an_int8_argmin_off_where_its_conversions_are_defined_compiled_by_induct
     assert fails_at(judge_against(r, got), "", "(2,)"), judge_against(r, got).detail
 
 
+def test_a_wrong_product_whose_factors_stay_in_range():
+    """Products and cumprods of factors in [0.5, 1.5] (float32), on a special set whose other row's factors
+    underflow in some order (1e-30 · 1e-20 first): compiled's value with a factor dropped, in a row whose
+    partial products stay far from float32's smallest normal in every order, must fail; so must a wrong value of
+    the underflowing row that no order gives (the exact product, signed, times 10)."""
+    x = torch.rand(4, 32, generator=gen(24)) + 0.5
+    x[1, :4] = torch.tensor([1e30, 1e-30, 1e20, 1e-20])
+    for prog in (lambda t: t.prod(-1), lambda t: torch.cumprod(t, -1)[:, -1]):
+        r = eager(prog, x, name="special-0")
+        got = r.ref.clone()
+        got[2] = r.ref[2] / x[2, 7]
+        assert fails_at(judge_against(r, got), "", "(2,)", "product.underflow-order")
+        got = r.ref.clone()
+        got[1] = 10 * r.fp64[1]
+        assert fails_at(judge_against(r, got), "", "(1,)"), judge_against(r, got).detail
+
+
 def test_a_count_off_where_no_run_moves():
     """(x > 0.5).sum(): no element near 0.5, so no rounding moves the count; compiled off by 3 must fail."""
     x = torch.rand(4, 64, generator=gen(14))

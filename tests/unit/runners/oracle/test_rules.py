@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import torch
@@ -451,6 +452,53 @@ def test_bound_edge_of_range():
     v = judge(e, c, e.double(), origins=at_edge(8, plus=(1,), after=(0,)))
     assert not v.ok and "(1,)" in v.detail
     assert counts(v) == {"finite.bound": 2, "bound.edge-of-range": 1}
+
+
+def exact_product(row: torch.Tensor) -> float:
+    """The product of a row's finite factors, exactly (rationals), rounded once to float64."""
+    return float(math.prod(Fraction(float(v)) for v in row))
+
+
+def test_product_underflow_order():
+    """A dtype sweep's special set in float64 (no wider run: eager is its own reference): rows of factors near
+    1e-39 (bfloat16's subnormals) beside -8.99e307 (half of float64's largest value), whose partial products
+    fall below float64's smallest normal number in an order that multiplies the small factors first, and
+    whose exact product (1e-242) is representable. Eager's order flushed row 0 to 0 where compiled gives the
+    exact product; compiled's order flushes row 1; row 2 keeps a subnormal partial that loses bits; row 3 holds
+    an infinity, which meets a flushed partial as NaN (eager -inf): each is what an order of the factors gives,
+    not judged. Compiled's exact product with its sign flipped, or ten times it, is no order's; a wrong value in
+    the row whose factors stay in range is judged as ever."""
+    g = torch.Generator().manual_seed(7)
+    x = torch.rand(5, 15, dtype=torch.float64, generator=g) + 0.5
+    x[:4] = torch.randn(4, 15, dtype=torch.float64, generator=g) * 1e-39
+    x[:4, 12] = -torch.finfo(torch.float64).max / 2
+    x[3, 2] = INF
+    r = eager_reference(lambda t: t.prod(-1, keepdim=True), lambda *a: {}, InputSet("special-0", (x,)))
+    exact = [exact_product(row) if bool(torch.isfinite(row).all()) else NAN for row in x]
+    assert all(1e-250 < abs(p) < 1e-230 for p in exact[:3])
+    e = torch.tensor([[0.0], [exact[1]], [exact[2]], [-INF], [exact[4]]], dtype=torch.float64)  # eager's order
+    r = r._replace(ref=e, ref2=e.clone(), fp64=e.clone())  # (a float64 program: the fp64 run is eager's)
+    got = e.clone()
+    got[0], got[1], got[2], got[3] = exact[0], 0.0, exact[2] * (1 + 3e-11), NAN
+    v = judge_against(r, got)
+    assert v.ok and counts(v) == {"kind.special": 1, "finite.bound": 3, "product.underflow-order": 4}, v.detail
+    for k, wrong in ((0, -exact[0]), (1, 10 * exact[1]), (4, exact[4] * (1 + 1e-9))):
+        bad = got.clone()
+        bad[k] = wrong
+        v = judge_against(r, bad)
+        assert not v.ok and f"first at ({k}, 0)" in v.detail, v.detail
+
+    # a cumprod: a blocked scan multiplies 1e-30 · 1e-20 (a run of consecutive factors) first, flushed in float32
+    y = torch.tensor([1e30, 1e-30, 1e-20, 1e20, 3.0])
+    r = eager_reference(lambda t: torch.cumprod(t, 0), lambda *a: {}, InputSet("special-0", (y,)))
+    assert bool((r.ref[2:] != 0).all())  # eager's sequential order: 1e30 · 1e-30 first
+    got = r.ref.clone()
+    got[2:] = 0.0
+    v = judge_against(r, got)
+    assert v.ok and counts(v) == {"finite.bound": 3, "product.underflow-order": 3}, v.detail
+    got[4] = -3.0
+    v = judge_against(r, got)
+    assert not v.ok and "first at (4,)" in v.detail, v.detail
 
 
 def test_note_signed_zero():
