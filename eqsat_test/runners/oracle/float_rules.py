@@ -332,7 +332,8 @@ def bound_edge_of_range(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
     return Hit(pending & x.edge.after,
                lambda n: f"{x.what}: compiled beyond the bound at {n} elements that depend, through a further op, on "
                          f"partial results of eager's own reductions or scans within {nx.EDGE_FACTOR:g}x of the range "
-                         f"in some order of their terms: an overflow in another order, not judged")
+                         f"in some order of their terms (or a product's below the smallest normal number): an overflow "
+                         f"in another order (or an underflow), not judged")
 
 
 @behaviour("product.underflow-order")

@@ -259,7 +259,8 @@ RULES: tuple[OracleRule, ...] = (
         "bound.edge-of-range", FLOAT, CLEARS, "8",
         "c beyond the bound at an element that depends, through a further op, on partial results of an "
         "accumulating op of eager's own that reach EDGE_FACTOR of the range (the eager run's record, as "
-        "finite.edge-of-range)",
+        "finite.edge-of-range), or on a product's that fall below the smallest normal number (as "
+        "product.underflow-order)",
         "an overflow of those partials in another order reaches the element as any value (NaN > 0 is False: "
         "where(s > 0, s, 0) gives 0; x / inf is 0)",
         "no order of a reduction's or scan's terms is specified",
@@ -319,7 +320,8 @@ RULES: tuple[OracleRule, ...] = (
     OracleRule(
         "exact.edge-of-range", EXACT, CLEARS, "8",
         "an integer or bool element that depends on partial results of an accumulating op of eager's own that "
-        "reach EDGE_FACTOR of the range (the eager run's record, as finite.edge-of-range)",
+        "reach EDGE_FACTOR of the range (the eager run's record, as finite.edge-of-range), or on a product's that "
+        "fall below the smallest normal number (as product.underflow-order)",
         "an overflow of those partials in another order decides a comparison of them (NaN > 0 is False)",
         "no order of a reduction's or scan's terms is specified",
         f"{TESTS}::test_exact_edge_of_range", ("exact.differs",),

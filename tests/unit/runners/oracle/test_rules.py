@@ -500,6 +500,14 @@ def test_product_underflow_order():
     v = judge_against(r, got)
     assert not v.ok and "first at (4,)" in v.detail, v.detail
 
+    # through a further op, any value (as an overflow's): a flushed product doubled, and compared
+    z = torch.tensor([1e-30, 1e20, 1e-20, 3.0])
+    r = eager_reference(lambda t: (t.prod() * 2, t.prod() > 0), lambda *a: {}, InputSet("special-0", (z,)))
+    assert float(r.ref[0]) > 0 and bool(r.ref[1])  # eager's order, 1e-30 · 1e20 first: 6e-30, not 0
+    v = judge_against(r, (torch.tensor(0.0), torch.tensor(False)))
+    assert v.ok and counts(v) == {"finite.bound": 1, "bound.edge-of-range": 1, "exact.differs": 1,
+                                  "exact.edge-of-range": 1}, v.detail
+
 
 def test_note_signed_zero():
     e = torch.tensor([-0.0, 0.0, 1.0])
