@@ -13,6 +13,9 @@ aten = torch.ops.aten
 # as bits of a uint8 code per element: an infinity of either sign, NaN, and (through a further op) any value
 PLUS, MINUS, NAN, AFTER = 1, 2, 4, 8
 ANY = PLUS | MINUS | NAN | AFTER
+# a product's (cumprod's) own result whose partial products fall below the smallest normal number in some order of
+# its factors: 0 (a partial flushed or rounded to 0) or a value near the exact product (product_under's span)
+UNDER = 16
 MOMENTS = {aten.var.correction, aten.std.correction, aten.var_mean.correction, aten.std_mean.correction}
 NORMS = {aten.native_layer_norm.default, aten.native_group_norm.default, aten.native_batch_norm.default,
          aten._native_batch_norm_legit.default, aten._native_batch_norm_legit.no_stats}
@@ -155,3 +158,76 @@ def _norm_edge(func, args, x: torch.Tensor, res: torch.Tensor, top: float) -> di
     if not bool(edge.any()) or res.shape != x.shape:
         return None
     return {id(res): edge.to(torch.uint8) * (PLUS | MINUS | NAN)}
+
+
+def product_under(func, args, kwargs, results: list) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+    """A product's (a cumprod's: a run of consecutive factors') partial products that fall below the smallest normal
+    number of the dtype it accumulates in, in some order of its factors (the factors below 1 in magnitude multiplied
+    first): where they do, another order's result can be 0 (the partial flushed, as Triton flushes subnormals, or
+    rounded to 0) or the exact product off by the rounding of subnormal partials. Per element of the result: its codes
+    (UNDER; NAN where an infinity among the factors meets such a 0, or where the factors above 1 also pass the range
+    (edge_source): 0 · inf; the infinity of the product's sign where one is among them), and the span of finite
+    values another order gives (float64, signed, NaN where none): the exact product X (from the factors' binary
+    exponents and mantissas: exact up to n roundings of float64) within r·|X|, r = n·(eps(acc) + eps(result) +
+    s / (2 P)), P the smallest partial product some order reaches and s the subnormal spacing, at most 1 (P below s:
+    every value between 0 and 2 X). None where no partial product falls below the smallest normal number, where
+    the factors hold a 0 or NaN (the product is that in every order), or for an argument form not handled here."""
+    res = next((t for t in results if t.is_floating_point()), None)
+    x = args[0] if args else None
+    if func not in PRODS or res is None or not isinstance(x, torch.Tensor) or not x.is_floating_point() \
+            or not x.numel():
+        return None
+    acc = torch.finfo(nx.acc_dtype(res.dtype))
+    xd = x.to(torch.float64)
+    ok = torch.isfinite(xd) & (xd != 0)
+    mant, expo = torch.frexp(torch.where(ok, xd, 1.0))
+    mlog = mant.abs().log2()  # in [-1, 0): log2|x| = mlog + expo, exactly up to one rounding of float64
+    logs = mlog + expo
+    log_tiny = math.log2(acc.tiny)
+    if float(logs.clamp(max=0).sum()) >= log_tiny:  # no factors multiply below the smallest normal number
+        return None
+    dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    neg = (torch.signbit(xd) & ~torch.isnan(xd)).to(torch.float64)
+    try:
+        if func is aten.cumprod.default:
+            move = lambda t: t.movedim(dim, -1)  # noqa: E731
+            back = lambda t: t.movedim(-1, dim)  # noqa: E731
+            top, bottom = run_logs(move(xd))  # the largest and smallest runs of consecutive factors so far
+            big, small = back(top) / math.log(2), back(bottom) / math.log(2)
+            acc_sum = lambda t: back(move(t).cumsum(-1))  # noqa: E731
+            count = back(torch.ones_like(move(xd)).cumsum(-1))
+        else:
+            keep = bool(args[2] if len(args) > 2 else kwargs.get("keepdim", False)) and dim is not None
+            dims = list(range(x.dim())) if dim is None else [dim]
+            big, small = logs.clamp(min=0).sum(dims, keep), logs.clamp(max=0).sum(dims, keep)
+            acc_sum = lambda t: t.sum(dims, keep)  # noqa: E731
+            count = torch.full(small.shape, float(x.numel() // max(1, res.numel())), dtype=torch.float64)
+        zero = acc_sum((xd == 0).to(torch.float64)) > 0
+        nan = acc_sum(torch.isnan(xd).to(torch.float64)) > 0
+        inf = acc_sum(torch.isinf(xd).to(torch.float64)) > 0
+        minus = torch.remainder(acc_sum(neg), 2) == 1
+        mant_log, exps = acc_sum(mlog.where(ok, 0.0)), acc_sum(expo.where(ok, 0).to(torch.float64))
+    except Exception:  # noqa: BLE001 - an argument form not handled here: no codes
+        return None
+    under = (small < log_tiny) & ~zero & ~nan
+    if small.shape != res.shape or not bool(under.any()):
+        return None
+    # the exact product: 2^(its mantissas' logs) · 2^(its exponents), the power of 2 applied in two halves (no
+    # intermediate overflow or underflow of its own)
+    whole = torch.floor(mant_log)  # (many mantissas near 1/2: their product's binary exponent with the rest)
+    mant_log, exps = mant_log - whole, exps + whole
+    half = torch.floor(exps / 2)
+    exact = torch.exp2(mant_log) * torch.exp2(half) * torch.exp2(exps - half)
+    rel = count * (acc.eps + torch.finfo(res.dtype).eps) \
+        + count * torch.exp2((math.log2(acc.tiny) + math.log2(acc.eps) - 1 - small).clamp(max=64.0))
+    rel = rel.clamp(max=1.0)
+    low, high = exact * (1 - rel), exact * (1 + rel)
+    low, high = torch.where(minus, -high, low), torch.where(minus, -low, high)
+    over = big >= math.log2(nx.max_finite(nx.acc_dtype(res.dtype)) / nx.EDGE_FACTOR)  # as edge_source's
+    infinity = torch.where(minus, -math.inf, math.inf)  # an infinity among the factors: the product's, exactly
+    low, high = torch.where(inf, infinity, low), torch.where(inf, infinity, high)
+    none = torch.full_like(low, math.nan)
+    low, high = torch.where(under, low, none), torch.where(under, high, none)
+    code = torch.where(under, UNDER, 0) | torch.where(under & (inf | over), NAN, 0) \
+        | torch.where(under & inf, torch.where(minus, MINUS, PLUS), 0)
+    return code.to(torch.uint8), low, high

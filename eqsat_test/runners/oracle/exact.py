@@ -89,7 +89,8 @@ def exact_edge_of_range(x: ExactLeaf, pending: torch.Tensor) -> Hit | None:
     return Hit(pending & edge.after.reshape(pending.shape),
                lambda n: f"{x.what}: compiled differs from eager at {n} elements that depend on partial results of "
                          f"eager's own reductions or scans within {nx.EDGE_FACTOR:g}x of the range in some order of "
-                         f"their terms: an overflow in another order, not judged")
+                         f"their terms (or a product's below the smallest normal number): an overflow in another order "
+                         f"(or an underflow), not judged")
 
 
 @behaviour("exact.between-runs")

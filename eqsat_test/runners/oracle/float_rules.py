@@ -332,7 +332,19 @@ def bound_edge_of_range(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
     return Hit(pending & x.edge.after,
                lambda n: f"{x.what}: compiled beyond the bound at {n} elements that depend, through a further op, on "
                          f"partial results of eager's own reductions or scans within {nx.EDGE_FACTOR:g}x of the range "
-                         f"in some order of their terms: an overflow in another order, not judged")
+                         f"in some order of their terms (or a product's below the smallest normal number): an overflow "
+                         f"in another order (or an underflow), not judged")
+
+
+@behaviour("product.underflow-order")
+def product_underflow_order(x: FloatLeaf, pending: torch.Tensor) -> Hit | None:
+    if x.edge is None or x.edge.under is None:
+        return None
+    return Hit(pending & x.edge.admits_under(x.c),
+               lambda n: f"{x.what}: compiled differs from eager at {n} elements of a product whose partial products "
+                         f"fall below the smallest normal number of {_d(nx.acc_dtype(x.dt))} in some order of its "
+                         f"factors, and is what such an order gives (0, or the exact product within the rounding "
+                         f"of subnormal partials): an underflow in another order, not judged")
 
 
 @behaviour("note.signed-zero")

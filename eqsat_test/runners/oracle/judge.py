@@ -150,8 +150,12 @@ def _real_edge(ed: EdgeOfRange | None, r: torch.Tensor) -> EdgeOfRange | None:
     """An EdgeOfRange of tensor r as its float64 values are judged (_real_mask of each mask)."""
     if ed is None:
         return None
-    masks = [_real_mask(m, r) for m in (ed.plus, ed.minus, ed.nan, ed.after)]
-    return None if any(m is None for m in masks) else EdgeOfRange(*masks)
+    plus, minus, nan, after = (_real_mask(m, r) for m in (ed.plus, ed.minus, ed.nan, ed.after))
+    if plus is None or minus is None or nan is None or after is None:
+        return None
+    if r.is_complex() or ed.under is None:  # (a product's span: of real products only)
+        return EdgeOfRange(plus, minus, nan, after)
+    return EdgeOfRange(plus, minus, nan, after, _real_mask(ed.under, r), _real_mask(ed.low, r), _real_mask(ed.high, r))
 
 
 @dataclass(frozen=True)

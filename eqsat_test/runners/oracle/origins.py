@@ -10,8 +10,18 @@ import torch
 from torch.utils.weak import WeakIdKeyDictionary
 
 from eqsat_test.runners.oracle import numerics as nx
-from eqsat_test.runners.oracle.edges import ACCUMULATING, AFTER, ANY, MINUS, NAN, PLUS, edge_source
-from eqsat_test.runners.oracle.modes import CASTS, ELEMENTWISE, FloatDtypes, coarsest, finite_part
+from eqsat_test.runners.oracle.edges import (
+    ACCUMULATING,
+    AFTER,
+    ANY,
+    MINUS,
+    NAN,
+    PLUS,
+    UNDER,
+    edge_source,
+    product_under,
+)
+from eqsat_test.runners.oracle.modes import CASTS, ELEMENTWISE, PRODS, FloatDtypes, coarsest, finite_part
 from eqsat_test.runners.oracle.runs import EagerOrigin, EdgeOfRange
 
 aten = torch.ops.aten
@@ -59,7 +69,10 @@ class EagerOrigins(FloatDtypes):
       another formula (a variance's squares: std of float32 data at 1e30 has data sums of 6e31). The op's
       own result admits the infinities of the signs its partials reach (a variance +inf, a normalization
       either), NaN where they reach both or a product holds a zero; casts and copies carry that on, any
-      other op makes what depends on it `after` (any value), carried as eager's own overflow is.
+      other op makes what depends on it `after` (any value), carried as eager's own overflow is. At the other end
+      of the range, a product's (cumprod's) partial products that fall below the smallest normal number in some
+      order of its factors (edges.product_under: UNDER): its result admits 0 and the exact product within the
+      rounding of subnormal partials (a span of finite values, low and high, carried by casts, copies and views).
 
     The oracle's rules that excuse a compiled NaN/inf or a compiled value beyond the bound where eager
     and fp64 are finite (docs/oracle.md, rule 8) stand on this evidence of what eager did, not on what
@@ -72,7 +85,11 @@ class EagerOrigins(FloatDtypes):
         self.lineage: dict[int | None, tuple[torch.dtype | None, bool]] = {}  # storage -> (coarsest dtype, random)
         self.overflow = WeakIdKeyDictionary()  # tensor -> bool mask of its shape
         self.overflowed: set[int | None] = set()  # storages written with marks
-        self.edge = WeakIdKeyDictionary()  # tensor -> uint8 codes of its shape (PLUS, MINUS, NAN, AFTER)
+        self.edge = WeakIdKeyDictionary()  # tensor -> uint8 codes of its shape (PLUS, MINUS, NAN, AFTER, UNDER)
+        # tensor -> the span of finite values another order of a product's factors gives where they underflow
+        # (edges.product_under: float64 of its shape, NaN elsewhere), its low and its high end
+        self.low = WeakIdKeyDictionary()
+        self.high = WeakIdKeyDictionary()
         self.edged: set[int | None] = set()  # storages written with codes
         self.computed: set[int | None] = set()  # storages an op's result or write filled (not the inputs' as given)
         self.failed = False
@@ -122,6 +139,8 @@ class EagerOrigins(FloatDtypes):
         if aliased and not written:  # a view: the view of its base's mask (and codes)
             _view_of_base(func, args, kwargs, results, self.overflow, True)
             _view_of_base(func, args, kwargs, results, self.edge, ANY)
+            _view_of_base(func, args, kwargs, results, self.low, math.nan)
+            _view_of_base(func, args, kwargs, results, self.high, math.nan)
             return
         elementwise = torch.Tag.pointwise in func.tags or func in ELEMENTWISE
         self._record_edge(func, args, kwargs, flat, results, targets, written, aliased, seeded, elementwise)
@@ -138,11 +157,9 @@ class EagerOrigins(FloatDtypes):
                             m |= self.overflow[t].expand(o.shape)
                         except Exception:  # noqa: BLE001 - shapes that do not broadcast: all of it
                             m |= True
-                elif probe is not None and k < len(probe) and isinstance(probe[k], torch.Tensor) \
-                        and probe[k].shape == o.shape:
-                    m |= ~nx.equal_nan(o, probe[k].to(o.dtype))
                 else:
-                    m |= True
+                    changed = _changed(probe, k, o)
+                    m |= True if changed is None else changed
             if (o.is_floating_point() or o.is_complex()) and not seeded and _has_inf(o):
                 m |= o.isinf() & ~self._carried_inf(func, args, kwargs, o, k, flat, elementwise, before or {})
             if wide is not None and k < len(wide) and isinstance(wide[k], torch.Tensor) and wide[k].shape == o.shape:
@@ -168,18 +185,24 @@ class EagerOrigins(FloatDtypes):
     def _record_edge(self, func, args, kwargs, flat: list, results: list, targets: dict, written: list,
                      aliased: bool, seeded: bool, elementwise: bool) -> None:
         """The codes of an op's results (EdgeOfRange): its own partial results at the edge of the range
-        (edges.edge_source), and what it passes on of its operands' codes (a cast or copy: each element's; any other
-        op: `after` for each element that depends on a coded one, by broadcast or by a probe)."""
+        (edges.edge_source), a product's partial products below the smallest normal number (edges.product_under: its
+        codes and the span of finite values another order gives), and what it passes on of its operands' codes (a cast
+        or copy: each element's, and its span; any other op: `after` for each element that depends on a coded one,
+        by broadcast or by a probe)."""
         edged = [t for t in flat if t in self.edge]
         source = edge_source(func, args, kwargs, results) if func in ACCUMULATING else None
-        if not edged and not source:
+        under = product_under(func, args, kwargs, results) if func in PRODS else None
+        first = next((t for t in results if t.is_floating_point()), None)  # the result product_under describes
+        if not edged and not source and under is None:
             for o in targets.values():
                 if o in self.edge and (written or aliased):  # overwritten without codes
                     self.edge[o].zero_()
+                    self._set_span(o, None, None, True)
             return
         probe = self._probe(func, args, kwargs, self.edge) if edged and not seeded and not elementwise else None
         for k, o in enumerate(targets.values()):
             code = torch.zeros(o.shape, dtype=torch.uint8, device=o.device)
+            low = high = None
             if edged and not seeded:
                 if elementwise:
                     for t in edged:
@@ -189,18 +212,26 @@ class EagerOrigins(FloatDtypes):
                             m = self.edge[t].expand(o.shape)
                             if func in _COPIES and o.is_floating_point():
                                 code |= m
+                                if t in self.low and t in self.high:  # its span, rounded as the values are
+                                    low, high = (_cast(d[t].expand(o.shape), o.dtype) for d in (self.low, self.high))
                             else:
                                 code |= torch.where(m != 0, ANY, 0).to(torch.uint8)
                         except Exception:  # noqa: BLE001 - shapes that do not broadcast: all of it
                             code |= ANY
-                elif probe is not None and k < len(probe) and isinstance(probe[k], torch.Tensor) \
-                        and probe[k].shape == o.shape:
-                    code[~nx.equal_nan(o, probe[k].to(o.dtype))] |= ANY
                 else:
-                    code |= ANY
+                    changed = _changed(probe, k, o)
+                    if changed is None:
+                        code |= ANY
+                    else:
+                        code[changed] |= ANY
             own = (source or {}).get(id(o))
             if own is not None and own.shape == o.shape:
                 code |= own.to(o.device)
+            if under is not None and first is not None and o is first:
+                own_code, own_low, own_high = under
+                if own_code.shape == o.shape:
+                    code |= own_code.to(o.device)
+                    low, high = own_low, own_high
             if bool(code.any()):
                 if o in self.edge and self.edge[o].shape == o.shape and (written or aliased):
                     self.edge[o].copy_(code)  # in place: views of it share its codes
@@ -209,6 +240,16 @@ class EagerOrigins(FloatDtypes):
                 self.edged.add(_storage(o))
             elif o in self.edge and (written or aliased):
                 self.edge[o].zero_()
+            self._set_span(o, low, high, bool(written or aliased))
+
+    def _set_span(self, o: torch.Tensor, low: torch.Tensor | None, high: torch.Tensor | None, inplace: bool) -> None:
+        """Record o's span of finite values (NaN where none; None: none anywhere), in place where o is written or a
+        view (its views share it)."""
+        for spans, v in ((self.low, low), (self.high, high)):
+            if o in spans and spans[o].shape == o.shape and inplace:
+                spans[o].copy_(v if v is not None else torch.full_like(spans[o], math.nan))
+            elif v is not None:
+                spans[o] = v.to(torch.float64).clone()
 
     def _carried_inf(self, func, args, kwargs, o: torch.Tensor, k: int, flat: list, elementwise: bool,
                      before: dict) -> torch.Tensor:
@@ -283,20 +324,53 @@ class EagerOrigins(FloatDtypes):
             return None
         return self._rerun(func, args, kwargs, lambda t: t.to(torch.float64) if t.is_floating_point() else t)
 
-    def _probe(self, func, args, kwargs, marks: WeakIdKeyDictionary | None = None) -> list | None:
-        """func's results with every marked floating value NaN and every marked integer one more (the marks:
-        eager's own overflow, or nonzero codes of `marks`): where they change, they depend on the marks (None
-        where that run fails)."""
+    def _probe(self, func, args, kwargs, marks: WeakIdKeyDictionary | None = None) -> list[list | None]:
+        """func's results on its operands with their marked values changed (the marks: eager's own overflow, or
+        nonzero codes of `marks`), one list of results per probe (None where that run fails): where a result changes
+        in any probe, it depends on the marks. First every marked floating value NaN and every marked integer one
+        more (a bool: flipped); then, where an integer or bool operand is marked (its value may be any: a conversion
+        C++ leaves undefined), per dim of it two more, its marked values the dtype's largest and smallest (True,
+        False) by the parity of their index along that dim, and the other way round: one more of each value changes
+        no comparison between them (an argmin of a window of two marked values), the extremes do, whichever of them
+        eager picked (the extremes of the two runs of a pair at two neighbours along the dim disagree)."""
         marks = self.overflow if marks is None else marks
 
-        def swap(t):
+        def marked(t) -> torch.Tensor | None:
             if not isinstance(t, torch.Tensor) or t not in marks:
+                return None
+            return marks[t] if marks[t].dtype == torch.bool else marks[t] != 0
+
+        def nan_or_one_more(t):
+            m = marked(t)
+            if m is None:
                 return t
-            m = marks[t] if marks[t].dtype == torch.bool else marks[t] != 0
             if t.is_floating_point() or t.is_complex():
                 return t.masked_fill(m, math.nan)
-            return t if t.dtype == torch.bool else torch.where(m, t + 1, t)
-        return self._rerun(func, args, kwargs, swap)
+            return t ^ m if t.dtype == torch.bool else torch.where(m, t + 1, t)
+
+        def extremes(dim: int, flip: bool):
+            def swap(t):
+                m = marked(t)
+                if m is None or t.is_floating_point() or t.is_complex():
+                    return t
+                hi, lo = (True, False) if t.dtype == torch.bool else (torch.iinfo(t.dtype).max, torch.iinfo(t.dtype).min)
+                if t.dim() == 0:
+                    high = torch.tensor(not flip, device=t.device)
+                else:
+                    d = min(dim, t.dim() - 1)
+                    parity = (torch.arange(t.size(d), device=t.device) % 2 == 0) ^ flip
+                    high = parity.reshape([-1 if k == d else 1 for k in range(t.dim())])
+                fill = torch.where(high, torch.tensor(hi, dtype=t.dtype, device=t.device),
+                                   torch.tensor(lo, dtype=t.dtype, device=t.device))
+                return torch.where(m, fill, t)
+            return swap
+
+        runs = [self._rerun(func, args, kwargs, nan_or_one_more)]
+        ints = [t for t in torch.utils._pytree.tree_leaves((args, kwargs))
+                if isinstance(t, torch.Tensor) and marked(t) is not None and not (t.is_floating_point() or t.is_complex())]
+        for dim in range(max([1, *(t.dim() for t in ints)])) if ints else ():
+            runs += [self._rerun(func, args, kwargs, extremes(dim, flip)) for flip in (False, True)]
+        return runs
 
     def _rerun(self, func, args, kwargs, swap) -> list | None:
         """func on its operands with `swap` applied to each tensor (written operands cloned), as a list of
@@ -365,7 +439,13 @@ class EagerOrigins(FloatDtypes):
                 res[path] = None
                 continue
             code = code.detach().cpu()
-            res[path] = EdgeOfRange(*((code & bit) != 0 for bit in (PLUS, MINUS, NAN, AFTER)))
+            low, high = (d.get(leaf) for d in (self.low, self.high))
+            if low is None or high is None or low.shape != leaf.shape or high.shape != leaf.shape:
+                low = high = None
+            plus, minus, nan, after, under = ((code & bit) != 0 for bit in (PLUS, MINUS, NAN, AFTER, UNDER))
+            res[path] = EdgeOfRange(plus, minus, nan, after, under,
+                                    low=None if low is None else low.detach().cpu().clone(),
+                                    high=None if high is None else high.detach().cpu().clone())
         return res
 
 
@@ -403,6 +483,25 @@ class _At:
 
     def __call__(self) -> Any:
         return self.replay(self.path, self.edge)
+
+
+def _changed(probes: list[list | None] | None, k: int, o: torch.Tensor) -> torch.Tensor | None:
+    """Where an op's k-th result o changes in any of `probes` (EagerOrigins._probe; bool, o's shape), or None where
+    the first probe tells nothing of it (it failed, or gave another shape): all of o then. A further probe that
+    tells nothing adds nothing."""
+    out = torch.zeros(o.shape, dtype=torch.bool, device=o.device)
+    for i, probe in enumerate(probes or [None]):
+        if probe is None or k >= len(probe) or not isinstance(probe[k], torch.Tensor) or probe[k].shape != o.shape:
+            if i == 0:
+                return None
+            continue  # an index of the dtype's extremes out of range: that probe shows nothing more
+        out |= ~nx.equal_nan(o, probe[k].to(o.device, o.dtype))
+    return out
+
+
+def _cast(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A span's end as a cast to `dtype` rounds it (float64; NaN stays NaN)."""
+    return t.to(dtype).to(torch.float64) if dtype.is_floating_point else t.to(torch.float64)
 
 
 def _clone(inputs):

@@ -259,12 +259,32 @@ RULES: tuple[OracleRule, ...] = (
         "bound.edge-of-range", FLOAT, CLEARS, "8",
         "c beyond the bound at an element that depends, through a further op, on partial results of an "
         "accumulating op of eager's own that reach EDGE_FACTOR of the range (the eager run's record, as "
-        "finite.edge-of-range)",
+        "finite.edge-of-range), or on a product's that fall below the smallest normal number (as "
+        "product.underflow-order)",
         "an overflow of those partials in another order reaches the element as any value (NaN > 0 is False: "
         "where(s > 0, s, 0) gives 0; x / inf is 0)",
         "no order of a reduction's or scan's terms is specified",
         f"{TESTS}::test_bound_edge_of_range", ("finite.bound",),
         must_not_clear=f"{REAL_BUGS}::test_a_value_after_a_sum_that_stays_far_from_the_range"),
+    OracleRule(
+        "product.underflow-order", FLOAT, CLEARS, "8",
+        "an element of a product's or cumprod's own result (or a cast or copy of it) whose factors' partial products "
+        "fall below the smallest normal number of the dtype it accumulates in, in some order of its factors (the "
+        "eager run's record): a c that differs from e and is a value such an order gives: 0, the exact product "
+        "within n (eps(acc) + eps(D) + s / (2 P)) of it (P the smallest partial product, s the subnormal "
+        "spacing; at most all of it: between 0 and twice the product), of the product's sign; NaN where an "
+        "infinity among the factors or partials beyond the range (finite.edge-of-range) meet a partial flushed "
+        "to 0; the infinity of the product where one is among the factors; whatever the charge (kind.special, "
+        "finite.non-finite, finite.bound)",
+        "which order of the factors underflows is a property of floating point, not of the compiler: eager's "
+        "order may flush a partial to 0 where the exact product is representable, or keep one that another order "
+        "flushes (a subnormal partial keeps few bits, and Triton flushes it); eager's value is luck there, and "
+        "a float64 program has no wider run to judge it",
+        "no order of a reduction's or scan's factors is specified (Inductor's vectorized lanes and Triton's "
+        "blocks multiply in other orders; Triton flushes subnormals to zero)",
+        f"{TESTS}::test_product_underflow_order",
+        ("kind.special", "kind.eager-right-overflow", "finite.non-finite", "finite.bound"),
+        must_not_clear=f"{REAL_BUGS}::test_a_wrong_product_whose_factors_stay_in_range"),
     OracleRule(
         "note.signed-zero", FLOAT, NOTES, "notes",
         "c a zero of the other sign where e and f are the same zero (a note on a passing leaf)",
@@ -289,8 +309,9 @@ RULES: tuple[OracleRule, ...] = (
     OracleRule(
         "exact.beyond-range", EXACT, CLEARS, "8",
         "an integer or bool element that depends on an intermediate eager itself overflowed, on a conversion "
-        "of NaN/inf to an integer or on the sign bit of a NaN an op made (the eager run's record), or on one the "
-        "fp64 run made (marks 2)",
+        "of NaN, an infinity or an out-of-range float to an integer or on the sign bit of a NaN an op made (the "
+        "eager run's record: through any op after it, a reduction over such values too, where one more of each "
+        "or the dtype's extremes change it), or on one the fp64 run made (marks 2)",
         "eager's value is luck there (a comparison of an overflowed sum; C++ leaves such a conversion undefined; "
         "IEEE 754 leaves the sign of a NaN result unspecified)",
         "eager's overflow in one order is no reference for another",
@@ -299,7 +320,8 @@ RULES: tuple[OracleRule, ...] = (
     OracleRule(
         "exact.edge-of-range", EXACT, CLEARS, "8",
         "an integer or bool element that depends on partial results of an accumulating op of eager's own that "
-        "reach EDGE_FACTOR of the range (the eager run's record, as finite.edge-of-range)",
+        "reach EDGE_FACTOR of the range (the eager run's record, as finite.edge-of-range), or on a product's that "
+        "fall below the smallest normal number (as product.underflow-order)",
         "an overflow of those partials in another order decides a comparison of them (NaN > 0 is False)",
         "no order of a reduction's or scan's terms is specified",
         f"{TESTS}::test_exact_edge_of_range", ("exact.differs",),

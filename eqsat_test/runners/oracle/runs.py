@@ -121,20 +121,42 @@ class EdgeOfRange:
     (origins.EagerOrigins): which compiled values another order of those partials can give. Bool masks of the
     leaf's shape; an element of the op's own result admits the infinities of the signs its partials reach
     and NaN where they reach both (inf - inf) or a product holds a zero (0 * inf); one that depends on
-    such a result through a further op (`after`) admits any value (a comparison of an infinity, x / inf)."""
+    such a result through a further op (`after`) admits any value (a comparison of an infinity, x / inf).
+
+    `under`: the elements of a product's or cumprod's own result (or a cast or copy of it) whose partial products
+    fall below the smallest normal number in some order of its factors (edges.product_under): they admit 0, a
+    finite value within [low, high] (float64 of the leaf's shape: the exact product within the rounding of
+    subnormal partials; NaN where none), and NaN or an infinity where their codes say (0 · inf, an infinite
+    factor)."""
 
     plus: Any  # +inf
     minus: Any  # -inf
     nan: Any  # NaN
     after: Any  # any value
+    under: Any = None  # a product's partial products below the smallest normal number in some order
+    low: Any = None  # ... the span of finite values another order of its factors gives (NaN: none)
+    high: Any = None
 
     def admits(self, c: Any) -> Any:
         """Where compiled's value `c` (a float64 tensor of the leaf's shape) is one another order can give."""
         return self.after | (torch.isnan(c) & self.nan) | ((c == math.inf) & self.plus) \
             | ((c == -math.inf) & self.minus)
 
+    def admits_under(self, c: Any) -> Any:
+        """Where compiled's value `c` is one another order of a product's factors gives at an element whose partial
+        products fall below the smallest normal number in some order (`under`): 0, within [low, high] (an infinity
+        where that is the product, exactly), or what admits() admits; False elsewhere."""
+        if self.under is None:
+            return torch.zeros_like(torch.as_tensor(c), dtype=torch.bool)
+        out = (c == 0) | self.admits(c)
+        if self.low is not None and self.high is not None:
+            out = out | ((self.low <= c) & (c <= self.high))
+        return self.under & out
+
     def map(self, fn: Callable[[Any], Any]) -> EdgeOfRange:
-        return EdgeOfRange(fn(self.plus), fn(self.minus), fn(self.nan), fn(self.after))
+        opt = lambda t: None if t is None else fn(t)  # noqa: E731
+        return EdgeOfRange(fn(self.plus), fn(self.minus), fn(self.nan), fn(self.after), opt(self.under),
+                           opt(self.low), opt(self.high))
 
 
 def overflow_of(origin: EagerOrigin | None) -> Any:

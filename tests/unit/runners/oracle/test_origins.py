@@ -79,6 +79,17 @@ def test_marks_follow_views_comparisons_and_conversions():
     assert over(o["[2]"]) == [False, False, False, True]  # NaN to an integer: undefined in C++
 
 
+def test_marks_of_undefined_conversions_reach_a_reduction_over_them():
+    """Integers converted undefinedly may hold any value: an argmin over windows of two of them, or an any() of
+    comparisons of them, depends on them wherever one more of each, or the dtype's extremes, change it (a probe
+    of one more of each leaves a window of two marked values as it was); a window of two defined ones does not."""
+    x = torch.tensor([[1e6, -1e6, 5.0, 7.0, 2.0], [math.nan, 3.0, 4.0, 300.0, 1.0]])
+    _, o = record(lambda a: (a.to(torch.int8).unfold(1, 2, 1).argmin(2).reshape(-1),
+                             (a.to(torch.int8) > 4)[:, :2].any(-1), (a.to(torch.int8) > 4).any(-1)), x)
+    assert over(o["[0]"]) == [True, True, False, False, True, False, True, True]
+    assert over(o["[1]"]) == [True, True] and over(o["[2]"]) == [False, True]  # row 0: 5 > 4 decides it
+
+
 def kinds(o, k: int) -> str:
     """What the record admits at flat element k of a leaf: +, -, n (NaN), a (any value after a further op)."""
     ed = edge_of(o)
@@ -101,6 +112,35 @@ def test_partial_results_at_the_edge_of_the_range_in_some_order_of_an_ops_terms(
     assert edge_of(o["[0]"]) is None and edge_of(o["[1]"]) is None  # its data sums: 6e31, far from 3.4e38
     _, o = record(lambda a: F.layer_norm(a, (3,)), x)
     assert [kinds(o[""], k) for k in (0, 3, 6)] == ["+-n", "+-n", ""]
+
+
+def test_a_products_partial_products_below_the_smallest_normal_in_some_order():
+    """A product's factors below 1 multiplied first (a cumprod's: a run of consecutive ones) fall below float32's
+    smallest normal: its result admits 0 and the exact product within the rounding of subnormal partials (all of
+    it where a partial falls below the subnormals: between 0 and twice the product), NaN where an infinity among
+    the factors, or partials beyond the range, meet a flushed partial, and the infinity that is the product; a
+    cast carries the span, rounded, a view takes its part, a further op makes any value of it. A product with a
+    zero, or whose partial products stay normal, admits nothing."""
+    x = torch.tensor([[1e-30, 1e-20, 1e30, 1e20, 3.0], [2.0, 0.5, 4.0, 0.25, 3.0], [1e-30, 1e-20, 0.0, 1e20, 2.0],
+                      [-1e-30, 1e-20, math.inf, 1.0, 2.0], [1e-20, 1e-20, 4.0, 0.5, 3.0]])
+    _, o = record(lambda a: (a.prod(-1), a.prod(-1, keepdim=True).double()[:, 0], torch.cumprod(a, 1),
+                             a.prod(-1) * 2), x)
+    ed = edge_of(o["[0]"])
+    assert ed.under.tolist() == [True, False, False, True, True]
+    assert ed.nan.tolist() == [True, False, False, True, False]  # 1e-30 · 1e-20 flushed, 1e30 · 1e20 beyond: 0 · inf
+    exact = 1e-30 * 1e-20 * 1e30 * 1e20 * 3.0  # float32's factors, in float64
+    low, high = ed.low.tolist(), ed.high.tolist()
+    assert low[0] == 0.0 and math.isclose(high[0], 2 * exact, rel_tol=1e-6)  # 1e-50 is below float32's subnormals
+    assert low[3] == high[3] == -math.inf and ed.minus.tolist()[3]  # the product: -inf, exactly
+    # 1e-20 · 1e-20 · 0.5 = 5e-41 is subnormal (spacing 1.4e-45): the exact 6e-40 within a few of its roundings
+    assert low[4] < 6e-40 < high[4] and 1e-6 < (high[4] - low[4]) / 6e-40 < 1e-3
+    assert [math.isnan(v) for v in low[1:3]] == [True, True]
+    assert edge_of(o["[1]"]).under.tolist() == ed.under.tolist() and edge_of(o["[1]"]).low[0] == 0.0
+    cum = edge_of(o["[2]"])
+    assert cum.under[0].tolist() == [False, True, True, True, True] and not bool(cum.under[1].any())
+    assert cum.under[2].tolist() == [False, True, False, False, False]  # a 0 among the factors: 0 in every order
+    assert edge_of(o["[3]"]).under is None or not bool(edge_of(o["[3]"]).under.any())
+    assert kinds(o["[3]"], 0) == "+-na" and kinds(o["[3]"], 1) == ""
 
 
 def test_edge_codes_follow_casts_views_and_further_ops():

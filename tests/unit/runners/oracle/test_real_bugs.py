@@ -346,6 +346,61 @@ def test_a_comparison_of_a_sum_that_stays_far_from_the_range():
     assert fails_at(judge_against(r, got), "", "(0,)", "exact.edge-of-range")
 
 
+def _int8_roots(seed: int = 0) -> torch.Tensor:
+    """int32 squares of 3..99 in rows of 40 (their roots convert to int8 exactly: ledger #5's data), and a last row
+    of negatives and 2^31 - 1, whose roots (NaN, 46341) convert to int8 undefinedly."""
+    x = ((torch.arange(4 * 40).reshape(4, 40) % 97 + 3) ** 2).to(torch.int32)
+    x[3] = -x[3]
+    x[3, ::3] = 2 ** 31 - 1
+    return x
+
+
+def _int8_argmin(t: torch.Tensor) -> torch.Tensor:
+    return (t ** 0.5).to(torch.int8).argmin(-1)
+
+
+def test_an_int8_argmin_off_where_its_conversions_are_defined():
+    """argmin of int8 roots (ledger #5: Inductor's vectorized int8 reductions fold in inactive lanes, and give
+    index 0): in a row whose conversions to int8 are all defined, compiled's 0 where eager's 17 must fail,
+    beside a row of undefined conversions (NaN and 46341 to int8) whose argmin is not judged."""
+    r = eager(_int8_argmin, _int8_roots(), name="special-0")
+    assert r.ref.tolist()[2] == 17
+    got = r.ref.clone()
+    got[2] = 0
+    got[3] = 1 - r.ref[3].clamp(max=1)
+    v = judge_against(r, got)
+    assert fails_at(v, "", "(2,)") and v.totals() == {"exact.differs": 2, "exact.beyond-range": 1}, v.detail
+
+
+@pytest.mark.slow
+def test_an_int8_argmin_off_where_its_conversions_are_defined_compiled_by_inductor():
+    """The same, compiled by Inductor (CPU): ledger #5 reproduces on torch 2.13 (skipped where it does not)."""
+    x = _int8_roots()
+    torch._dynamo.reset()
+    got = torch.compile(_int8_argmin, backend="inductor")(x)
+    r = eager(_int8_argmin, x, name="special-0")
+    if torch.equal(got[:3], r.ref[:3]):
+        pytest.skip("ledger #5 does not reproduce here: Inductor's int8 argmin agrees with eager")
+    assert fails_at(judge_against(r, got), "", "(2,)"), judge_against(r, got).detail
+
+
+def test_a_wrong_product_whose_factors_stay_in_range():
+    """Products and cumprods of factors in [0.5, 1.5] (float32), on a special set whose other row's factors
+    underflow in some order (1e-30 · 1e-20 first): compiled's value with a factor dropped, in a row whose
+    partial products stay far from float32's smallest normal in every order, must fail; so must a wrong value of
+    the underflowing row that no order gives (the exact product, signed, times 10)."""
+    x = torch.rand(4, 32, generator=gen(24)) + 0.5
+    x[1, :4] = torch.tensor([1e30, 1e-30, 1e20, 1e-20])
+    for prog in (lambda t: t.prod(-1), lambda t: torch.cumprod(t, -1)[:, -1]):
+        r = eager(prog, x, name="special-0")
+        got = r.ref.clone()
+        got[2] = r.ref[2] / x[2, 7]
+        assert fails_at(judge_against(r, got), "", "(2,)", "product.underflow-order")
+        got = r.ref.clone()
+        got[1] = 10 * r.fp64[1]
+        assert fails_at(judge_against(r, got), "", "(1,)"), judge_against(r, got).detail
+
+
 def test_a_count_off_where_no_run_moves():
     """(x > 0.5).sum(): no element near 0.5, so no rounding moves the count; compiled off by 3 must fail."""
     x = torch.rand(4, 64, generator=gen(14))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import torch
@@ -453,6 +454,61 @@ def test_bound_edge_of_range():
     assert counts(v) == {"finite.bound": 2, "bound.edge-of-range": 1}
 
 
+def exact_product(row: torch.Tensor) -> float:
+    """The product of a row's finite factors, exactly (rationals), rounded once to float64."""
+    return float(math.prod(Fraction(float(v)) for v in row))
+
+
+def test_product_underflow_order():
+    """A dtype sweep's special set in float64 (no wider run: eager is its own reference): rows of factors near
+    1e-39 (bfloat16's subnormals) beside -8.99e307 (half of float64's largest value), whose partial products
+    fall below float64's smallest normal number in an order that multiplies the small factors first, and
+    whose exact product (1e-242) is representable. Eager's order flushed row 0 to 0 where compiled gives the
+    exact product; compiled's order flushes row 1; row 2 keeps a subnormal partial that loses bits; row 3 holds
+    an infinity, which meets a flushed partial as NaN (eager -inf): each is what an order of the factors gives,
+    not judged. Compiled's exact product with its sign flipped, or ten times it, is no order's; a wrong value in
+    the row whose factors stay in range is judged as ever."""
+    g = torch.Generator().manual_seed(7)
+    x = torch.rand(5, 15, dtype=torch.float64, generator=g) + 0.5
+    x[:4] = torch.randn(4, 15, dtype=torch.float64, generator=g) * 1e-39
+    x[:4, 12] = -torch.finfo(torch.float64).max / 2
+    x[3, 2] = INF
+    r = eager_reference(lambda t: t.prod(-1, keepdim=True), lambda *a: {}, InputSet("special-0", (x,)))
+    exact = [exact_product(row) if bool(torch.isfinite(row).all()) else NAN for row in x]
+    assert all(1e-250 < abs(p) < 1e-230 for p in exact[:3])
+    e = torch.tensor([[0.0], [exact[1]], [exact[2]], [-INF], [exact[4]]], dtype=torch.float64)  # eager's order
+    r = r._replace(ref=e, ref2=e.clone(), fp64=e.clone())  # (a float64 program: the fp64 run is eager's)
+    got = e.clone()
+    got[0], got[1], got[2], got[3] = exact[0], 0.0, exact[2] * (1 + 3e-11), NAN
+    v = judge_against(r, got)
+    assert v.ok and counts(v) == {"kind.special": 1, "finite.bound": 3, "product.underflow-order": 4}, v.detail
+    for k, wrong in ((0, -exact[0]), (1, 10 * exact[1]), (4, exact[4] * (1 + 1e-9))):
+        bad = got.clone()
+        bad[k] = wrong
+        v = judge_against(r, bad)
+        assert not v.ok and f"first at ({k}, 0)" in v.detail, v.detail
+
+    # a cumprod: a blocked scan multiplies 1e-30 · 1e-20 (a run of consecutive factors) first, flushed in float32
+    y = torch.tensor([1e30, 1e-30, 1e-20, 1e20, 3.0])
+    r = eager_reference(lambda t: torch.cumprod(t, 0), lambda *a: {}, InputSet("special-0", (y,)))
+    assert bool((r.ref[2:] != 0).all())  # eager's sequential order: 1e30 · 1e-30 first
+    got = r.ref.clone()
+    got[2:] = 0.0
+    v = judge_against(r, got)
+    assert v.ok and counts(v) == {"finite.bound": 3, "product.underflow-order": 3}, v.detail
+    got[4] = -3.0
+    v = judge_against(r, got)
+    assert not v.ok and "first at (4,)" in v.detail, v.detail
+
+    # through a further op, any value (as an overflow's): a flushed product doubled, and compared
+    z = torch.tensor([1e-30, 1e20, 1e-20, 3.0])
+    r = eager_reference(lambda t: (t.prod() * 2, t.prod() > 0), lambda *a: {}, InputSet("special-0", (z,)))
+    assert float(r.ref[0]) > 0 and bool(r.ref[1])  # eager's order, 1e-30 · 1e20 first: 6e-30, not 0
+    v = judge_against(r, (torch.tensor(0.0), torch.tensor(False)))
+    assert v.ok and counts(v) == {"finite.bound": 1, "bound.edge-of-range": 1, "exact.differs": 1,
+                                  "exact.edge-of-range": 1}, v.detail
+
+
 def test_note_signed_zero():
     e = torch.tensor([-0.0, 0.0, 1.0])
     f = torch.tensor([-0.0, -0.0, 1.0], dtype=torch.float64)  # element 1: eager and fp64 differ in sign
@@ -486,6 +542,29 @@ def test_exact_beyond_range():
     assert counts(v) == {"exact.differs": 2, "exact.beyond-range": 1}
     marks = torch.tensor([2.0, 1.0, 0.0], dtype=torch.float64)  # 2: a NaN converted to an integer in the fp64 run
     assert counts(judge(e, c, fp64_beyond=marks)) == {"exact.differs": 2, "exact.beyond-range": 1}
+
+
+def test_exact_beyond_range_through_a_reduction_of_undefined_conversions():
+    """A dtype sweep made the input int32, holding values up to 2^31 and negatives: x ** 0.5 is up to 46341, or
+    NaN, and its conversion to int8 is undefined in C++ there; an argmin over windows of two of those int8
+    values is luck wherever a window holds one (eager and compiled convert differently). The record marks the
+    windows whose argmin a marked value can change (one more of each, or the dtype's extremes, as a probe):
+    compiled's other index there is not judged; in a window of two defined conversions it is."""
+    x = torch.randint(0, 16000, (4, 16), dtype=torch.int32, generator=torch.Generator().manual_seed(1))
+    x[:2] = torch.randint(-2 ** 31, 2 ** 31 - 1, (2, 16), dtype=torch.int32, generator=torch.Generator().manual_seed(2))
+    x[2, 5] = -4  # one NaN in an otherwise defined row
+
+    def prog(t):
+        return (t ** 0.5).to(torch.int8).unfold(1, 2, 1).argmin(2).reshape(-1)
+    r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (x,)))
+    undefined = ~((x ** 0.5) <= 127).unfold(1, 2, 1).all(-1).reshape(-1)  # a window with a NaN or beyond int8
+    assert int(undefined.sum()) == 32 and bool(undefined[34:36].all())  # rows 0 and 1; row 2's windows at 5
+    got = torch.where(undefined, 1 - r.ref, r.ref)
+    v = judge_against(r, got)
+    assert v.ok and counts(v) == {"exact.differs": 32, "exact.beyond-range": 32}, v.detail
+    got[40] = 1 - got[40]  # row 2, window 10: two defined conversions
+    v = judge_against(r, got)
+    assert not v.ok and "first at (40,)" in v.detail, v.detail
 
 
 def test_exact_beyond_range_of_the_sign_of_a_nan_an_op_made():
