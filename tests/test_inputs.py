@@ -160,8 +160,8 @@ def test_to_fp64_inputs():
 
 
 def test_kind_names_and_the_cli_default():
-    from eqsat_test.runners.cli.main import _INPUT_KINDS
-    assert _INPUT_KINDS == KINDS  # the command line's --inputs default and its check
+    from eqsat_test.runners.cli.options import INPUT_KINDS
+    assert INPUT_KINDS == KINDS  # the command line's --inputs default and its check
     names = [s.name for s in input_sets(base_inputs(), is_param=IS_PARAM, seed=7, kinds=KINDS)]
     assert names == ["given", "random-7", "special-7", "huge-7", "domain-7"]
 

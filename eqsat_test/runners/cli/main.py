@@ -1,7 +1,6 @@
 """The `eqsat-test` command line: run, generate, exec, rules, campaign, report; exit codes as pytest."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sys
@@ -13,8 +12,9 @@ from typing import TYPE_CHECKING
 import click
 
 from eqsat_test.runners.cli import measure
+from eqsat_test.runners.cli.options import RunOptions, exec_options, gen_options, parse_options
 from eqsat_test.runners.cli.precheck import check_bundle, check_model_file, check_out_dir
-from eqsat_test.runners.records import MINIMIZE_SECONDS, ExitCode
+from eqsat_test.runners.records import ExitCode
 
 if TYPE_CHECKING:
     from eqsat_test.lowering.manifest import Manifest
@@ -60,215 +60,6 @@ def cli() -> None:
     """
 
 
-def _default_jobs() -> int:
-    from eqsat_test.runners.protocol import cpu_cores  # start-up time: only when running
-    return cpu_cores()
-
-
-def gen_options(f):
-    for opt in reversed([
-        click.option("--variants", "-n", default=32, show_default=True, type=click.IntRange(min=1),
-                     help="Distinct variants to generate."),
-        click.option("--rules", "-r", "rules", multiple=True, help="Rule set name, file or folder (repeatable; default: the built-in library)."),
-        click.option("--seed", default=0, show_default=True, help="Seed for models, sampling and input sets."),
-        click.option("--iterations", default=8, show_default=True, help="Saturation budget: iterations."),
-        click.option("--max-enodes", default=50_000, show_default=True, help="Saturation budget: e-nodes."),
-        click.option("--sat-seconds", default=10.0, show_default=True, help="Saturation budget: seconds per graph."),
-        click.option("--mode", "modes", multiple=True, type=click.Choice(["uniform", "near-original", "guided"]),
-                     help="Extraction mode(s) (default: uniform and near-original, alternating); guided (run only): "
-                          "drawn in rounds towards rewrites that reached new compiler lines (implies --coverage)."),
-        click.option("--sizes", "size_policy", type=click.Choice(["test", "given"]), default="test", show_default=True,
-                     help="test: scale the model file's free sizes down until every input has at most "
-                          "--max-elements elements (validated eagerly; the size used is in the results); "
-                          "given: the file's own sizes."),
-        click.option("--max-elements", default=2 ** 18, show_default=True, type=click.IntRange(min=1),
-                     help="The test size's bound on the element count of each input, parameter and buffer."),
-        click.option("--allow-unsound-rules", is_flag=True,
-                     help="Use your own rules that fail their quick check at load (default: left out, and said so)."),
-    ]):
-        f = opt(f)
-    return f
-
-
-_SWEEP_DTYPES = ("float16", "bfloat16", "float64", "int8", "uint8", "int16", "int32", "int64", "bool")  # = sweeps.DEFAULT_DTYPES
-_SWEEP_SIZES = (0, 1, 7, 8, 9, 15, 16, 17, 18, 31, 32, 33, 63, 64, 65, 127, 128, 129)  # = sweeps.DEFAULT_SIZES
-_INPUT_KINDS = ("given", "random", "special", "huge", "domain")  # = oracle.inputs.KINDS
-
-
-_DEFAULT_BATCH = "auto"  # variants per compile by graph size (runners/exec/batch.py); see benchmarks/throughput.py
-
-
-def exec_options(f):
-    for opt in reversed([
-        click.option("--backend", "-b", "backends", multiple=True, help="inductor (default), eager, aot_eager, cudagraphs, inductor-max-autotune, inductor-reduce-overhead, inductor-dynamic, inductor+CONFIG=VALUE,..., or any torch.compile backend callable as FILE.py:FN or module:FN (repeatable)."),
-        click.option("--device", "-d", "devices", multiple=True, type=click.Choice(["cpu", "cuda"]), help="cpu (default) and/or cuda (repeatable)."),
-        click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
-                     help="Seconds per variant task (compile included)."),
-        click.option("--time-budget", default=None, type=click.FloatRange(min=0, min_open=True),
-                     help="Seconds from the start, loading and capturing the model included: no stage or task "
-                          "starts after this long (a task running then finishes, within --timeout) and the run "
-                          "reports what it did; spent before any task ran: exit code 2."),
-        click.option("--no-confirm", is_flag=True,
-                     help="Claim candidates without re-running each alone from its repro.py first."),
-        click.option("--jobs", "-j", default=None, type=int, help="Worker processes (default: one per core)."),
-        click.option("--batch", "batch", default=None,
-                     help="Compile this many variants of a graph as one program; every variant that is not a clean "
-                          "match is re-run alone and judged there. 'auto' (default): by graph size (small graphs "
-                          "gain, big ones do not); 1: off."),
-        click.option("--inputs", "input_kinds", default=",".join(_INPUT_KINDS), show_default=True,
-                     help=f"Input sets: {', '.join(_INPUT_KINDS)} (docs/running.md)."),
-        click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout; everything else on stderr."),
-        click.option("--no-minimize", "no_minimize", is_flag=True, help="Report findings without shrinking them first."),
-        click.option("--minimize-known", "minimize_known", is_flag=True,
-                     help="Also shrink crashes that match a ledger entry (by default their minimal repro is "
-                          "the ledger's, in docs/bugs/)."),
-        click.option("--minimize-checks", default=12, show_default=True, help="Subprocess checks per finding when minimizing."),
-        click.option("--minimize-seconds", type=float, default=MINIMIZE_SECONDS, show_default=True,
-                     help="Wall budget of the run's minimization; checks stop there and the smallest failing programs "
-                          "so far stand."),
-        click.option("--configs", "configs_spec", default=None, help="Also compile under these Inductor configurations and report config-mismatch: "
-                     "'default', 'all', names (no-loop-ordering, no-epilogue-fusion, no-vectorize, ...) or KEY=VALUE, comma-separated."),
-        click.option("--perf", is_flag=True, help="Time compiled variants (warm, median) and report slow-variant notes (confirmed A/B)."),
-        click.option("--perf-threshold", default=3.0, show_default=True, help="slow-variant: x slower than the siblings' median."),
-        click.option("--artifacts/--no-artifacts", "artifacts", default=False, show_default=True,
-                     help="After the summary, collect the findings' debug artifacts (output code, FX graph, minifier, "
-                          "bisector); off: one line says how (`eqsat-test artifacts OUT/findings/ID`)."),
-        click.option("--artifacts-max", default=4, show_default=True, help="Findings that get the debug rerun."),
-        click.option("--artifacts-timeout", default=180.0, show_default=True, help="Seconds per debug step (rerun, minifier, bisector)."),
-        click.option("--bisect", "bisect", type=click.Choice(["accuracy", "all", "none"]), default="accuracy", show_default=True,
-                     help="Which findings the debug rerun runs the compiler bisector on (accuracy: silent wrong outputs)."),
-        click.option("--dtypes", "sweep_dtypes", default=",".join(_SWEEP_DTYPES), show_default=True,
-                     help="Dtype sweep: also run each program with its float inputs in these dtypes (where it runs eagerly); 'none' to skip."),
-        click.option("--sweep-sizes", "sweep_sizes", default=",".join(map(str, _SWEEP_SIZES)), show_default=True,
-                     help="Size sweep: resize the inputs' free dims to these sizes (static and dynamic=True); 'none' to skip."),
-        click.option("--sweep-points", default=2, show_default=True,
-                     help="Sweep points per variant (the seed gets every point); 0: sweep the seeds only."),
-        click.option("--sweep-dynamic", type=click.Choice(["seed", "all", "none"]), default="seed", show_default=True,
-                     help="Which programs get the dynamic=True sweep (one compile called with many sizes)."),
-        click.option("--no-sweep", is_flag=True, help="No dtype/size sweeps: only the model file's own dtypes and sizes."),
-        click.option("--grad", is_flag=True, help="Training mode: the model in train(), each program run forward and backward, "
-                     "gradients of every input and parameter judged too (grad-miscompile); sweeps stay forward-only."),
-        click.option("--coverage", is_flag=True, help="Measurement: record the lines of torch/_inductor, _functorch, "
-                     "_decomp, _refs each task reaches (caches off, no batches): stats.compiler_lines in results.json."),
-    ]):
-        f = opt(f)
-    return f
-
-
-def _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-              allow_unsound_rules=False, deadline=None):
-    from eqsat_test.rewrite.generate import GenerateOptions
-    from eqsat_test.runners.cli.userrules import check_user_rules  # imports the rule checker (torch)
-    return GenerateOptions(variants=variants, rules=tuple(rules), seed=seed,
-                           budget=_budget(iterations, max_enodes, sat_seconds),
-                           modes=tuple(modes) or ("uniform", "near-original"),
-                           sizes=size_policy, max_elements=max_elements, deadline=deadline,
-                           left_out=check_user_rules(rules, allow_unsound_rules, _log))
-
-
-def _budget(iterations, max_enodes, sat_seconds):
-    from eqsat_test.rewrite.saturate import Budget
-    return Budget(iterations=iterations, max_enodes=max_enodes, seconds=sat_seconds)
-
-
-def _sweep_opts(timeout, sweep_dtypes=None, sweep_sizes=None, sweep_points=2, sweep_dynamic="seed", no_sweep=False):
-    """--dtypes/--sweep-sizes/--sweep-points/--sweep-dynamic/--no-sweep -> ExecOptions.sweep (runners/checks/sweeps.py)."""
-    from eqsat_test.runners.checks.sweep_plan import SweepConfig, parse_dtypes, parse_sizes
-    if no_sweep:
-        return None
-    try:
-        dtypes = parse_dtypes(",".join(_SWEEP_DTYPES) if sweep_dtypes is None else sweep_dtypes)
-        sizes = parse_sizes(",".join(map(str, _SWEEP_SIZES)) if sweep_sizes is None else sweep_sizes)
-    except ValueError as e:
-        raise click.UsageError(f"--dtypes/--sweep-sizes: {e}") from e
-    if not dtypes and not sizes:
-        return None
-    return SweepConfig(dtypes=dtypes, sizes=sizes, points=sweep_points, dynamic=sweep_dynamic,
-                       seconds=max(10.0, 0.5 * timeout))
-
-
-def _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize=False, minimize_checks=12, **diag):
-    # the checks that need no torch first: bad options fail fast
-    batch = diag.pop("batch", None) or _DEFAULT_BATCH
-    time_budget, no_confirm, grad = diag.pop("time_budget", None), diag.pop("no_confirm", False), diag.pop("grad", False)
-    minimize_seconds = diag.pop("minimize_seconds", MINIMIZE_SECONDS)
-    minimize_known = diag.pop("minimize_known", False)
-    if str(batch) == "auto":
-        batch = 0
-    elif not str(batch).isdigit() or int(batch) < 1:
-        raise click.UsageError(f"--batch: 'auto' or a whole number of at least 1, not {batch!r}")
-    kinds = tuple(k.strip() for k in input_kinds.split(",") if k.strip())
-    bad = set(kinds) - set(_INPUT_KINDS)
-    if bad or not kinds:
-        raise click.UsageError(f"--inputs: unknown input set kind(s) {sorted(bad)}; use {', '.join(_INPUT_KINDS)}")
-    if minimize_seconds <= 0:
-        raise click.UsageError(f"--minimize-seconds: a positive number of seconds, not {minimize_seconds:g}")
-    from eqsat_test.runners.pipeline import ExecOptions
-    sweep = _sweep_opts(timeout, **{k: diag.pop(k) for k in ("sweep_dtypes", "sweep_sizes", "sweep_points",
-                                                             "sweep_dynamic", "no_sweep") if k in diag})
-    from eqsat_test.runners.protocol import absolute_backend  # start-up time: only when running
-    backends = tuple(absolute_backend(b) for b in backends) or ("inductor",)  # FILE.py:FN from any folder
-    for b in backends:
-        _check_backend(b)
-    devices = tuple(devices) or ("cpu",)
-    if "cuda" in devices:
-        import torch
-        if not torch.cuda.is_available():
-            raise click.UsageError("--device cuda: no CUDA GPU is available on this machine")
-    eo = ExecOptions(backends=backends, devices=devices, timeout=timeout, time_budget=time_budget,
-                       confirm=not no_confirm,
-                       jobs=jobs or _default_jobs(), seed=seed, input_kinds=kinds, progress=True,
-                       minimize=not no_minimize and minimize_checks > 0, minimize_checks=minimize_checks,
-                       sweep=sweep, batch=int(batch), grad=grad, minimize_seconds=minimize_seconds,
-                       minimize_known=minimize_known)
-    if diag.pop("coverage", False):  # a measurement mode: runners/cli/measure.py
-        eo = measure.coverage_on(eo)
-    return _diagnostics(eo, **diag)
-
-
-_NAMED_BACKENDS = ("inductor", "inductor-max-autotune", "inductor-reduce-overhead", "inductor-dynamic")
-
-
-def _check_backend(spec: str) -> None:
-    """A backend spec that names nothing this torch knows is a usage error, before any work."""
-    from eqsat_test.runners.protocol import compile_options, load_backend
-    if ":" in spec and "+" not in spec:
-        try:
-            load_backend(spec)
-        except Exception as e:  # noqa: BLE001 - whatever importing the user's file raised
-            raise click.UsageError(f"--backend {spec}: cannot load it: {type(e).__name__}: {e}") from None
-        return
-    import torch._dynamo  # start-up time: only once a backend is named
-    name, opts = compile_options(spec)
-    known = set(torch._dynamo.list_backends(exclude_tags=())) | set(_NAMED_BACKENDS)
-    if name not in known:
-        raise click.UsageError(f"--backend {spec}: unknown backend {name!r}; known: {', '.join(sorted(known))}, "
-                               f"or FILE.py:FN / module:FN")
-    if opts.get("options"):
-        import torch._inductor.config as cfg
-        missing = [k for k in opts["options"] if k not in cfg.get_config_copy()]
-        if missing:
-            raise click.UsageError(f"--backend {spec}: no Inductor config named {', '.join(missing)}")
-
-
-def _diagnostics(eo, configs_spec=None, perf=False, perf_threshold=3.0, artifacts=False, artifacts_max=4,
-                 artifacts_timeout=180.0, bisect="accuracy"):
-    """--configs, --perf and the findings' debug artifacts (runners/checks/configs.py, perf.py, artifacts.py)."""
-    from eqsat_test.runners.checks.configs import ConfigError, configured_backends, parse
-    from eqsat_test.runners.findings.artifacts import ArtifactOptions
-    if configs_spec:
-        try:
-            overrides = parse(configs_spec)
-            configs = configured_backends(eo.backends[0], overrides)
-        except ConfigError as e:
-            raise click.UsageError(str(e)) from e
-        eo = dataclasses.replace(eo, configs=configs, config_overrides=overrides, backends=tuple(eo.backends) + tuple(
-            b for b in configs if b not in eo.backends))
-    art = ArtifactOptions(max_findings=artifacts_max, timeout=artifacts_timeout, minifier_timeout=artifacts_timeout,
-                          bisect=bisect, bisect_timeout=artifacts_timeout, jobs=eo.jobs) if artifacts else None
-    return dataclasses.replace(eo, perf=perf, perf_threshold=perf_threshold, artifacts=art)
-
-
 def _log(msg: str) -> None:
     _err(f"eqsat-test: {msg}")
 
@@ -288,8 +79,7 @@ def _emit(report: dict, manifest: Manifest, out: Path, as_json: bool) -> None:
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder (default: eqsat-out/<model name>; with several model files, OUT/<model name> each).")
 @click.option("--guide-memory", type=click.Path(dir_okay=False), default=None, help="--mode guided: a file of rules' credit read first and added to after (campaigns).")
-def run(models, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-        backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, out, guide_memory, **diag):
+def run(models, out, **params):
     """The whole pipeline on a model file: generate variants, execute, judge, report.
 
     Several model files run one after another in this one process, on the same warm workers (torch imported and
@@ -303,13 +93,10 @@ def run(models, variants, rules, seed, iterations, max_enodes, sat_seconds, mode
         raise click.UsageError("several model files of the same name: their output folders would be one")
     for o in outs:
         check_out_dir(o)
-    allow_unsound_rules = diag.pop("allow_unsound_rules", False)
-    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
-    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-                   allow_unsound_rules)
+    options = parse_options(params)
 
     def one(model: Path, out: Path) -> int:
-        return _run_model(model, out, eo, dataclasses.replace(go), seed, as_json, guide_memory)
+        return _run_model(model, out, options)
 
     if len(models) == 1:
         sys.exit(one(models[0], outs[0]))
@@ -317,10 +104,12 @@ def run(models, variants, rules, seed, iterations, max_enodes, sat_seconds, mode
     sys.exit(run_many(list(zip(models, outs)), one, _log))
 
 
-def _run_model(model: Path, out: Path, eo, go, seed, as_json, guide_memory) -> int:
+def _run_model(model: Path, out: Path, options: RunOptions) -> int:
     """One model file through the whole pipeline; its exit code."""
     t0 = time.monotonic()  # --time-budget counts from here: loading and capturing the model included
-    eo = dataclasses.replace(eo, deadline=t0 + eo.time_budget if eo.time_budget else None)
+    options = options.started(t0)
+    eo, go, as_json = options.execution, options.generation, options.as_json
+    assert eo is not None and go is not None  # (`run` parses both halves)
     from eqsat_test.lowering.capture import CaptureCrash
     from eqsat_test.rewrite.generate import generate
     from eqsat_test.rewrite.stageclock import BudgetSpent
@@ -328,9 +117,7 @@ def _run_model(model: Path, out: Path, eo, go, seed, as_json, guide_memory) -> i
     from eqsat_test.runners.exec.pool import prestart
     from eqsat_test.runners.pipeline import RunInterrupted, execute_bundle, exit_code, pool_options
 
-    go.deadline = eo.deadline
-    go.train = eo.grad  # training mode: the model in train(), rules that keep gradients
-    keep, eo = measure.guided_keep(go.modes, eo)  # --mode guided: graphs' states for later rounds (runners/cli/measure.py)
+    keep = measure.guided_keep(go.modes)  # --mode guided: graphs' states for later rounds (runners/cli/measure.py)
     try:  # workers start and warm up while the variants are generated
         manifest = generate(model, out / "bundle", go, log=_log, keep=keep,
                             on_loaded=lambda: prestart(pool_options(eo), device=eo.devices[0], log=_log, backend=next(
@@ -349,9 +136,9 @@ def _run_model(model: Path, out: Path, eo, go, seed, as_json, guide_memory) -> i
         from eqsat_test.runners.cli.endings import capture_crash_ending  # (a model that cannot be captured only)
         _log(f"{model.name}: {e}")
         return capture_crash_ending(model, out, e.error, eo, go, as_json)
-    eo = measure.guided_attach(keep, manifest, out / "bundle", eo, seed, guide_memory)
+    eo = measure.guided_attach(keep, manifest, out / "bundle", eo, options.guide_memory)
     report = execute_bundle(out / "bundle", out, eo, log=_log)
-    measure.guided_finish(eo, guide_memory)
+    measure.guided_finish(eo, options.guide_memory)
     manifest = eo.guide.manifest if eo.guide is not None else manifest  # with the guided rounds' variants
     # generation stages are wall seconds; task stages are summed over the workers (they overlap)
     report["stats"]["timings"] = {"generate_wall": manifest.timings,
@@ -372,20 +159,16 @@ def _run_model(model: Path, out: Path, eo, go, seed, as_json, guide_memory) -> i
               help="Bundle folder to write (default: eqsat-out/<model name>/bundle, where `run` keeps its bundle).")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON on stdout.")
 @click.option("--grad", is_flag=True, help="For training mode (exec --grad): the model in train(), rules that keep gradients.")
-def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-                 allow_unsound_rules, out, as_json, grad):
+def generate_cmd(model, out, **params):
     """Model file -> variant bundle (standalone modules + inputs + manifest.json)."""
     check_model_file(model)
     out = out or Path("eqsat-out") / model.stem / "bundle"
     check_out_dir(out)
     from eqsat_test.rewrite.generate import generate
-    if "guided" in modes:
-        raise click.UsageError("--mode guided draws variants as their results come: it needs `eqsat-test run`")
-    go = _gen_opts(variants, rules, seed, iterations, max_enodes, sat_seconds, modes, size_policy, max_elements,
-                   allow_unsound_rules)
-    go.train = grad
-    manifest = generate(model, out, go, log=_log)
-    if as_json:
+    options = parse_options(params)
+    assert options.generation is not None  # (--variants ...)
+    manifest = generate(model, out, options.generation, log=_log)
+    if options.as_json:
         click.echo(json.dumps(manifest.to_dict(), default=str))
     else:
         click.echo(f"wrote bundle {out}: {len(manifest.graphs)} graph(s), {manifest.rewritten_count} variants + seeds")
@@ -397,16 +180,18 @@ def generate_cmd(model, variants, rules, seed, iterations, max_enodes, sat_secon
 @click.option("--seed", default=0, show_default=True, help="Seed for the extra input sets.")
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder (default: BUNDLE-results beside the bundle: bundle/ -> bundle-results/).")
-def exec_cmd(bundle, backends, devices, timeout, jobs, input_kinds, as_json, no_minimize, minimize_checks, seed, out, **diag):
+def exec_cmd(bundle, out, **params):
     """Bundle -> verdicts and findings. Needs only torch (no egglog)."""
     check_bundle(bundle)
     out = out or exec_out(bundle)
     check_out_dir(out)
-    eo = _exec_opts(backends, devices, timeout, jobs, input_kinds, seed, as_json, no_minimize, minimize_checks, **diag)
+    options = parse_options(params)
+    eo = options.execution
+    assert eo is not None  # (--backend ...)
     from eqsat_test.runners.pipeline import execute_bundle, exit_code, read_manifest
     report = execute_bundle(bundle, out, eo, log=_log)
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
-    _emit(report, read_manifest(bundle), out, as_json)
+    _emit(report, read_manifest(bundle), out, options.as_json)
     after_summary(report, out, eo.artifacts)  # debug artifacts: collected now when asked, else a hint
     sys.exit(exit_code(report))
 

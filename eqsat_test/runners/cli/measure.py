@@ -24,21 +24,19 @@ def coverage_on(eo: ExecOptions) -> ExecOptions:
         raise click.UsageError(str(e)) from None
 
 
-def guided_keep(modes: tuple, eo: ExecOptions) -> tuple[list | None, ExecOptions]:
-    """With --mode guided, a list for generate() to keep each graph's state in, and the options with
-    coverage on (the guide feeds on the lines each variant reaches); else None and the options."""
-    if "guided" not in modes:
-        return None, eo
-    return [], eo if eo.coverage else coverage_on(eo)
+def guided_keep(modes: tuple) -> list | None:
+    """With --mode guided, a list for generate() to keep each graph's state in (its options have coverage on:
+    the guide feeds on the lines each variant reaches, runners/cli/options.py); else None."""
+    return [] if "guided" in modes else None
 
 
-def guided_attach(keep: list | None, manifest: Manifest, bundle: Path, eo: ExecOptions, seed: int,
+def guided_attach(keep: list | None, manifest: Manifest, bundle: Path, eo: ExecOptions,
                   memory: str | None) -> ExecOptions:
     """The options with the run's Guide (rewrite/guide.py): it draws the rest of the variants as results come."""
     if keep is None:
         return eo
     from eqsat_test.rewrite.guide import Guide, RuleMemory
-    return dataclasses.replace(eo, guide=Guide(keep, manifest, bundle, seed=seed, memory=RuleMemory.load(memory)))
+    return dataclasses.replace(eo, guide=Guide(keep, manifest, bundle, seed=eo.seed, memory=RuleMemory.load(memory)))
 
 
 def guided_finish(eo, memory: str | None) -> None:

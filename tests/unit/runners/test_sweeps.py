@@ -83,15 +83,18 @@ def test_parse_dtypes_and_sizes():
 
 @pytest.mark.slow  # a subprocess run or many compiles: seconds to minutes
 def test_cli_sweep_options(tmp_path):
-    from eqsat_test.runners.cli.main import _exec_opts
-    eo = _exec_opts((), (), 300.0, 1, "given", 0, False)
+    from eqsat_test.runners.cli.main import cli
+    from eqsat_test.runners.cli.options import parse_options
+
+    def exec_opts(*args):  # `eqsat-test exec BUNDLE ARGS` -> its ExecOptions
+        return parse_options(cli.commands["exec"].make_context("exec", [str(tmp_path), "-j", "1", *args]).params).execution
+    eo = exec_opts()
     assert eo.sweep is not None and tuple(eo.sweep.dtypes) == DEFAULT_DTYPES  # on by default
-    eo = _exec_opts((), (), 300.0, 1, "given", 0, False, sweep_dtypes="int8,half", sweep_sizes="7,9",
-                    sweep_points=1, sweep_dynamic="all")
+    eo = exec_opts("--dtypes", "int8,half", "--sweep-sizes", "7,9", "--sweep-points", "1", "--sweep-dynamic", "all")
     assert eo.sweep.dtypes == ("int8", "float16") and eo.sweep.sizes == (7, 9)
     assert eo.sweep.points == 1 and eo.sweep.dynamic == "all"
-    assert _exec_opts((), (), 300.0, 1, "given", 0, False, no_sweep=True).sweep is None
-    assert _exec_opts((), (), 300.0, 1, "given", 0, False, sweep_dtypes="none", sweep_sizes="none").sweep is None
+    assert exec_opts("--no-sweep").sweep is None
+    assert exec_opts("--dtypes", "none", "--sweep-sizes", "none").sweep is None
     bundle = tmp_path / "bundle"  # a folder that passes the bundle check (options are checked after it)
     bundle.mkdir()
     (bundle / "manifest.json").write_text("{}")
