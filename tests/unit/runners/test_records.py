@@ -379,16 +379,72 @@ def test_findings_are_frozen_and_later_stages_make_new_ones():
 
 
 def test_task_is_frozen_and_its_wire_dict_round_trips():
-    """A task is a frozen record; the worker protocol carries its dict, read back as the same task."""
-    t = Task(id="g0_v1@inductor@cpu", variant="g0_v1", file="v.py", backend="inductor", kind=TaskKind.SWEEP,
+    """A task is a frozen record, no mapping; the worker protocol carries its dict (protocol.task_line), read back
+    once by the worker (protocol.read_task) as the same task, of every kind; a key no field holds is refused."""
+    from eqsat_test.runners.protocol import read_task, task_line
+    t = Task(id="g0_v1@inductor@cpu#sweep", variant="g0_v1", file="v.py", backend="inductor", kind=TaskKind.SWEEP,
              sweep={"points": 1})
     with pytest.raises(dataclasses.FrozenInstanceError):
         t.device = "cuda"  # type: ignore[misc]
+    assert not hasattr(t, "get") and not hasattr(t, "keys")
+    with pytest.raises(TypeError):
+        t["sweep"]  # type: ignore[index]
     d = json.loads(json.dumps(t.to_dict()))
-    assert d["sweep"] == {"points": 1} and Task.from_dict(d) == t and Task.from_dict(d).to_dict() == d
+    assert d["kind"] == "sweep" and d["sweep"] == {"points": 1} and "batch" not in d and "timeout_s" not in d
+    assert Task.from_dict(d) == t and Task.from_dict(d).to_dict() == d and read_task(task_line(t)) == t
+    assert isinstance(Task.from_dict(d).kind, TaskKind)
     u = t.with_(coverage="c.json", timeout_s=5.0)
-    assert u.coverage == "c.json" and u.timeout_s == 5.0 and t.coverage is None and list(u.to_dict())[-1] == "timeout_s"
-    assert Task.from_dict(u.to_dict()).to_dict() == u.to_dict()
+    assert u.coverage == "c.json" and u.timeout_s == 5.0 and t.coverage is None and t.timeout_s is None
+    assert list(u.to_dict())[-1] == "timeout_s" and read_task(task_line(u)) == u
+    run = Task(id="g0_v2@inductor@cpu", variant="g0_v2", file="w.py", backend="inductor", is_param=[True, False],
+               perf={"budget": 0.15}, save_eager="/s/e", save_compiled="/s/c", grad=True)
+    batch = Task(id="batch0:g0_v1+1", variant="batch of 2", backend="inductor", kind=TaskKind.BATCH,
+                 batch=(run, run.with_(id="g0_v3@inductor@cpu", variant="g0_v3")), group="('g0', 'inductor', 'cpu')",
+                 timeout_s=1200.0)
+    repro = Task(id="confirm:f1", variant="f1", kind=TaskKind.REPRO, folder="/out/findings/001", timeout_s=60.0)
+    warmup = Task(id="warmup", kind=TaskKind.WARMUP, device="cuda", backend="eager")
+    for task in (run, batch, repro, warmup):
+        back = read_task(task_line(task))
+        assert back == task and back.to_dict() == task.to_dict() and type(back.batch) is tuple
+    assert [s.variant for s in read_task(task_line(batch)).batch] == ["g0_v2", "g0_v3"]
+    with pytest.raises(TypeError, match="unknown key.*then"):
+        Task.from_dict({**run.to_dict(), "then": "die"})
+
+
+def test_result_round_trips_and_reads_an_old_raw_result():
+    """A Result is a frozen record, no mapping: every field the worker and the pool set round-trips through its
+    dict; an old raw result (results.json written when a result was a mapping of open keys) reads into the typed
+    fields, and a key no field holds goes to `more`, written back as it was."""
+    r = Result(task="g0_v1@inductor@cpu", variant="g0_v1", backend="inductor", device="cpu",
+               status=ResultStatus.RUN_CRASH, input_sets=[InputSetVerdict(name="given")],
+               timings={"load": 0.1, "compile": 1.5}, error={"type": "RuntimeError", "message": "boom"},
+               input_set="random-0", file="/b/g0_v1.py", seed=3, save_compiled="/s/c", compute_dtype="float32",
+               referee={"line": "compiled is wrong"}, kernel_files=["/tmp/k.py"], dynamo={"graph_breaks": 0},
+               compiler_lines={"file": "/o/l.json", "lines": 10, "backend": "sys.monitoring"}, elapsed=2.5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.elapsed = 1.0  # type: ignore[misc]
+    assert not hasattr(r, "get") and not hasattr(r, "keys")
+    with pytest.raises(TypeError):
+        r["status"]  # type: ignore[index]
+    _result_round_trips(r.to_dict())
+    assert Result.from_dict(r.to_dict()) == r
+    batch = Result(task="b", variant="batch of 2", status=ResultStatus.OK, batch={"size": 2},
+                   batch_results=(None, r.with_(batch={"id": "b", "size": 2}, elapsed=None)))
+    _result_round_trips(batch.to_dict())
+    assert Result.from_dict(json.loads(json.dumps(batch.to_dict()))) == batch
+    # an old raw result: open keys beside the fixed ones, as the mapping wrote them (null values too)
+    old = {"task": "g0_seed@inductor@cpu#sweep", "variant": "g0_seed", "backend": "inductor", "device": "cpu",
+           "status": "timeout", "input_sets": [], "timings": {}, "error": {"type": "Timeout", "message": "no result"},
+           "sweep_task": True, "sweep": {"judged": 3}, "perf": {"seconds": 0.2}, "training": {"random": False},
+           "phase": None, "elapsed": 300.1, "made_by_an_older_version": {"x": 1}}
+    rec = Result.from_dict(old)
+    assert rec.status == ResultStatus.TIMEOUT and rec.sweep_task and rec.sweep == {"judged": 3} and rec.is_sweep
+    assert rec.perf == {"seconds": 0.2} and rec.training == {"random": False} and rec.elapsed == 300.1
+    assert rec.phase is None and rec.more == {"made_by_an_older_version": {"x": 1}}
+    assert rec.to_dict() == {k: v for k, v in old.items() if v is not None}
+    assert list(rec.to_dict())[-1] == "made_by_an_older_version"
+    raw = RunResults.from_dict({"report": {"findings": []}, "raw": [old]}).raw
+    assert raw == (rec,) and raw[0].error_message == "no result"
 
 
 def test_meta_json_is_written_and_updated_by_one_writer_and_reads_back(tmp_path):
