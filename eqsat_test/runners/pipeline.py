@@ -161,13 +161,13 @@ def judge_results(manifest: Manifest, results: list[Result], scratch: Path,
         v = manifest.variant(r.variant)
         base = {"variant": v.id, "graph": v.graph, "backend": r.backend, "device": r.device, "rules": list(v.rules),
                 "mode": v.mode, "ops": sorted(set(manifest.graph(v.graph).op_names)), "seed": v.seed}
-        if r.extra.get("training") is not None:  # training mode: its repro runs forward and backward (findings/write.py)
-            base.update(grad=True, not_differentiated=r.extra["training"].get("not_differentiated", []))
+        if r.training is not None:  # training mode: its repro runs forward and backward (findings/write.py)
+            base.update(grad=True, not_differentiated=r.training.get("not_differentiated", []))
         status = r.status
         if status == ResultStatus.TIMEOUT or status in CRASH_STATUSES:
             kind = FindingKind.RUN_CRASH if status == ResultStatus.PROCESS_CRASH else FindingKind.parse(status)
             findings.append(new_finding(kind, base, error=r.error, input_set=r.input_set,
-                                        detail=r.error_message, referee=r.extra.get("referee")))
+                                        detail=r.error_message, referee=r.referee))
             continue
         if status == ResultStatus.EAGER_ERROR:
             seed_r = None if v.seed else by_task.get((seeds[v.graph], r.backend, r.device))
@@ -179,7 +179,7 @@ def judge_results(manifest: Manifest, results: list[Result], scratch: Path,
                 notes.append(new_finding(kind, base, detail=r.error_message))
             else:
                 notes.append(new_finding(kind, base, detail=
-                             f"variant raises in eager mode: {r['error']['type']}: {r['error']['message']}"))
+                             f"variant raises in eager mode: {(r.error or {})['type']}: {(r.error or {})['message']}"))
             continue
         if status == ResultStatus.INTERNAL_ERROR:
             notes.append(new_finding(FindingKind.INTERNAL_ERROR, base, detail=r.error_message,
@@ -213,11 +213,11 @@ def judge_results(manifest: Manifest, results: list[Result], scratch: Path,
                 break
         # Unsound rewrite: this variant's eager output vs its seed's, on the same input sets.
         if not v.seed and r.backend == (first_backend or r.backend):
-            sd = scratch / "eager" / f"{seeds[v.graph]}__{r['device']}"
-            vd = scratch / "eager" / f"{v.id}__{r['device']}"
+            sd = scratch / "eager" / f"{seeds[v.graph]}__{r.device}"
+            vd = scratch / "eager" / f"{v.id}__{r.device}"
             for s in r.input_sets:  # the first input set where the variant's eager output is not its seed's
                 verdict = unsound_verdict(sd / f"{s.name}.pt", vd / f"{s.name}.pt", v, manifest,
-                                          sd / f"{s.name}.fp64.pt" if r.extra.get("training") is not None else None)
+                                          sd / f"{s.name}.fp64.pt" if r.training is not None else None)
                 if verdict is not None:
                     notes.append(new_finding(FindingKind.UNSOUND_REWRITE, base, input_set=s.name,
                                              max_abs_err=verdict.max_abs_err, detail=verdict.detail))
@@ -227,8 +227,9 @@ def judge_results(manifest: Manifest, results: list[Result], scratch: Path,
         findings, across = cross_device_findings(manifest, results, scratch, findings, notes)
         findings += across
     def with_code(f: Finding) -> Finding:  # where Inductor left its code; read only when the finding is written
-        extra = r.extra if (r := by_task.get((f.variant, f.backend, f.device))) is not None else {}
-        code = {k: extra[k] for k in ("kernel_files", "kernel_source_file") if extra.get(k) and not getattr(f, k)}
+        r = by_task.get((f.variant, f.backend, f.device))
+        code = {k: getattr(r, k) for k in ("kernel_files", "kernel_source_file")
+                if getattr(r, k, None) and not getattr(f, k)}
         return f.with_(**code) if code else f
 
     return [with_code(f) for f in findings], notes
@@ -461,7 +462,7 @@ def _judge(ctx: RunContext, state: RunState) -> RunState:
     # which side is wrong: eager-bug where the independent referee convicts eager (oracle/referee.py)
     findings = [rule_on(f) for f in findings]
     findings = [_with_cone(f, ctx.bundle, manifest) for f in findings]
-    dyn = {(r.variant, r.backend, r.device): r.extra.get("dynamo") for r in results}
+    dyn = {(r.variant, r.backend, r.device): r.dynamo for r in results}
 
     def with_dynamo(f: Finding) -> Finding:  # graph breaks / recompiles of the task, for triage
         d = dyn.get((f.variant, f.backend, f.device))
@@ -607,7 +608,7 @@ def _guided_feed(bundle: Path, out: Path, manifest: Manifest, opts: ExecOptions,
 
     def more(r: Result) -> list[Task]:
         sweep = r.is_sweep
-        info = r.extra.get("compiler_lines") or {}  # (a task that failed early has none: its seed's variants still go on)
+        info = r.compiler_lines or {}  # (a task that failed early has none: its seed's variants still go on)
         guide.feedback(r.variant, as_set(read_lines(info["file"])) if info.get("file") else set(),
                        credit=not sweep)
         if sweep or (r.backend, r.device) != first:
@@ -688,7 +689,7 @@ def _perf(manifest, results, bundle, opts, notes, out, log) -> dict:
         write_meta(folder, n, MetaContext(versions=versions(), model=manifest.model))
         notes.append(n.with_(folder=str(folder)))
     return {"spread": spread(manifest, results), "screened": screened, "threshold": opts.perf_threshold,
-            "seconds_timing": round(sum((r.extra.get("perf") or {}).get("seconds", 0.0) for r in results), 3),
+            "seconds_timing": round(sum((r.perf or {}).get("seconds", 0.0) for r in results), 3),
             "seconds_confirm": round(time.perf_counter() - t1, 3)}
 
 

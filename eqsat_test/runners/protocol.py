@@ -1,8 +1,9 @@
 """The worker wire protocol and the helpers every execution module shares (loading, errors, devices).
 
-A worker reads one JSON task per line on stdin and writes one JSON line per result or phase on
-the real stdout, each prefixed with RESULT_TAG so stray prints from torch are never mistaken
-for results. Imports nothing of the project: every execution module may import this one.
+A worker reads one JSON task per line on stdin (a Task's dict: `task_line`, `read_task`) and writes one JSON line
+per result (a Result's dict: `send_result`, read back by the pool with Result.from_dict) or phase on the real
+stdout, each prefixed with RESULT_TAG so stray prints from torch are never mistaken for results. Imports nothing
+of the project but its records: every execution module may import this one.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import re
 import time
 import traceback
 from typing import Any, Callable, TextIO
+
+from eqsat_test.runners.records import Result, Task
 
 RESULT_TAG = "@@EQSAT-RESULT@@ "
 PARENT_ENV = "EQSAT_WORKER_PARENT"  # the pid of the process a worker serves: the worker ends without it
@@ -39,6 +42,21 @@ def send(message: dict) -> None:
     """One message on the result channel (nothing outside a worker process)."""
     if _channel is not None:
         print(RESULT_TAG + json.dumps(message, default=str), file=_channel, flush=True)
+
+
+def send_result(res: Result) -> None:
+    """A task's result on the result channel: its dict."""
+    send(res.to_dict())
+
+
+def task_line(task: Task) -> str:
+    """A task as the line the pool writes to a worker's stdin."""
+    return json.dumps(task.to_dict()) + "\n"
+
+
+def read_task(line: str) -> Task:
+    """The task a line of a worker's stdin holds (`task_line`'s), decoded once."""
+    return Task.from_dict(json.loads(line))
 
 
 def phase(name: str) -> None:

@@ -7,7 +7,6 @@ our runners only: never egglog, so bundles execute on hosts that have just torch
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import time
@@ -40,12 +39,14 @@ from eqsat_test.runners.protocol import (
     open_channel,
     phase,
     program_entry,
+    read_task,
     send,
+    send_result,
     to_cpu,
     to_device,
     written_leaf,
 )
-from eqsat_test.runners.records import FindingKind, Result, ResultDraft, ResultStatus, TaskKind, as_dict
+from eqsat_test.runners.records import FindingKind, Result, ResultDraft, ResultStatus, Task, TaskKind
 
 
 def full_fp32_on_cuda() -> None:
@@ -56,27 +57,29 @@ def full_fp32_on_cuda() -> None:
     torch.backends.cudnn.allow_tf32 = False
 
 
-def warm_up(device: str, backend: str = "inductor") -> dict:
+def warm_up(task: Task) -> Result:
     """One tiny compile on `device` with the run's backend: pays the process's one-time costs
     (imports, Inductor's compile-worker pool and toolchain checks, ~2-3 s on CPU) before the first
-    real task; a null compiler (eager, aot_eager) pays only Dynamo's."""
+    real task; a null compiler (eager, aot_eager) pays only Dynamo's. Its seconds are the result's
+    timings["warmup"]."""
     t0 = time.perf_counter()
     torch._dynamo.reset()
-    x = torch.randn(4, 4, device=device)
-    name, opts = compile_options(backend)
+    x = torch.randn(4, 4, device=task.device)
+    name, opts = compile_options(task.backend or "inductor")
     with torch.no_grad():
         torch.compile(lambda t: (t.relu() * 2).sum(-1), backend=name, **opts)(x)
     torch._dynamo.reset()
-    return {"warmup": device, "status": ResultStatus.OK.value, "seconds": time.perf_counter() - t0}
+    return Result(task=task.id, backend=task.backend, device=task.device, status=ResultStatus.OK,
+                  timings={"warmup": time.perf_counter() - t0})
 
 
-def run_task(task: dict) -> Result | dict:
-    """One task's result (a Result), or a warm-up's or a batch's message (a dict); main() sends either."""
-    kind = TaskKind(task.get("kind", TaskKind.RUN.value))
-    if task.get("coverage") and kind in (TaskKind.RUN, TaskKind.SWEEP):  # --coverage: compiler lines reached
-        return measured(task, lambda t: run_task({**t, "coverage": None}))
+def run_task(task: Task) -> Result:
+    """One task's result: a run's, a sweep's, a batch's (its variants' results inside), a warm-up's, a repro's."""
+    kind = task.kind
+    if task.coverage and kind in (TaskKind.RUN, TaskKind.SWEEP):  # --coverage: compiler lines reached
+        return measured(task, lambda t: run_task(t.with_(coverage=None)))
     if kind is TaskKind.WARMUP:  # a spare worker started ahead of its tasks: runners/exec/pool.py
-        return warm_up(task.get("device", "cpu"), task.get("backend", "inductor"))
+        return warm_up(task)
     if kind is TaskKind.SWEEP:  # dtype/size sweep of the variant: runners/checks/sweeps.py
         return run_sweep_task(task)
     if kind is TaskKind.BATCH:  # K variants in one compile: runners/exec/batch.py
@@ -85,30 +88,28 @@ def run_task(task: dict) -> Result | dict:
         return run_repro_task(task)
 
 
-    device = torch.device(task.get("device", "cpu"))
-    save_outputs = bool(task.get("save_outputs"))  # cross-device runs: keep every output for the judge
-    res = ResultDraft(task=task.get("id"), variant=task["variant"], backend=task["backend"], device=device.type,
+    device = torch.device(task.device)
+    save_outputs = task.save_outputs  # cross-device runs: keep every output for the judge
+    res = ResultDraft(task=task.id, variant=task.variant, backend=task.backend, device=device.type,
                       status=ResultStatus.OK)
     if save_outputs:
-        res.extra.update(file=task["file"], seed=task.get("seed", 0), save_compiled=task.get("save_compiled"))
+        res.file, res.seed, res.save_compiled = task.file, task.seed, task.save_compiled
     t0 = time.perf_counter()
-    mod = load_module(task["file"])
+    mod = load_module(task.file)
     mod.DEVICE = device
     # Input sets are made on the CPU (same seed, same values on every device), then moved.
     base = to_device(mod.get_inputs(), torch.device("cpu"))
-    is_param = task.get("is_param")
-    sets = input_sets(base, is_param=is_param, seed=task.get("seed", 0),
-                      kinds=tuple(task.get("input_kinds", ("given", "random", "special"))))
+    sets = input_sets(base, is_param=task.is_param, seed=task.seed, kinds=tuple(task.input_kinds))
     digests = {s.name: inputs_digest(s.inputs) for s in sets} if save_outputs else {}
     host_sets = sets
     if device.type != "cpu":
         sets = [InputSet(s.name, tuple(to_device(list(s.inputs), device))) for s in sets]
     res.timings["load"] = time.perf_counter() - t0
     # training mode (runners/exec/training.py): the program is a forward and backward step
-    train = training(mod, sets[0].inputs) if task.get("grad") else None
+    train = training(mod, sets[0].inputs) if task.grad else None
     forward, index_sources = (train.step, train.index_sources) if train else (mod.forward, mod.index_sources)
     if train is not None:
-        res.extra["training"] = {"random": train.random, "not_differentiated": list(train.step.skip)}
+        res.training = {"random": train.random, "not_differentiated": list(train.step.skip)}
 
     # Eager reference, twice (nondeterminism), and fp64. An input set other than the given one that the
     # program itself refuses (random class indices past the classes, a cross-entropy target outside
@@ -132,14 +133,14 @@ def run_task(task: dict) -> Result | dict:
         refs.append(r)
         ref, fp64, idx = r.ref, r.fp64, r.idx
         if r.compute_dtype:
-            res.extra["compute_dtype"] = r.compute_dtype
-        if task.get("save_eager"):
-            out = Path(task["save_eager"]) / f"{s.name}.pt"
+            res.compute_dtype = r.compute_dtype
+        if task.save_eager:
+            out = Path(task.save_eager) / f"{s.name}.pt"
             out.parent.mkdir(parents=True, exist_ok=True)
             torch.save(to_cpu(ref), out)
             # the fp64 run: the cross-device judge's reference; a seed's (and in training mode every program's)
             # the unsound-rewrite check's yardstick
-            if fp64 is not None and (save_outputs or task.get("save_fp64") or train is not None):
+            if fp64 is not None and (save_outputs or task.save_fp64 or train is not None):
                 torch.save(to_cpu(fp64), out.with_suffix(".fp64.pt"))
             if save_outputs:  # tie-aware indices
                 if idx:
@@ -150,7 +151,7 @@ def run_task(task: dict) -> Result | dict:
         return res.freeze()
     res.timings["eager"] = time.perf_counter() - t0
 
-    backend, opts = compile_options(task["backend"])
+    backend, opts = compile_options(task.backend)
     phase("compile")
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()  # per-task graph-break counts (_dynamo_stats)
@@ -158,45 +159,44 @@ def run_task(task: dict) -> Result | dict:
     compiled = wrap(torch.compile(entry, backend=backend, **opts))
     writes = list(getattr(mod, "WRITES", None) or []) if train is None else []
     if writes:
-        res.extra["writes"] = writes
+        res.writes = writes
     recording = backend == "inductor" and KernelRecorder.install()
     if recording:
         KernelRecorder.start()
 
     def keep_kernels() -> None:  # a failure on this task: keep Inductor's code beside its outputs
-        if not (recording and task.get("save_compiled")):
+        if not (recording and task.save_compiled):
             return
         try:
-            text = kernel_source(res.extra.get("kernel_files") or [], header=kernel_header(
-                task["variant"], task["backend"], device.type))
+            text = kernel_source(res.kernel_files or [], header=kernel_header(res.variant, res.backend, device.type))
             if text:
-                folder = Path(task["save_compiled"])
+                folder = Path(task.save_compiled)
                 folder.mkdir(parents=True, exist_ok=True)
                 (folder / "kernel_source.py").write_text(text)
-                res.extra["kernel_source_file"] = str(folder / "kernel_source.py")
+                res.kernel_source_file = str(folder / "kernel_source.py")
         except OSError:
             pass
 
     try:
-        with compile_context(task["backend"]) if train else contextlib.nullcontext():
+        with compile_context(res.backend) if train else contextlib.nullcontext():
             _run_compiled(task, res, train.compiled(compiled) if train else compiled, opts, refs, device, digests,
                           save_outputs, train,
                           forward=None if train else mod.forward, writes=writes)
         failed = next((e for e in res.input_sets if e.get("part") == "gradient"), None)
         if failed is not None:  # which stage of the backward: aot_eager, Inductor's decompositions, its kernels
             failed["grad_stage"] = backward_stage(mod.forward, next(r for r in refs if r.set.name == failed["name"]),
-                                                  train, task["backend"])
+                                                  train, res.backend)
     finally:
         if recording:
-            res.extra["kernel_files"] = KernelRecorder.stop()
+            res.kernel_files = KernelRecorder.stop()
     if res.status != ResultStatus.OK or any(not e["ok"] for e in res.input_sets):
         keep_kernels()
-    res.extra["dynamo"] = _dynamo_stats(entry)
-    if task.get("perf") and res.status == ResultStatus.OK and refs:  # runners/checks/perf.py: warm, repeated, median
+    res.dynamo = _dynamo_stats(entry)
+    if task.perf and res.status == ResultStatus.OK and refs:  # runners/checks/perf.py: warm, repeated, median
         try:
-            res.extra["perf"] = time_task(task, compiled, mod.forward, refs[0][0].inputs, device)
+            res.perf = time_task(task, compiled, mod.forward, refs[0][0].inputs, device)
         except Exception as e:
-            res.extra["perf_error"] = error_info(e)
+            res.perf_error = error_info(e)
     return res.freeze()
 
 
@@ -217,7 +217,7 @@ def _dynamo_stats(fn) -> dict:
         return {}
 
 
-def _run_compiled(task, res: ResultDraft, compiled, opts, refs, device, digests, save_outputs, train=None,
+def _run_compiled(task: Task, res: ResultDraft, compiled, opts, refs, device, digests, save_outputs, train=None,
                   forward=None, writes=()) -> None:
     """Each input set compiled and judged; where eager and compiled disagree (or compiled raises), the
     independent referee (runners/oracle/referee.py) says which side is wrong (forward programs only).
@@ -236,7 +236,7 @@ def _run_compiled(task, res: ResultDraft, compiled, opts, refs, device, digests,
             res.status = ResultStatus.COMPILE_CRASH if first else ResultStatus.RUN_CRASH
             res.error, res.input_set = error_info(e), s.name
             if forward is not None:
-                res.extra["referee"] = safely(referee_crash, forward, list(s.inputs), r.ref)
+                res.referee = safely(referee_crash, forward, list(s.inputs), r.ref)
             return
         dt = time.perf_counter() - t0
         res.timings["compile" if first else "run"] = res.timings.get("compile" if first else "run", 0.0) + dt
@@ -261,15 +261,15 @@ def _run_compiled(task, res: ResultDraft, compiled, opts, refs, device, digests,
             entry["referee"] = safely(referee_mismatch, forward, list(s.inputs), r.ref, got, v.leaf, v.failing)
         if s.name in digests:
             entry["inputs_digest"] = digests[s.name]
-        if task.get("save_compiled") and (save_outputs or not v.ok):
-            folder = Path(task["save_compiled"])
+        if task.save_compiled and (save_outputs or not v.ok):
+            folder = Path(task.save_compiled)
             folder.mkdir(parents=True, exist_ok=True)
             if entry.get("warmup"):
                 torch.save(to_cpu(entry["warmup"]), folder / f"{s.name}.warmup.pt")
                 entry["warmup_file"] = str(folder / f"{s.name}.warmup.pt")
         entry.pop("warmup", None)
-        if task.get("save_compiled") and (save_outputs or not v.ok):
-            folder = Path(task["save_compiled"])
+        if task.save_compiled and (save_outputs or not v.ok):
+            folder = Path(task.save_compiled)
             torch.save(to_cpu(got), folder / f"{s.name}.out.pt")
             if not v.ok:
                 torch.save(to_cpu(list(s.inputs)), folder / f"{s.name}.inputs.pt")
@@ -336,17 +336,20 @@ def main() -> None:
         line = line.strip()
         if not line:
             continue
-        task = json.loads(line)
+        try:
+            task = read_task(line)
+        except Exception as e:  # a line that is no task: the pool's bug, reported, not fatal for the worker
+            send_result(Result(status=ResultStatus.INTERNAL_ERROR, error=error_info(e)))
+            continue
         try:
             res = run_task(task)
         except Exception as e:  # our own bug, reported, not fatal for the worker
-            res = Result(task=task.get("id"), variant=task.get("variant"), backend=task.get("backend"),
-                         device=task.get("device", "cpu"), status=ResultStatus.INTERNAL_ERROR, error=error_info(e))
-        msg = as_dict(res)
-        lost = cuda_context_error() if task.get("device") == "cuda" else None
+            res = Result(task=task.id, variant=task.variant, backend=task.backend,
+                         device=task.device, status=ResultStatus.INTERNAL_ERROR, error=error_info(e))
+        lost = cuda_context_error() if task.device == "cuda" else None
         if lost is not None:  # the pool ends this worker: the next task gets a fresh process (runners/exec/pool.py)
-            msg["cuda_context_lost"] = lost
-        send(msg)
+            res = res.with_(cuda_context_lost=lost)
+        send_result(res)
 
 
 def cuda_context_error() -> str | None:

@@ -58,14 +58,14 @@ FAULT = 'inductor+cpp.inject_relu_bug_TESTING_ONLY="accuracy"'
 
 def test_make_batches_groups_by_key_and_keeps_singles():
     tasks = [Task(id=f"t{i}", variant=f"v{i}", backend="inductor") for i in range(11)]
-    key = lambda t: None if t["id"] in ("t0", "t10") else int(t["id"][1:]) % 2  # noqa: E731
+    key = lambda t: None if t.id in ("t0", "t10") else int(t.id[1:]) % 2  # noqa: E731
     batches, singles = make_batches(tasks, 4, key)
     covered = sorted(i for _, part in batches for i in part) + singles
     assert sorted(covered) == list(range(11))
     assert 0 in singles and 10 in singles
     for bt, part in batches:
         assert len(part) <= 4 and len({key(tasks[i]) for i in part}) == 1
-        assert [t["id"] for t in bt["batch"]] == [tasks[i]["id"] for i in part]
+        assert [t.id for t in bt.batch] == [tasks[i].id for i in part] and bt.group == repr(key(tasks[part[0]]))
     assert make_batches(tasks, 1, key) == ([], list(range(11)))
     by_group, singles = make_batches(tasks, lambda g: 8 if g == 0 else 1, key)  # k per group (--batch auto)
     assert [part for _, part in by_group] == [[2, 4, 6, 8]] and singles == [0, 1, 3, 5, 7, 9, 10]

@@ -117,7 +117,7 @@ def cross_device_findings(manifest: Manifest, results: list[Result], scratch: Pa
     save_compiled/<set>.out.pt; eager: scratch/eager/<variant>__<device>/<set>.pt, .fp64.pt, .idx.pt)."""
     by_key: dict[tuple, dict[str, Result]] = {}
     for r in results:
-        if r.status == ResultStatus.OK and r.extra.get("save_compiled"):
+        if r.status == ResultStatus.OK and r.save_compiled:
             by_key.setdefault((r.variant, r.backend), {})[r.device] = r
     findings = [as_finding(f) for f in findings]
     new: list[Finding] = []
@@ -183,7 +183,7 @@ def cross_device_findings(manifest: Manifest, results: list[Result], scratch: Pa
                 detail=f"compiled {d} vs compiled {o}: {vd['vs_other'].detail}; "
                        f"compiled {d} vs eager {d}: {vd['vs_eager'].detail}",
                 failing_inputs=_inputs_file(v, g, per_dev[d], name, scratch),
-                kernel_files=per_dev[d].get("kernel_files") or [],
+                kernel_files=per_dev[d].kernel_files or [],
             ))
     return findings, new
 
@@ -192,9 +192,9 @@ def _inputs_file(v: Variant, g: Graph, r: Result, name: str, scratch: Path) -> s
     """The input set `name` of variant v, rebuilt on the CPU (deterministic) and saved for a finding."""
     import torch
 
-    if not r.extra.get("file"):
+    if not r.file:
         return None
-    bundle = Path(r.extra["file"])
+    bundle = Path(r.file)
     for _ in Path(v.file).parts:  # the variant's file is bundle/<v.file>
         bundle = bundle.parent
     src = bundle / g.inputs_file
@@ -203,7 +203,7 @@ def _inputs_file(v: Variant, g: Graph, r: Result, name: str, scratch: Path) -> s
     try:
         base = to_device(torch.load(src, weights_only=True), "cpu")
         kind = name.split("-", 1)[0]
-        for s in input_sets(base, is_param=list(g.is_param) or None, seed=int(r.extra.get("seed", 0)), kinds=(kind,)):
+        for s in input_sets(base, is_param=list(g.is_param) or None, seed=int(r.seed or 0), kinds=(kind,)):
             if s.name == name:
                 out = scratch / "device-inputs" / f"{v.id}__{name}.inputs.pt"
                 out.parent.mkdir(parents=True, exist_ok=True)
@@ -297,11 +297,10 @@ def kernel_source(paths: list[str], *, header: str = "") -> str | None:
 def kernel_artifacts(f: Finding, result: Result | None = None) -> dict:
     """{"kernel_source.py": text} for a finding, from the worker's saved copy or the recorded
     paths (still in Inductor's cache); {} when the backend generated no code we could find."""
-    extra = result.extra if result is not None else {}
-    saved = extra.get("kernel_source_file") or f.kernel_source_file
+    saved = (result.kernel_source_file if result is not None else None) or f.kernel_source_file
     if saved and Path(saved).is_file():
         return {KERNEL_SOURCE_FILE: Path(saved).read_text()}
-    paths = f.kernel_files or extra.get("kernel_files") or []
+    paths = f.kernel_files or (result.kernel_files if result is not None else None) or []
     text = kernel_source(paths, header=kernel_header(f.variant, f.backend, f.device))
     return {KERNEL_SOURCE_FILE: text} if text else {}
 

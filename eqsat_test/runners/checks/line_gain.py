@@ -57,7 +57,7 @@ def by_file(lines: Lines, top: int | None = None) -> dict[str, int]:
 
 
 def _is_sweep(r: Result) -> bool:
-    return bool(r.extra.get("sweep_task")) or r.is_sweep
+    return bool(r.sweep_task) or r.is_sweep
 
 
 _BUCKETS = {(True, False): "seed", (False, False): "variants", (True, True): "seed_sweeps",
@@ -68,7 +68,7 @@ def task_lines(results: list[Result]) -> dict[str, Lines]:
     """Task id -> its lines, for every result that has a lines file."""
     out = {}
     for r in results:
-        info = r.extra.get("compiler_lines")
+        info = r.compiler_lines
         if info and info.get("file"):
             out[r.task] = as_set(read_lines(info["file"]))
     return out
@@ -91,7 +91,7 @@ def line_gain(manifest: Manifest, results: list[Result], lines: dict[str, Lines]
         v = manifest.find_variant(r.variant)
         if got is None or v is None:
             continue
-        where = f"{r['backend']}/{r['device']}"
+        where = f"{r.backend}/{r.device}"
         seed = plain.get((seed_of.get(v.graph), r.backend, r.device), set())
         new = got - seed
         per_task[r.task] = {"lines": len(got), "new_vs_seed": len(new), "new_by_group": by_group(new)}

@@ -31,7 +31,7 @@ from eqsat_test.codegen_templates import render
 from eqsat_test.lowering.manifest import Manifest
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.exec.backend_code import backend_code, copy_backend_file, script_options
-from eqsat_test.runners.records import Finding, FindingKind, Result, ResultStatus, as_finding, new_finding
+from eqsat_test.runners.records import Finding, FindingKind, Result, ResultStatus, Task, as_finding, new_finding
 
 WARMUP = 3
 MIN_REPS = 7
@@ -73,9 +73,9 @@ def time_call(fn, inputs, device="cpu", *, budget: float = DEFAULT_BUDGET_S, min
             "reps": len(times)}
 
 
-def time_task(task: dict, compiled, eager, inputs, device) -> dict:
+def time_task(task: Task, compiled, eager, inputs, device) -> dict:
     """The worker's perf record for a task: compiled and eager timing on one input set."""
-    budget = float((task.get("perf") or {}).get("budget", DEFAULT_BUDGET_S))
+    budget = float((task.perf or {}).get("budget", DEFAULT_BUDGET_S))
     t0 = time.perf_counter()
     out = {"compiled": time_call(compiled, inputs, device, budget=budget),
            "eager": time_call(eager, inputs, device, budget=budget / 2)}
@@ -95,7 +95,7 @@ def spread(manifest: Manifest, results: list[Result]) -> list[dict]:
     """Per graph x backend x device: compiled medians across programs (min, median, max, max/min)."""
     groups: dict[tuple, list[tuple[str, float]]] = {}
     for r in results:
-        p = r.extra.get("perf")
+        p = r.perf
         if p and manifest.find_variant(r.variant) is not None:
             groups.setdefault(_group_key(r, manifest), []).append((r.variant, p["compiled"]["median_s"]))
     rows = []
@@ -113,13 +113,13 @@ def screen(manifest: Manifest, results: list[Result], *, threshold: float = THRE
     """Candidates: {"variant", "baseline", "graph", "backend", "device", "ratio", "slow_s", "ref_s"}."""
     groups: dict[tuple, list[Result]] = {}
     for r in results:
-        if r.extra.get("perf") and r.status == ResultStatus.OK and manifest.find_variant(r.variant) is not None:
+        if r.perf and r.status == ResultStatus.OK and manifest.find_variant(r.variant) is not None:
             groups.setdefault(_group_key(r, manifest), []).append(r)
     out = []
     for (g, b, d), rs in groups.items():
         if len(rs) < MIN_GROUP:
             continue
-        t = {r.variant: r.extra["perf"]["compiled"]["median_s"] for r in rs}
+        t = {r.variant: (r.perf or {})["compiled"]["median_s"] for r in rs}
         ref = statistics.median(t.values())
         slow = {v for v, x in t.items() if x >= threshold * ref and x - ref >= min_abs_s}
         if not slow:

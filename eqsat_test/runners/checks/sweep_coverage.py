@@ -90,7 +90,7 @@ def sweep_coverage(sweep_results: list[Result], manifest: Manifest, sweep_cfg: d
 
 
 def _seed_sweep(r: Result, requested: list[str], cfg: dict) -> SeedSweep:
-    s = r.extra.get("sweep") or {}
+    s = r.sweep or {}
     skipped = s.get("skipped") or {}
     points = list(s.get("points") or [])
     not_swept = {d: ("the model's own dtype (run as given)" if d == s.get("own_dtype") else

@@ -37,7 +37,7 @@ from eqsat_test.runners.protocol import (
     program_entry,
     to_cpu,
 )
-from eqsat_test.runners.records import FindingKind, Result, ResultDraft, ResultStatus
+from eqsat_test.runners.records import FindingKind, Result, ResultDraft, ResultStatus, Task
 
 
 def _batched(fn):
@@ -462,29 +462,29 @@ def run_sweeps(mod, base, is_param, cfg: SweepConfig, *, backend: str = "inducto
     return {"entries": sw.entries, "summary": summary}
 
 
-def run_sweep_task(task: dict) -> Result:
+def run_sweep_task(task: Task) -> Result:
     """The worker's handler of a task of kind "sweep": the variant's sweep, as a worker result."""
 
-    device = torch.device(task.get("device", "cpu"))
-    res = ResultDraft(task=task.get("id"), variant=task["variant"], backend=task["backend"], device=device.type,
-                      status=ResultStatus.OK, extra={"sweep_task": True})
+    device = torch.device(task.device)
+    res = ResultDraft(task=task.id, variant=task.variant, backend=task.backend, device=device.type,
+                      status=ResultStatus.OK, sweep_task=True)
     t0 = time.perf_counter()
     phase("eager")  # the analysis runs the program eagerly first
-    mod = load_module(task["file"])
+    mod = load_module(task.file)
     mod.DEVICE = device
     base = mod.get_inputs(device)
-    cfg = SweepConfig.from_dict(task.get("sweep"))
-    backend, opts = compile_options(task["backend"])
-    progress_file = Path(task["save_compiled"]) / "sweep-progress.txt" if task.get("save_compiled") else None
+    cfg = SweepConfig.from_dict(task.sweep)
+    backend, opts = compile_options(task.backend)
+    progress_file = Path(task.save_compiled) / "sweep-progress.txt" if task.save_compiled else None
 
     def progress(labels):
         if progress_file is not None:
             progress_file.parent.mkdir(parents=True, exist_ok=True)
             progress_file.write_text("\n".join(labels) + "\n")
 
-    out = run_sweeps(mod, base, task.get("is_param"), cfg, backend=backend, opts=opts, device=device,
-                     save_eager=task.get("save_eager"), save_compiled=task.get("save_compiled"), progress=progress)
+    out = run_sweeps(mod, base, task.is_param, cfg, backend=backend, opts=opts, device=device,
+                     save_eager=task.save_eager, save_compiled=task.save_compiled, progress=progress)
     res.input_sets = out["entries"]
-    res.extra["sweep"] = out["summary"]
+    res.sweep = out["summary"]
     res.timings["sweep"] = time.perf_counter() - t0
     return res.freeze()

@@ -176,8 +176,8 @@ def make_sweep_tasks(bundle: Path, manifest: Manifest, sweep: SweepConfig | dict
                 tasks.append(Task(
                     id=tid, variant=v.id, file=str((bundle / v.file).resolve()),
                     backend=backend, device=device, seed=seed, input_kinds=list(input_kinds),
-                    is_param=list(manifest.graph(v.graph).is_param) or None, kind=TaskKind.SWEEP.value,
-                    extra={"sweep": cfg.to_dict()},
+                    is_param=list(manifest.graph(v.graph).is_param) or None, kind=TaskKind.SWEEP,
+                    sweep=cfg.to_dict(),
                     save_eager=str(scratch / "eager" / f"{v.id}__{device}") if backend == first_backend else None,
                     save_compiled=str(scratch / "sweeps" / safe),
                 ))
@@ -185,7 +185,7 @@ def make_sweep_tasks(bundle: Path, manifest: Manifest, sweep: SweepConfig | dict
 
 
 def is_sweep_result(r: Result) -> bool:
-    return bool(r.extra.get("sweep_task")) or r.is_sweep
+    return bool(r.sweep_task) or r.is_sweep
 
 
 def judge_sweep_results(manifest: Manifest, results: list[Result], tasks: list[Task], scratch: Path,
@@ -212,15 +212,15 @@ def judge_sweep_results(manifest: Manifest, results: list[Result], tasks: list[T
                               failed.get((v.id, r.backend, r.device), set()))
         findings += f
         notes += n
-        s = r.extra.get("sweep") or {}
+        s = r.sweep or {}
         stats["tasks"] += 1
         for k in ("judged", "failing", "compiles"):
             stats[k] += int(s.get(k) or 0)
         stats["seconds"] += float(s.get("seconds") or 0.0)
         stats["truncated"] += int(bool(s.get("truncated")))
         if not v.seed and r.backend == first_backend and r.status == ResultStatus.OK:
-            sd = scratch / "eager" / f"{seeds[v.graph]}__{r['device']}"
-            vd = scratch / "eager" / f"{v.id}__{r['device']}"
+            sd = scratch / "eager" / f"{seeds[v.graph]}__{r.device}"
+            vd = scratch / "eager" / f"{v.id}__{r.device}"
             for e in r.input_sets:
                 verdict = unsound_verdict(sd / f"{e.name}.pt", vd / f"{e.name}.pt", v, manifest)
                 if verdict is not None:

@@ -6,7 +6,7 @@ generated source is byte for byte one compiled before is still loaded from the o
 binary would be the same), and what the repro may set (Inductor and Dynamo config, environment variables,
 default dtype, grad mode, deterministic algorithms, threads) put back after it, so the next task in this
 worker starts as it would have. The script runs as `python repro.py` would (`__name__ == "__main__"`, its own
-folder as working directory); its exit code and output come back in the result's extra["repro"]. A repro that
+folder as working directory); its exit code and output come back in the result's `repro`. A repro that
 kills the process, or hangs, is the pool's to report (a process crash or a timeout of the task).
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from eqsat_test.runners.records import Result, ResultStatus
+from eqsat_test.runners.records import Result, ResultStatus, Task
 
 OUTPUT_MAX_CHARS = 8000
 
@@ -88,12 +88,11 @@ def run_repro_alone(folder: Path) -> tuple[int, str]:
     return rc, buf.getvalue()
 
 
-def run_repro_task(task: dict) -> Result:
-    """A task of kind repro: {"folder": a finding folder} -> a Result whose extra["repro"] is {"rc", "output",
+def run_repro_task(task: Task) -> Result:
+    """A task of kind repro (its `folder`: a finding folder) -> a Result whose `repro` is {"rc", "output",
     "seconds"} (status ok: the script ran to its end, whatever it found)."""
     t0 = time.perf_counter()
-    rc, out = run_repro_alone(Path(task["folder"]))
-    return Result(task=task.get("id") or "", variant=task.get("variant") or "", backend=task.get("backend") or "",
-                  device=task.get("device") or "cpu", status=ResultStatus.OK,
-                  extra={"repro": {"rc": rc, "output": out[-OUTPUT_MAX_CHARS:],
-                                   "seconds": round(time.perf_counter() - t0, 3)}})
+    rc, out = run_repro_alone(Path(str(task.folder)))
+    return Result(task=task.id, variant=task.variant, backend=task.backend,
+                  device=task.device or "cpu", status=ResultStatus.OK,
+                  repro={"rc": rc, "output": out[-OUTPUT_MAX_CHARS:], "seconds": round(time.perf_counter() - t0, 3)})

@@ -45,23 +45,19 @@ from eqsat_test.runners.protocol import (
 )
 from eqsat_test.runners.records import InputSetVerdict, Result, ResultStatus, Task, TaskKind
 
-BATCH_KEY = "batch"
-
-
 # ----------------------------------------------------------------------------------------------
 # worker side
 
 
-def _eager(sub: dict, device) -> tuple:
+def _eager(sub: Task, device) -> tuple:
     """Load one variant and compute its eager references, as runners.worker.run_task does;
     raises when anything goes wrong (the variant then runs as a single task, which reports it)."""
     t0 = time.perf_counter()
-    mod = load_module(sub["file"])
+    mod = load_module(sub.file)
     mod.DEVICE = device
     sys.modules[mod.__name__] = mod  # Dynamo looks up the globals of inlined functions by module name
     base = to_device(mod.get_inputs(), torch.device("cpu"))
-    sets = input_sets(base, is_param=sub.get("is_param"), seed=sub.get("seed", 0),
-                      kinds=tuple(sub.get("input_kinds", ("given", "random", "special"))))
+    sets = input_sets(base, is_param=sub.is_param, seed=sub.seed, kinds=tuple(sub.input_kinds))
     host_sets = sets
     if device.type != "cpu":
         sets = [InputSet(s.name, tuple(to_device(list(s.inputs), device))) for s in sets]
@@ -77,8 +73,8 @@ def _eager(sub: dict, device) -> tuple:
         r = eager_reference(mod.forward, mod.index_sources, s, cpu_forward=on_cpu(mod))
         refs.append(r)
         ref = r.ref
-        if sub.get("save_eager"):  # the unsound-rewrite check reads these (runners/pipeline.py)
-            out = Path(sub["save_eager"]) / f"{s.name}.pt"
+        if sub.save_eager:  # the unsound-rewrite check reads these (runners/pipeline.py)
+            out = Path(sub.save_eager) / f"{s.name}.pt"
             out.parent.mkdir(parents=True, exist_ok=True)
             torch.save(to_cpu(ref), out)
     return mod, refs, {"load": t_load, "eager": time.perf_counter() - t0}
@@ -90,25 +86,30 @@ def _copy(x):
     return x
 
 
-def run_batch_task(task: dict) -> dict:
+def run_batch_task(task: Task) -> Result:
     """Run K variants' eager references, one compile of all K, and judge each slice.
 
-    Returns {"batch_results": [result dict, or None where the variant needs its single task],
-    "batch": {...}}; never raises for a variant's failure (that variant gets None)."""
-    subs = task[BATCH_KEY]
-    device = torch.device(task.get("device", "cpu"))
-    results: list[dict | None] = [None] * len(subs)
-    info: dict = {"size": len(subs), "id": task.get("id")}
+    Returns the batch's Result: its `batch_results` (per variant its result, or None where the variant needs its
+    single task) and its stats (`batch`); never raises for a variant's failure (that variant gets None)."""
+    subs = task.batch
+    device = torch.device(task.device)
+    results: list[Result | None] = [None] * len(subs)
+    info: dict = {"size": len(subs), "id": task.id}
+
+    def answer() -> Result:
+        return Result(task=task.id, variant=task.variant, backend=task.backend,
+                      device=device.type, status=ResultStatus.OK, batch=info, batch_results=tuple(results))
+
     live = []  # (position, sub, mod, refs, timings)
     for i, sub in enumerate(subs):
         try:
             got = _eager(sub, device)
         except Exception as e:  # noqa: BLE001 - the single task reports it properly
-            info.setdefault("eager_errors", []).append({"variant": sub["variant"], "error": error_info(e)["message"]})
+            info.setdefault("eager_errors", []).append({"variant": sub.variant, "error": error_info(e)["message"]})
             continue
         live.append((i, sub, *got))
     if not live:
-        return {"batch_results": results, "batch": info}
+        return answer()
     fwds = [mod.forward for _, _, mod, _, _ in live]
     counts = [len(refs[0][0].inputs) for _, _, _, refs, _ in live]
 
@@ -119,7 +120,7 @@ def run_batch_task(task: dict) -> dict:
             pos += n
         return tuple(outs)
 
-    backend, opts = compile_options(task["backend"])
+    backend, opts = compile_options(task.backend)
     torch._dynamo.reset()
     compiled = torch.compile(batched, backend=backend, **opts)
     n_sets = len(live[0][3])
@@ -137,7 +138,7 @@ def run_batch_task(task: dict) -> dict:
         except Exception as e:  # noqa: BLE001 - every variant of the batch goes back to a single task
             info["error"] = error_info(e)["message"]
             info["error_type"] = error_info(e)["type"]
-            return {"batch_results": results, "batch": info}
+            return answer()
         times["compile" if j == 0 else "run"] += time.perf_counter() - t0
         for k, (_, _, _, refs, _) in enumerate(live):
             s = refs[j].set
@@ -147,14 +148,13 @@ def run_batch_task(task: dict) -> dict:
     info.update({k: round(v, 4) for k, v in times.items()})
     for k, (i, sub, _, _, t) in enumerate(live):
         if all(e.kind == MATCH for e in verdicts[k]):
-            # a dict at once: it goes out inside the batch's message, as it is
-            results[i] = Result(task=sub.get("id"), variant=sub["variant"], backend=sub["backend"],
+            results[i] = Result(task=sub.id, variant=sub.variant, backend=sub.backend,
                                 device=device.type, status=ResultStatus.OK, input_sets=tuple(verdicts[k]),
                                 timings={**t, "compile": times["compile"] / share, "run": times["run"] / share},
-                                extra={"batch": {"id": task.get("id"), "size": share}}).to_dict()
+                                batch={"id": task.id, "size": share})
         else:
-            info.setdefault("suspects", []).append(sub["variant"])
-    return {"batch_results": results, "batch": info}
+            info.setdefault("suspects", []).append(sub.variant)
+    return answer()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -213,8 +213,7 @@ def make_batches(tasks: list[Task], k, group_of: Callable[[Task], object | None]
             first = tasks[part[0]]
             batches.append((Task(id=f"batch{len(batches)}:{first.variant}+{len(part) - 1}",
                                  variant=f"batch of {len(part)}", backend=first.backend, device=first.device,
-                                 kind=TaskKind.BATCH.value,
-                                 extra={BATCH_KEY: [tasks[i].to_dict() for i in part], "group": repr(g)}),
+                                 kind=TaskKind.BATCH, batch=tuple(tasks[i] for i in part), group=repr(g)),
                             part))
     return batches, sorted(singles)
 
@@ -270,17 +269,17 @@ def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | 
                     if kind == "batch":
                         bt, part = item
                         with lock:
-                            unbatch = bt.extra["group"] in stop_batching
+                            unbatch = bt.group in stop_batching
                             if unbatch:  # run its variants alone instead
                                 stats["unbatched_tasks"] += len(part)
                                 pending[0] += len(part)
                                 for i in part:
                                     todo.put(("single", i))
                         if not unbatch:
-                            r = w.message(bt.with_(timeout_s=batch_timeout) if batch_timeout else bt)
-                            got = r.get("batch_results") or [None] * len(part)
+                            r = w.run(bt.with_(timeout_s=batch_timeout) if batch_timeout else bt)
+                            got = r.batch_results or [None] * len(part)
                             with lock:
-                                if "batch_results" not in r or (r.get("batch") or {}).get("error"):
+                                if r.batch_results is None or (r.batch or {}).get("error"):
                                     stats["batch_failures"] += 1
                                 for i, sub in zip(part, got):
                                     if sub is None:
@@ -290,12 +289,12 @@ def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | 
                                         todo.put(("single", i))
                                     else:
                                         stats["cleared_in_batch"] += 1
-                                        finish(i, Result.from_dict(sub))
-                                tally = seen_in_group.setdefault(bt.extra["group"], [0, 0])
+                                        finish(i, sub)
+                                tally = seen_in_group.setdefault(bt.group, [0, 0])
                                 tally[0] += len(part)
                                 tally[1] += sum(1 for sub in got if sub is None)
                                 if tally[1] * 2 > tally[0]:
-                                    stop_batching.add(bt.extra["group"])
+                                    stop_batching.add(bt.group)
                     else:
                         r = w.run(tasks[item])
                         with lock:

@@ -16,6 +16,9 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Callable
+
+from eqsat_test.runners.records import Result, Task
 
 SCOPES = ("_inductor", "_functorch", "_decomp", "_refs")  # packages under torch/ that are measured
 CACHE_ENV = {  # every compile cache off, for worker processes started in coverage mode
@@ -122,9 +125,9 @@ def caches_off() -> None:
     fconfig.enable_autograd_cache = False
 
 
-def measured(task: dict, fn):
+def measured(task: Task, fn: Callable[[Task], Result]) -> Result:
     """Run `fn(task)` (a worker task) recording the compiler lines it reaches; the lines go to the
-    file `task["coverage"]` names, and the result gets `compiler_lines`: {"file", "lines"}."""
+    file `task.coverage` names, and the result gets `compiler_lines`: {"file", "lines", "backend"}."""
     caches_off()
     rec = LineRecorder()
     rec.start()
@@ -132,9 +135,9 @@ def measured(task: dict, fn):
         res = fn(task)
     finally:
         lines = rec.stop()
-    path = Path(task["coverage"])
+    path = Path(str(task.coverage))
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"task": task.get("id"), "backend": rec.backend, "lines": lines}))
+    path.write_text(json.dumps({"task": task.id, "backend": rec.backend, "lines": lines}))
     info = {"file": str(path), "lines": sum(len(v) for v in lines.values()), "backend": rec.backend}
     return res.with_(compiler_lines=info)
 

@@ -19,15 +19,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable
 
 from eqsat_test.runners import REPO_ROOT
 from eqsat_test.runners.exec import prover
-from eqsat_test.runners.protocol import PARENT_ENV, RESULT_TAG, cpu_cores, past
-from eqsat_test.runners.records import Result, ResultStatus, Task, TaskKind, as_dict
+from eqsat_test.runners.protocol import PARENT_ENV, RESULT_TAG, cpu_cores, past, task_line
+from eqsat_test.runners.records import Result, ResultStatus, Task, TaskKind
 
 STARTUP_TIMEOUT = 180.0
-_MESSAGE_KINDS = (TaskKind.BATCH.value, TaskKind.WARMUP.value)  # tasks whose answer is a message, not one Result
 
 
 @dataclass
@@ -49,7 +48,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.lines: queue.Queue = queue.Queue()
         self.stderr_tail: list[str] = []
-        self.warm: dict | Result | None = None  # the warm-up's message, for a prestarted worker
+        self.warm: Result | None = None  # the warm-up's result, for a prestarted worker
         self.started_at: float | None = None  # time.monotonic() when its process started
         self.readers: list[threading.Thread] = []
 
@@ -121,21 +120,15 @@ class Worker:
             self.proc.wait()
         self.proc = None
 
-    def run(self, task: Task | Mapping) -> Result:
-        """A task of kind run or sweep: its result, read from the worker's message (or the pool's, for a
-        worker that hung or died), with the seconds it took ("elapsed")."""
-        msg = self.message(task)
-        return msg if isinstance(msg, Result) else Result.from_dict(msg)
-
-    def message(self, task: Task | Mapping) -> dict | Result:
-        """The worker's message for `task` as it came (a batch's, a warm-up's: a dict) with "elapsed" added,
-        or, for a worker that hung or died, the pool's Result saying so."""
+    def run(self, task: Task) -> Result:
+        """A task's result (a batch's with its variants' results inside), read from the worker's message, with the
+        seconds it took (`elapsed`); for a worker that hung or died, the pool's Result saying so."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         t0 = time.perf_counter()
-        self.proc.stdin.write(json.dumps(as_dict(task)) + "\n")  # type: ignore[union-attr]  # the wire: a dict  # type: ignore[union-attr]
+        self.proc.stdin.write(task_line(task))  # type: ignore[union-attr]
         self.proc.stdin.flush()  # type: ignore[union-attr]
-        deadline = time.perf_counter() + float(task.get("timeout_s") or self.opts.timeout)  # batches: longer
+        deadline = time.perf_counter() + float(task.timeout_s or self.opts.timeout)  # batches: longer
         phase = None
         while True:
             msg = self._next(max(0.0, deadline - time.perf_counter()))
@@ -162,18 +155,16 @@ class Worker:
                                 f"{why} during {phase or 'startup'}", "traceback": tail[-6000:]},
                                 time.perf_counter() - t0)
         elapsed = time.perf_counter() - t0
-        if msg.get("cuda_context_lost") or (msg.get("device") == "cuda" and msg.get("status") not in (
-                ResultStatus.OK, ResultStatus.EAGER_ERROR)):
+        r = Result.from_dict(msg).with_(elapsed=elapsed)  # the one decoding: a record from here on
+        if r.cuda_context_lost or (r.device == "cuda" and r.status not in (ResultStatus.OK, ResultStatus.EAGER_ERROR)):
             self.kill()  # a device-side assert poisons the CUDA context: next task, fresh process (a batch's too)
-        if task.get("kind", TaskKind.RUN.value) in _MESSAGE_KINDS:
-            return {**msg, "elapsed": elapsed}
-        return Result.from_dict(msg).with_(elapsed=elapsed)  # a task's result: a record from here on
+        return r
 
     @staticmethod
-    def _failed(task: Task | Mapping, status: ResultStatus, phase: str | None, error: dict, elapsed: float) -> Result:
+    def _failed(task: Task, status: ResultStatus, phase: str | None, error: dict, elapsed: float) -> Result:
         """The result of a task whose worker hung or died: no result came from it."""
-        return Result(task=task.get("id", ""), variant=task.get("variant", ""), backend=task.get("backend", ""),
-                      device=task.get("device", "cpu"), status=status, error=error).with_(phase=phase, elapsed=elapsed)
+        return Result(task=task.id, variant=task.variant, backend=task.backend,
+                      device=task.device, status=status, error=error, phase=phase, elapsed=elapsed)
 
 
 _spares: list[tuple[Worker, threading.Thread]] = []
@@ -209,7 +200,7 @@ def prestart(opts: PoolOptions, device: str = "cpu", log: Callable[[str], None] 
                 if _closing.is_set():
                     return
                 w.start()
-                w.warm = w.message({"kind": TaskKind.WARMUP.value, "device": device, "backend": backend, "id": "warmup"})
+                w.warm = w.run(Task(id="warmup", kind=TaskKind.WARMUP, device=device, backend=backend))
             except Exception as e:  # noqa: BLE001 - the taker starts a fresh one
                 if not _closing.is_set():
                     log(f"spare worker {w.slot}: {e}")

@@ -4,6 +4,10 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from eqsat_test.runners.records import Result
 
 
 class Progress:
@@ -39,7 +43,7 @@ class Progress:
         print(f"eqsat-test: {self.done}/{self.total} tasks done{self.what}, {self.suspicious} suspicious, "
               f"{self.last - self.t0:.0f} s", file=sys.stderr, flush=True)
 
-    def update(self, r: dict, suspicious: int) -> None:
+    def update(self, r: Result, suspicious: int) -> None:
         with self._lock:
             self.done += 1
             self.suspicious = suspicious

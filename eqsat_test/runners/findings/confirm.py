@@ -138,15 +138,15 @@ def fresh_repro(folder: Path, timeout: float, threads: int = 1, device: str | No
 def warm_repros(folders: list[Path], ids: list[str], pool: PoolOptions, limit: float) -> list[dict]:
     """Each folder's repro.py alone in a warm worker of the pool (runners/exec/alone.py: fresh compile state),
     `pool.jobs` at a time, as repro_report says; a worker that died or hung gives rc None (its output lost)."""
-    tasks = [Task(id=f"confirm:{i}", variant=i, backend="", device="cpu", kind=TaskKind.REPRO.value,
-                  extra={"folder": str(d)}).with_(timeout_s=limit) for d, i in zip(folders, ids)]
+    tasks = [Task(id=f"confirm:{i}", variant=i, backend="", device="cpu", kind=TaskKind.REPRO, folder=str(d),
+                  timeout_s=limit) for d, i in zip(folders, ids)]
     out = []
     for r in run_tasks(tasks, pool):
-        got = r.extra.get("repro") if r.status == ResultStatus.OK else None
+        got = r.repro if r.status == ResultStatus.OK else None
         if got is not None:
             out.append(repro_report(got["rc"], got["output"], got["seconds"], False, None))
         else:  # the worker hung, died or failed on its own: nothing said of the program
-            out.append(repro_report(None, r.error_message, float(r.get("elapsed") or 0.0),
+            out.append(repro_report(None, r.error_message, float(r.elapsed or 0.0),
                                     r.status == ResultStatus.TIMEOUT, None) | {"worker": r.status.value})
     return out
 
@@ -175,7 +175,7 @@ def rerun_sweep_alone(f: Finding, tasks: list[Task], timeout: float, env: dict |
     results = run_tasks([task], PoolOptions(jobs=1, timeout=timeout, env=dict(env or {})))
     r = results[0] if results else None
     timed_out = r is not None and r.status == ResultStatus.TIMEOUT
-    hung_in = r.extra.get("phase") if r is not None and timed_out else None
+    hung_in = r.phase if r is not None and timed_out else None
     return {"rc": None if timed_out else 0, "seconds": round(time.perf_counter() - t0, 3), "timed_out": timed_out,
             # the sweep's eager runs come before each compile: a hang in compile is past them
             "eager_seconds": 0.0 if hung_in == "compile" else None, "verdict": None,

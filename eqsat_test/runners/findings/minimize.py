@@ -134,7 +134,7 @@ class CheckPool:
                 try:
                     got.append(w.run(t))  # a worker that crashes or hangs is restarted on the next task
                 except Exception as e:  # a worker that cannot start
-                    got.append(Result(task=t.id or "", variant=t.variant or "", backend=t.backend or "",
+                    got.append(Result(task=t.id, variant=t.variant, backend=t.backend,
                                       device=t.device, status=ResultStatus.INTERNAL_ERROR,
                                       error={"type": type(e).__name__, "message": str(e)}))
                 done.set()
@@ -209,12 +209,12 @@ def _kind_of_set(name: str | None) -> str | None:
     return head if head in KINDS else None
 
 
-def minimize(variant_file: Path, finding: Finding | Mapping, task_base: dict, pool: CheckPool, work: Path, *,
+def minimize(variant_file: Path, finding: Finding | Mapping, task_base: Task, pool: CheckPool, work: Path, *,
              max_checks: int = 12, log: Callable[[str], None] = lambda s: None,
              program_file: Path | None = None, deadline: float | None = None) -> MinResult:
     """The smallest program derived from `variant_file`'s stored program that still fails like `finding`.
 
-    task_base: the worker task fields to keep (backend, device, seed, input_kinds, is_param).
+    task_base: the worker task whose fields the checks keep (backend, device, seed, input_kinds, is_param, grad).
     program_file: the stored program (default: `<stem>.program.json` beside `variant_file`).
     deadline (time.monotonic()): no check starts after it; the smallest failing program so far stands."""
     finding = as_finding(finding)
@@ -232,10 +232,10 @@ def minimize(variant_file: Path, finding: Finding | Mapping, task_base: dict, po
     if inputs_src.is_file() and not (work / sp.inputs_file).exists():
         shutil.copy(inputs_src, work / sp.inputs_file)
     target = target_outcome(finding)
-    kinds = list(task_base.get("input_kinds") or ["given", "random", "special"])
+    kinds = list(task_base.input_kinds or ["given", "random", "special"])
     if target in ((FindingKind.MISCOMPILE.value,), (FindingKind.GRAD_MISCOMPILE.value,)) and _kind_of_set(finding.input_set) in kinds:
         kinds = [_kind_of_set(finding.input_set)]  # the same input set as the finding
-    key_base = (f"{task_base['backend']}|{task_base['device']}|{task_base.get('seed', 0)}|{','.join(kinds)}"
+    key_base = (f"{task_base.backend}|{task_base.device}|{task_base.seed}|{','.join(kinds)}"
                 f"|{sp.inputs_file}|{','.join(sp.input_names)}")
     title = f"minimized by eqsat-test from {variant_file.name}: {sp.title}"
     best = prog
@@ -264,9 +264,8 @@ def minimize(variant_file: Path, finding: Finding | Mapping, task_base: dict, po
                 continue
             f = work / f"cand_{k}.py"
             f.write_text(text)
-            todo.append((k, Task.from_dict({**task_base, "id": f"minimize:{k}", "variant": finding.variant,
-                                            "file": str(f), "input_kinds": kinds, "save_eager": None,
-                                            "save_compiled": str(work / f"out_{k}")})))
+            todo.append((k, task_base.with_(id=f"minimize:{k}", variant=finding.variant, file=str(f),
+                                            input_kinds=kinds, save_eager=None, save_compiled=str(work / f"out_{k}"))))
         if todo:
             runs = pool.run([t for _, t in todo])
             for (kt, _), r in zip(todo, runs):
@@ -429,7 +428,8 @@ def minimize_findings(findings: list, bundle: Path, manifest: Manifest, tasks: l
             out[i] = f.with_(min_skipped="the minimization's time budget was spent")
             return
         t = by_task[(f.variant, f.backend, f.device)]
-        base = {kk: t[kk] for kk in ("backend", "device", "seed", "input_kinds", "is_param", "grad") if kk in t}
+        base = Task(backend=t.backend, device=t.device, seed=t.seed, input_kinds=t.input_kinds, is_param=t.is_param,
+                    grad=t.grad)
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{f.variant}__{f.backend}__{f.device}")
         try:
             res = minimize(bundle / v.file, f, base, pool, work / safe,

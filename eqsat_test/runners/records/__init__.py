@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from eqsat_test.runners.records.finding import LOCAL_KEYS, Finding, as_finding, new_finding, replaced
-from eqsat_test.runners.records.keyed import Keyed, as_dict, built_keys, fields_of
 from eqsat_test.runners.records.kinds import (
     BUG_KINDS,
     COMPILER_BUG_KINDS,
@@ -26,8 +25,8 @@ from eqsat_test.runners.records.kinds import (
 
 __all__ = ["BUG_KINDS", "COMPILER_BUG_KINDS", "CRASH_STATUSES", "LOCAL_KEYS", "MINIMIZE_SECONDS", "NOTE_KINDS",
            "RESULTS_FILE", "RESULTS_SCHEMA_VERSION", "ExitCode", "Finding", "FindingKind", "InputSetVerdict", "Result",
-           "ResultDraft", "ResultStatus", "RunResults", "Task", "TaskKind", "as_dict", "as_finding", "as_task",
-           "exit_code_of", "is_bug", "is_compiler_bug", "new_finding", "replaced"]
+           "ResultDraft", "ResultStatus", "RunResults", "Task", "TaskKind", "as_finding", "exit_code_of", "is_bug",
+           "is_compiler_bug", "new_finding", "replaced"]
 
 
 class TaskKind(ValueEnum):
@@ -40,18 +39,18 @@ class TaskKind(ValueEnum):
     REPRO = "repro"  # a finding's repro.py alone, with fresh compile state (a warm confirmation): runners/exec/alone.py
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Task(Keyed):
+@dataclass(frozen=True, repr=False)
+class Task:
     """One variant x backend x device to run in a worker (runners/worker.py), frozen: a stage that runs it
-    otherwise makes a new one (`with_`). The worker protocol carries its dict (`to_dict`); the keys of
-    other kinds of task (a sweep's "sweep", a batch's "batch", "timeout_s") are in `extra`. Built
-    directly, its dict has `extra`'s keys, then every field."""
+    otherwise makes a new one (`with_`). The worker protocol carries its dict (`to_dict`), read back once by the
+    worker (`from_dict`). Other kinds of task than a plain run have fields of their own: a sweep's `sweep`, a
+    batch's `batch` and `group`, a repro's `folder`; `timeout_s` is the pool's time for it where not the run's."""
 
-    id: str | None = None
-    variant: str | None = None
-    file: str | None = None
-    backend: str | None = None
-    kind: str = TaskKind.RUN.value
+    id: str = ""
+    variant: str = ""
+    file: str = ""  # the variant's program (runners/protocol.py's load_module)
+    backend: str = ""
+    kind: TaskKind = TaskKind.RUN
     device: str = "cpu"
     seed: int = 0
     input_kinds: list = field(default_factory=lambda: ["given", "random", "special"])
@@ -60,26 +59,50 @@ class Task(Keyed):
     save_compiled: str | None = None  # folder for compiled outputs and failing inputs
     save_outputs: bool = False  # keep every output (cross-device judging)
     save_fp64: bool = False  # keep the fp64 run beside the eager outputs (a seed's: the unsound check's yardstick)
-    perf: dict | None = None
+    perf: dict | None = None  # time the compiled and eager program ({"budget": seconds}: runners/checks/perf.py)
     grad: bool = False  # training mode: forward and backward, gradients judged (runners/exec/training.py)
     coverage: str | None = None  # --coverage: the file for the compiler lines it reaches (runners/exec/compiler_lines.py)
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    keys_: tuple[str, ...] = ()
+    # the fields of other kinds of task: no keys while unset
+    sweep: dict | None = None  # kind sweep: its SweepConfig's dict (runners/checks/sweep_plan.py)
+    batch: tuple[Task, ...] = ()  # kind batch: the tasks of the variants it compiles as one program
+    group: str | None = None  # kind batch: the batching group of its variants (runners/exec/batch.py)
+    folder: str | None = None  # kind repro: the finding folder whose repro.py it runs (runners/exec/alone.py)
+    timeout_s: float | None = None  # the pool's time for it (a batch's: longer); None: the run's timeout
 
     def __post_init__(self) -> None:
-        if isinstance(self.kind, Enum):
-            object.__setattr__(self, "kind", self.kind.value)
-        if not self.keys_:  # built directly
-            fields = tuple(f.name for f in dataclasses.fields(self) if f.name in self._FIELDS)
-            object.__setattr__(self, "keys_", tuple(k for k in self.extra if k not in fields) + fields)
+        object.__setattr__(self, "kind", TaskKind.parse(self.kind))
+        object.__setattr__(self, "batch", tuple(Task.from_dict(t) for t in self.batch))
+
+    def to_dict(self) -> dict:
+        """The wire's object: every field, in order, but those of other kinds of task while unset."""
+        d: dict = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name in _TASK_OMIT_IF_UNSET and v in (None, ()):
+                continue
+            d[f.name] = v.value if isinstance(v, Enum) else [t.to_dict() for t in v] if f.name == "batch" else v
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Task:
+        """A task's wire object; a key no field holds is refused by name (a producer's new key gets a field)."""
+        if isinstance(d, cls):
+            return d
+        unknown = set(d) - _TASK_FIELDS
+        if unknown:
+            raise TypeError(f"task: unknown key(s) {', '.join(sorted(unknown))}")
+        return cls(**d)
+
+    def with_(self, **changes: Any) -> Task:
+        """A new task with these fields set."""
+        return dataclasses.replace(self, **changes)
+
+    def __repr__(self) -> str:
+        return f"Task({self.to_dict()!r})"
 
 
-Task._FIELDS = fields_of(Task)
-
-
-def as_task(t: Mapping[str, Any]) -> Task:
-    """A task as a record: a Task as is, a dict (the wire's, a test's) read by from_dict."""
-    return t if isinstance(t, Task) else Task.from_dict(t)
+_TASK_FIELDS = frozenset(f.name for f in dataclasses.fields(Task))
+_TASK_OMIT_IF_UNSET = ("sweep", "batch", "group", "folder", "timeout_s")
 
 
 class ResultStatus(ValueEnum):
@@ -163,19 +186,15 @@ class InputSetVerdict:
 _INPUT_SET_FIELDS = frozenset(f.name for f in dataclasses.fields(InputSetVerdict))
 
 
-_RESULT_OMIT_IF_NONE = ("error", "input_set", "set_aside")
-
-
-@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
-class Result(Keyed):
+@dataclass(frozen=True, kw_only=True, repr=False)
+class Result:
     """A worker task's result, frozen: read from the worker protocol's dict (`from_dict`) on receipt, kept
-    in results.json's "raw" (`to_dict`); the pool adds "elapsed" (and a lost task's "phase") with `with_`.
+    in results.json's "raw" (`to_dict`); the pool adds `elapsed` (and a lost task's `phase`) with `with_`.
+    The worker builds a ResultDraft and freezes it.
 
-    `error`, `input_set` (the input set a failure happened on) and `set_aside` (input sets the program
-    itself raises on in eager mode, not judged: name -> the error's first line) are no keys while None;
-    `extra` holds the rest, after the fields: kernel files, dynamo stats, perf, compute dtype, the sweep
-    summary, the pool's "elapsed" and "phase", a batch's "batch" ... (`r.get("elapsed")`). Built
-    directly: the fields in order, then `extra`'s keys. The worker builds a ResultDraft and freezes it."""
+    JSON: the fields from `task` to `timings` always; every later field only where it is not None (a key written
+    as null reads back the same: None); then `more`, the keys of an older or newer producer that no field
+    holds, kept as read."""
 
     task: str = ""
     variant: str = ""
@@ -183,24 +202,67 @@ class Result(Keyed):
     device: str = ""
     status: ResultStatus
     input_sets: tuple[InputSetVerdict, ...] = ()  # per input set, its verdict
-    timings: dict = field(default_factory=dict)
-    error: dict | None = None
-    input_set: str | None = None
-    set_aside: dict | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    keys_: tuple[str, ...] = ()
+    timings: dict = field(default_factory=dict)  # seconds per phase: load, eager, compile, run (a sweep's: sweep)
+    error: dict | None = None  # protocol.error_info's dict
+    input_set: str | None = None  # the input set a failure happened on
+    set_aside: dict | None = None  # input sets the program itself raises on eagerly, not judged: name -> its error
+    # the worker's (runners/worker.py)
+    file: str | None = None  # a task that keeps every output (cross-device judging): its program,
+    seed: int | None = None  # its inputs' seed
+    save_compiled: str | None = None  # and the folder of its outputs (runners/checks/devices.py reads them)
+    training: dict | None = None  # training mode: {"random", "not_differentiated"} (runners/exec/training.py)
+    compute_dtype: str | None = None  # the dtype eager computes in where it is not the inputs' (oracle/reference.py)
+    writes: list | None = None  # the inputs the program writes
+    referee: dict | None = None  # a crash's referee verdict (oracle/referee.py)
+    kernel_files: list | None = None  # Inductor's generated code files (checks/devices.py's KernelRecorder)
+    kernel_source_file: str | None = None  # a failing task's kernels, kept beside its outputs
+    dynamo: dict | None = None  # graph breaks, unique graphs and recompiles
+    perf: dict | None = None  # compiled and eager timing (runners/checks/perf.py)
+    perf_error: dict | None = None  # the timing's error
+    sweep_task: bool | None = None  # a sweep task's (runners/checks/sweep_run.py)
+    sweep: dict | None = None  # a sweep's summary
+    batch: dict | None = None  # a batch's: its stats; a variant cleared in a batch: {"id", "size"} of the batch
+    batch_results: tuple[Result | None, ...] | None = None  # a batch's: its variants' results (None: run alone)
+    repro: dict | None = None  # a repro task's: {"rc", "output", "seconds"} (runners/exec/alone.py)
+    compiler_lines: dict | None = None  # --coverage: {"file", "lines", "backend"} (runners/exec/compiler_lines.py)
+    cuda_context_lost: str | None = None  # the error that left the worker's CUDA context unusable
+    # the pool's (runners/exec/pool.py)
+    phase: str | None = None  # what a task whose worker hung or died was doing
+    elapsed: float | None = None  # seconds, as the pool measured them
+    more: Mapping[str, Any] = field(default_factory=dict)  # keys no field holds: open-ended, as read
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", ResultStatus.parse(self.status))
         object.__setattr__(self, "input_sets", tuple(InputSetVerdict.from_dict(v) for v in self.input_sets))
-        if not self.keys_:  # built directly
-            object.__setattr__(self, "keys_", built_keys(self, _RESULT_OMIT_IF_NONE))
+        if self.batch_results is not None:
+            object.__setattr__(self, "batch_results", tuple(
+                None if r is None else Result.from_dict(r) for r in self.batch_results))
 
     def to_dict(self) -> dict:
-        d = super().to_dict()
-        if "input_sets" in d:
-            d["input_sets"] = [v.to_dict() for v in self.input_sets]
-        return d
+        """Its JSON object: the fields in order (the later ones only where not None), then `more`'s keys."""
+        d: dict = {}
+        for name in _RESULT_FIELDS:
+            v = getattr(self, name)
+            if v is None and name not in _RESULT_ALWAYS:
+                continue
+            d[name] = (v.value if isinstance(v, Enum) else [s.to_dict() for s in v] if name == "input_sets" else
+                       [None if r is None else r.to_dict() for r in v] if name == "batch_results" else v)
+        return {**d, **{k: v for k, v in self.more.items() if k not in d}}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Result:
+        """A result's JSON object (the wire's, results.json's of any version: a key no field holds goes to `more`)."""
+        if isinstance(d, cls):
+            return d
+        known = {k: v for k, v in d.items() if k in _RESULT_FIELDS}
+        return cls(**known, more={k: v for k, v in d.items() if k not in _RESULT_FIELDS})
+
+    def with_(self, **changes: Any) -> Result:
+        """A new result with these fields set."""
+        return dataclasses.replace(self, **changes)
+
+    def __repr__(self) -> str:
+        return f"Result({self.to_dict()!r})"
 
     @property
     def error_message(self) -> str:
@@ -213,25 +275,39 @@ class Result(Keyed):
         return str(self.task or "").endswith("#sweep")
 
 
-Result._FIELDS = fields_of(Result)
+_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(Result) if f.name != "more")
+_RESULT_ALWAYS = ("task", "variant", "backend", "device", "status", "input_sets", "timings")
 
 
 @dataclass
 class ResultDraft:
-    """A worker's result while it is made (runners/worker.py, a sweep's, a batch's): mutable, with
-    Result's fields; `freeze()` is the Result."""
+    """A worker's result while it is made (runners/worker.py, a sweep's): mutable, with the fields of Result
+    that the worker sets; `freeze()` is the Result."""
 
-    task: str | None
-    variant: str | None
-    backend: str | None
-    device: str | None
+    task: str
+    variant: str
+    backend: str
+    device: str
     status: ResultStatus
     input_sets: list = field(default_factory=list)  # the verdicts' dicts as they are made (InputSetVerdict's keys)
     timings: dict = field(default_factory=dict)
     error: dict | None = None
     input_set: str | None = None
     set_aside: dict | None = None
-    extra: dict = field(default_factory=dict)
+    file: str | None = None
+    seed: int | None = None
+    save_compiled: str | None = None
+    training: dict | None = None
+    compute_dtype: str | None = None
+    writes: list | None = None
+    referee: dict | None = None
+    kernel_files: list | None = None
+    kernel_source_file: str | None = None
+    dynamo: dict | None = None
+    perf: dict | None = None
+    perf_error: dict | None = None
+    sweep_task: bool | None = None
+    sweep: dict | None = None
 
     def freeze(self) -> Result:
         return Result(**{f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
@@ -255,7 +331,8 @@ class RunResults:
       report: {clusters: [Cluster.to_dict()], note_groups: [NoteGroup.to_dict()], model, torch_version,
                variants, executed, sizes, partial, findings: [Finding.to_dict()], stats: {...}}
       raw: [Result.to_dict()]
-    `from_dict(d).to_dict() == d`, keys in d's order."""
+    `from_dict(d).to_dict() == d`, keys in d's order, for a file this eqsat-test writes (a raw result's key that
+    an older one wrote as null is left out; one no field holds comes after the fields: Result.to_dict)."""
 
     report: Mapping[str, Any]  # without "findings": the findings are `findings`
     findings: tuple[Finding, ...]

@@ -9,7 +9,7 @@ import pytest
 from eqsat_test.lowering.manifest import Manifest, Variant
 from eqsat_test.runners.checks.line_gain import group_of, line_gain, summary_line
 from eqsat_test.runners.exec.compiler_lines import LineRecorder, measured, read_lines
-from eqsat_test.runners.records import Result, ResultStatus
+from eqsat_test.runners.records import Result, ResultStatus, Task
 
 
 def test_pass_files_fall_into_their_groups():
@@ -65,11 +65,12 @@ def test_a_compile_reaches_inductor_lines_and_the_file_records_them(tmp_path):
     def task(t):
         torch._dynamo.reset()
         torch.compile(lambda x: (x.relu() * 2).sum(-1))(torch.randn(4, 4))
-        return Result(task=t["id"], status=ResultStatus.OK)
+        return Result(task=t.id, status=ResultStatus.OK)
 
-    res = measured({"id": "t", "coverage": str(tmp_path / "t.json")}, task)
-    lines = read_lines(res["compiler_lines"]["file"])
-    assert res["compiler_lines"]["lines"] == sum(len(v) for v in lines.values()) > 1000
+    res = measured(Task(id="t", coverage=str(tmp_path / "t.json")), task)
+    assert res.compiler_lines is not None
+    lines = read_lines(res.compiler_lines["file"])
+    assert res.compiler_lines["lines"] == sum(len(v) for v in lines.values()) > 1000
     assert any(f.startswith("_inductor/codegen/") for f in lines)
     assert all(f.startswith(("_inductor/", "_functorch/", "_decomp/", "_refs/")) for f in lines)
 

@@ -206,7 +206,7 @@ class FakePool:
     def run(self, tasks):
         out = []
         for t in tasks:
-            src = Path(t["file"]).read_text()
+            src = Path(t.file).read_text()
             fwd = src.split("def forward", 1)[1].split("def index_sources", 1)[0]
             self.seen.append(fwd)
             bad = self.pred(fwd)
@@ -216,7 +216,7 @@ class FakePool:
         return out
 
 
-BASE = {"backend": "inductor", "device": "cpu", "seed": 0, "input_kinds": ["given"], "is_param": [False, True]}
+BASE = Task(backend="inductor", device="cpu", seed=0, input_kinds=["given"], is_param=[False, True])
 
 
 def test_minimize_search_finds_the_small_program(tmp_path):
@@ -306,7 +306,7 @@ def test_the_findings_of_a_run_share_one_queue_that_every_worker_serves(monkeypa
             time.sleep(0.05)
             with lock:
                 running[0] -= 1
-            return Result(status=ResultStatus.OK, task=t.id, extra={"worker": self.k})
+            return Result(status=ResultStatus.OK, task=t.id, more={"worker": self.k})
 
     monkeypatch.setattr(M, "worker", lambda k, opts, log=None: Worker(k))
     monkeypatch.setattr(M, "release", released.append)
@@ -378,7 +378,7 @@ def test_real_check_in_a_worker(tmp_path):
     pool = M.CheckPool(PoolOptions(jobs=1, timeout=240))
     try:
         finding = Finding(kind="miscompile", variant="g0_v001", leaf="[0]", input_set="given")
-        res = M.minimize(f, finding, {**BASE, "backend": backend, "is_param": [False, False]}, pool,
+        res = M.minimize(f, finding, BASE.with_(backend=backend, is_param=[False, False]), pool,
                          tmp_path / "work", max_checks=4)
     finally:
         pool.close()
@@ -402,7 +402,7 @@ def test_generated_bundles_store_each_program_and_minimize_from_it(tmp_path):
     v = next(v for v in m.variants if not v.seed)
     pool = FakePool(lambda fwd: "relu" in fwd)
     finding = Finding(kind="miscompile", variant=v.id, leaf="[0]", input_set="given")
-    res = M.minimize(tmp_path / "b" / v.file, finding, {**BASE, "is_param": [False] * 5}, pool,
+    res = M.minimize(tmp_path / "b" / v.file, finding, BASE.with_(is_param=[False] * 5), pool,
                      tmp_path / "w", program_file=tmp_path / "b" / v.program)
     assert res.file is not None and any("relu" in o for o in res.ops) and len(res.ops) < v.ops
 

@@ -8,6 +8,11 @@ import pytest
 
 import eqsat_test.runners.exec.pool as execute
 from eqsat_test.runners.exec.pool import PoolOptions, prestart, run_tasks, worker
+from eqsat_test.runners.records import Result, ResultStatus, Task, TaskKind
+
+
+def _warmup(tid: str) -> Task:
+    return Task(id=tid, kind=TaskKind.WARMUP, device="cpu")
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +33,7 @@ def test_prestarted_worker_is_taken_warm_and_unclaimed_spares_are_killed(tmp_pat
     prestart(opts)
     w = worker(0, opts)  # waits for the spare's warm-up
     assert w.proc is not None and w.proc.poll() is None
-    assert w.warm and w.warm["status"] == "ok" and w.warm["warmup"] == "cpu"
+    assert w.warm and w.warm.status == ResultStatus.OK and w.warm.device == "cpu" and w.warm.timings["warmup"] > 0
     w.kill()
 
     other = worker(0, PoolOptions(jobs=1, env={"EQSAT_POOL_TEST": "elsewhere"}))
@@ -53,8 +58,9 @@ def test_the_first_spare_starts_alone_and_the_others_once_it_is_warm(tmp_path):
     prestart(opts)
     first, second = worker(0, opts), worker(1, opts)
     try:
-        assert first.warm["status"] == "ok" and second.warm["status"] == "ok"
-        assert second.started_at >= t0 + first.warm["seconds"], (t0, first.started_at, first.warm, second.started_at)
+        assert first.warm.status == ResultStatus.OK and second.warm.status == ResultStatus.OK
+        assert second.started_at >= t0 + first.warm.timings["warmup"], (t0, first.started_at, first.warm,
+                                                                         second.started_at)
     finally:
         first.kill()
         second.kill()
@@ -64,8 +70,8 @@ def test_the_first_spare_starts_alone_and_the_others_once_it_is_warm(tmp_path):
 def test_run_tasks_uses_the_spare_and_still_runs_every_task(tmp_path):
     opts = PoolOptions(jobs=1, env={"EQSAT_POOL_TEST": str(tmp_path)})
     prestart(opts)
-    results = run_tasks([{"kind": "warmup", "device": "cpu", "id": f"t{i}"} for i in range(2)], opts)
-    assert [r["status"] for r in results] == ["ok", "ok"]
+    results = run_tasks([_warmup(f"t{i}") for i in range(2)], opts)
+    assert [r.status for r in results] == ["ok", "ok"]
     assert not execute._spares  # taken, then handed back warm for the next stage
     assert execute.idle_workers() == 1
     execute.retire()
@@ -77,7 +83,7 @@ def test_the_next_stage_takes_the_same_warm_worker_and_retire_ends_it(tmp_path):
     """A stage hands its live workers back; the next stage with the same environment runs in the same process (no
     import, no warm-up again); one with another environment does not; retire ends the ones no stage took."""
     opts = PoolOptions(jobs=1, env={"EQSAT_POOL_TEST": str(tmp_path)})
-    run_tasks([{"kind": "warmup", "device": "cpu", "id": "t0"}], opts)
+    run_tasks([_warmup("t0")], opts)
     assert execute.idle_workers() == 1
     pid = execute._idle[0].proc.pid
     w = worker(0, opts)
@@ -141,12 +147,12 @@ def test_more_adds_tasks_as_results_come_and_every_worker_waits_for_them(tmp_pat
     opts = PoolOptions(jobs=2, env={"EQSAT_POOL_TEST": str(tmp_path)})
     added = []
 
-    def more(r: dict) -> list[dict]:
-        if r.get("warmup") == "cpu" and len(added) < 3:
+    def more(r: Result) -> list[Task]:
+        if "warmup" in r.timings and r.device == "cpu" and len(added) < 3:
             added.append(len(added))
-            return [{"kind": "warmup", "device": "cpu", "id": f"more{len(added)}"}]
+            return [_warmup(f"more{len(added)}")]
         return []
 
-    results = run_tasks([{"kind": "warmup", "device": "cpu", "id": "t0"}], opts, more=more)
+    results = run_tasks([_warmup("t0")], opts, more=more)
     assert len(results) == 4 and added == [0, 1, 2]
-    assert all(r["status"] == "ok" for r in results)
+    assert all(r.status == ResultStatus.OK for r in results)

@@ -25,7 +25,7 @@ from eqsat_test.runners.records import (
     ResultStatus,
     RunResults,
     Task,
-    as_dict,
+    TaskKind,
     new_finding,
 )
 
@@ -112,16 +112,15 @@ def _result_round_trips(d: dict) -> None:
 
 
 def test_result_record_has_the_dict_literal_shape():
-    """Built directly: the fields in order, error and input_set only once set, then `extra`."""
-    r = Result(task="t", variant="v", backend="inductor", device="cpu", status=ResultStatus.OK,
-               extra={"kernel_files": []})
+    """Built directly: the fields in order, error, input_set and every later field only once set."""
+    r = Result(task="t", variant="v", backend="inductor", device="cpu", status=ResultStatus.OK, kernel_files=[])
     assert list(r.to_dict()) == ["task", "variant", "backend", "device", "status", "input_sets", "timings",
                                  "kernel_files"]
     assert type(r.to_dict()["status"]) is str and r.to_dict()["status"] == "ok"
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.status = ResultStatus.RUN_CRASH  # type: ignore[misc]
     draft = ResultDraft(task="t", variant="v", backend="inductor", device="cpu", status=ResultStatus.OK,
-                        extra={"kernel_files": []})
+                        kernel_files=[])
     draft.status, draft.error, draft.input_set = ResultStatus.RUN_CRASH, {"type": "E", "message": "m"}, "random-0"
     d = draft.freeze().to_dict()
     assert list(d)[7:] == ["error", "input_set", "kernel_files"] and d["status"] == "run-crash"
@@ -165,9 +164,9 @@ def _fake_worker(monkeypatch, script: str) -> None:
 FAKE_WORKER = """import json, os, sys, time
 TAG = "@@EQSAT-RESULT@@ "
 print(TAG + json.dumps({"ready": True}), flush=True)
-task = json.loads(sys.stdin.readline())
-print(TAG + json.dumps({"phase": task["phase"]}), flush=True)
-if task["then"] == "die":
+phase, then = json.loads(sys.stdin.readline())["id"].split("/")
+print(TAG + json.dumps({"phase": phase}), flush=True)
+if then == "die":
     os._exit(3)
 time.sleep(60)
 """
@@ -185,30 +184,30 @@ def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
     for name, body in (("fine", "return (torch.relu(x) * 2.0,)"), ("bad", "raise ValueError('no')")):
         files[name] = tmp_path / f"{name}.py"
         files[name].write_text(PROGRAM.format(body=body))
-    task = {"id": "t", "variant": "v", "file": str(files["fine"]), "backend": "aot_eager", "device": "cpu",
-            "is_param": [False]}
-    made: dict[str, dict] = {}
-    for want, t in (("ok", task), ("eager-error", {**task, "file": str(files["bad"])}),
-                    ("compile-crash", {**task, "backend": f"{tmp_path / 'backends.py'}:boom"}),
-                    ("run-crash", {**task, "backend": f"{tmp_path / 'backends.py'}:second_call_fails"})):
-        made[want] = as_dict(run_task(t))
-        assert made[want]["status"] == want, made[want]
-    assert made["run-crash"]["input_set"] == "random-0" and made["compile-crash"]["error"]["message"]
-    batch = as_dict(run_task({"id": "b", "kind": "batch", "backend": "aot_eager", "device": "cpu",
-                              "batch": [{**task, "id": "t1"}, {**task, "id": "t2", "variant": "v2"}]}))
-    assert [r["status"] for r in batch["batch_results"]] == ["ok", "ok"]
-    made.update({f"batch {i}": r for i, r in enumerate(batch["batch_results"])})
-    made["sweep"] = as_dict(run_task({**task, "kind": "sweep", "sweep": {
-        "full": False, "points": 1, "dynamic": "none", "dtypes": ["float64"], "seconds": 30}}))
-    assert made["sweep"]["status"] == "ok" and made["sweep"]["sweep_task"] and made["sweep"]["input_sets"]
+    task = Task(id="t", variant="v", file=str(files["fine"]), backend="aot_eager", device="cpu", is_param=[False])
+    made: dict[str, Result] = {}
+    for want, t in (("ok", task), ("eager-error", task.with_(file=str(files["bad"]))),
+                    ("compile-crash", task.with_(backend=f"{tmp_path / 'backends.py'}:boom")),
+                    ("run-crash", task.with_(backend=f"{tmp_path / 'backends.py'}:second_call_fails"))):
+        made[want] = run_task(t)
+        assert made[want].status == want, made[want]
+    assert made["run-crash"].input_set == "random-0" and made["compile-crash"].error_message
+    batch = run_task(Task(id="b", kind=TaskKind.BATCH, backend="aot_eager", device="cpu",
+                          batch=(task.with_(id="t1"), task.with_(id="t2", variant="v2"))))
+    assert batch.batch_results is not None and [r and r.status for r in batch.batch_results] == ["ok", "ok"]
+    made.update({f"batch {i}": r for i, r in enumerate(batch.batch_results) if r is not None})
+    made["batch"] = batch
+    made["sweep"] = run_task(task.with_(kind=TaskKind.SWEEP, sweep={
+        "full": False, "points": 1, "dynamic": "none", "dtypes": ["float64"], "seconds": 30}))
+    assert made["sweep"].status == "ok" and made["sweep"].sweep_task and made["sweep"].input_sets
 
     _fake_worker(monkeypatch, FAKE_WORKER)
     w = P.Worker(0, P.PoolOptions(timeout=1.0), lambda s: None)
     try:
         for want, phase, then in (("timeout", "compile", "hang"), ("eager-error", "eager", "hang"),
                                   ("process-crash", "compile", "die"), ("eager-error", "eager", "die")):
-            r = w.run({**task, "phase": phase, "then": then})
-            assert r["status"] == want and r["phase"] == phase and r["error"]["message"], r
+            r = w.run(task.with_(id=f"{phase}/{then}"))
+            assert r.status == want and r.phase == phase and r.error_message and r.elapsed is not None, r
             made[f"pool {then} in {phase}"] = r
     finally:
         w.kill()
@@ -217,12 +216,12 @@ def test_every_status_the_code_produces_parses(tmp_path, monkeypatch):
         raise RuntimeError("worker 0 failed to start")
     monkeypatch.setattr(P.Worker, "run", cannot_start)
     cp = CheckPool(P.PoolOptions(jobs=1))
-    made["check pool"] = cp.run([Task.from_dict(task)])[0]
-    assert made["check pool"]["status"] == "internal-error" and made["check pool"]["variant"] == "v"
-    assert {r["status"] for r in made.values()} == {s.value for s in ResultStatus}  # every one is made
+    made["check pool"] = cp.run([task])[0]
+    assert made["check pool"].status == "internal-error" and made["check pool"].variant == "v"
+    assert {r.status for r in made.values()} == set(ResultStatus)  # every one is made
     for r in made.values():
-        ResultStatus.parse(r["status"])
-        _result_round_trips(as_dict(r))
+        assert isinstance(r.status, ResultStatus)
+        _result_round_trips(r.to_dict())
 
 
 RESULT_MODULES = ("eqsat_test/runners/worker.py", "eqsat_test/runners/exec/pool.py", "eqsat_test/runners/exec/batch.py",
@@ -277,21 +276,20 @@ def test_real_worker_results_round_trip(tmp_path):
     f, is_param = _seed_module(tmp_path)
     w = Worker(0, PoolOptions(timeout=300), lambda s: None)
     try:
-        task = {"id": "g0_seed@inductor@cpu", "variant": "g0_seed", "file": str(f), "backend": "inductor",
-                "device": "cpu", "is_param": is_param, "save_eager": str(tmp_path / "eager"),
-                "save_compiled": str(tmp_path / "compiled")}
+        task = Task(id="g0_seed@inductor@cpu", variant="g0_seed", file=str(f), backend="inductor", device="cpu",
+                    is_param=is_param, save_eager=str(tmp_path / "eager"), save_compiled=str(tmp_path / "compiled"))
         r = w.run(task)
-        broken = w.run({"id": "broken", "backend": "inductor"})  # no variant: the worker's own KeyError
+        broken = w.run(Task(id="broken", backend="inductor"))  # no program: the worker's own ImportError
     finally:
         w.kill()
-    assert r["status"] == "ok" and [s.name for s in r["input_sets"]] == ["given", "random-0", "special-0"]
-    assert list(r) == ["task", "variant", "backend", "device", "status", "input_sets", "timings", "compute_dtype",
-                       "kernel_files", "dynamo", "elapsed"]
-    assert broken["status"] == "internal-error" and broken["error"]["type"] == "KeyError"
-    assert list(broken) == ["task", "variant", "backend", "device", "status", "input_sets", "timings", "error",
-                            "elapsed"]
+    assert r.status == "ok" and [s.name for s in r.input_sets] == ["given", "random-0", "special-0"]
+    assert list(r.to_dict()) == ["task", "variant", "backend", "device", "status", "input_sets", "timings",
+                                 "compute_dtype", "kernel_files", "dynamo", "elapsed"]
+    assert broken.status == "internal-error" and (broken.error or {})["type"] == "ImportError"
+    assert list(broken.to_dict()) == ["task", "variant", "backend", "device", "status", "input_sets", "timings",
+                                      "error", "elapsed"]
     for d in (r, broken):
-        _result_round_trips(as_dict(d))
+        _result_round_trips(d.to_dict())
 
 
 # ----------------------------------------------------------------------------------------------
@@ -333,12 +331,12 @@ def test_results_json_round_trips_through_run_results(tmp_path):
     f = new_finding(FindingKind.MISCOMPILE, {"variant": "g0_v001", "graph": "g0"}, detail="1 differ",
                     failing_inputs="/scratch/x.pt")
     r = Result(task="t1", variant="g0_v001", backend="inductor", device="cpu", status=ResultStatus.OK,
-               input_sets=[InputSetVerdict(name="given", rules=[])], extra={"elapsed": 0.5})
+               input_sets=[InputSetVerdict(name="given", rules=[])], elapsed=0.5)
     rec = RunResults(report={"model": "m.py", "findings": [], "stats": {"notes": 0}}, findings=(f.public(),), raw=(r,))
     rec.write(tmp_path)
     back = RunResults.read(tmp_path)
     assert back.to_dict() == rec.to_dict() and list(back.report) == ["model", "findings", "stats"]
-    assert back.findings[0].to_dict() == f.without("failing_inputs").to_dict() and back.raw[0].get("elapsed") == 0.5
+    assert back.findings[0].to_dict() == f.without("failing_inputs").to_dict() and back.raw[0].elapsed == 0.5
     assert back.report_dict()["findings"] == [f.public().to_dict()]
     old = {k: v for k, v in json.loads((tmp_path / "results.json").read_text()).items() if k != "schema_version"}
     assert RunResults.from_json(json.dumps(old)).schema_version is None
@@ -381,15 +379,72 @@ def test_findings_are_frozen_and_later_stages_make_new_ones():
 
 
 def test_task_is_frozen_and_its_wire_dict_round_trips():
-    """A task is a frozen record; the worker protocol carries its dict, read back as the same task."""
-    t = Task(id="g0_v1@inductor@cpu", variant="g0_v1", file="v.py", backend="inductor", extra={"sweep": {"points": 1}})
+    """A task is a frozen record, no mapping; the worker protocol carries its dict (protocol.task_line), read back
+    once by the worker (protocol.read_task) as the same task, of every kind; a key no field holds is refused."""
+    from eqsat_test.runners.protocol import read_task, task_line
+    t = Task(id="g0_v1@inductor@cpu#sweep", variant="g0_v1", file="v.py", backend="inductor", kind=TaskKind.SWEEP,
+             sweep={"points": 1})
     with pytest.raises(dataclasses.FrozenInstanceError):
         t.device = "cuda"  # type: ignore[misc]
+    assert not hasattr(t, "get") and not hasattr(t, "keys")
+    with pytest.raises(TypeError):
+        t["sweep"]  # type: ignore[index]
     d = json.loads(json.dumps(t.to_dict()))
-    assert list(d)[:2] == ["sweep", "id"] and Task.from_dict(d).to_dict() == d == t
+    assert d["kind"] == "sweep" and d["sweep"] == {"points": 1} and "batch" not in d and "timeout_s" not in d
+    assert Task.from_dict(d) == t and Task.from_dict(d).to_dict() == d and read_task(task_line(t)) == t
+    assert isinstance(Task.from_dict(d).kind, TaskKind)
     u = t.with_(coverage="c.json", timeout_s=5.0)
-    assert u.coverage == "c.json" and u["timeout_s"] == 5.0 and t.coverage is None and list(u)[-1] == "timeout_s"
-    assert Task.from_dict(u.to_dict()).to_dict() == u.to_dict()
+    assert u.coverage == "c.json" and u.timeout_s == 5.0 and t.coverage is None and t.timeout_s is None
+    assert list(u.to_dict())[-1] == "timeout_s" and read_task(task_line(u)) == u
+    run = Task(id="g0_v2@inductor@cpu", variant="g0_v2", file="w.py", backend="inductor", is_param=[True, False],
+               perf={"budget": 0.15}, save_eager="/s/e", save_compiled="/s/c", grad=True)
+    batch = Task(id="batch0:g0_v1+1", variant="batch of 2", backend="inductor", kind=TaskKind.BATCH,
+                 batch=(run, run.with_(id="g0_v3@inductor@cpu", variant="g0_v3")), group="('g0', 'inductor', 'cpu')",
+                 timeout_s=1200.0)
+    repro = Task(id="confirm:f1", variant="f1", kind=TaskKind.REPRO, folder="/out/findings/001", timeout_s=60.0)
+    warmup = Task(id="warmup", kind=TaskKind.WARMUP, device="cuda", backend="eager")
+    for task in (run, batch, repro, warmup):
+        back = read_task(task_line(task))
+        assert back == task and back.to_dict() == task.to_dict() and type(back.batch) is tuple
+    assert [s.variant for s in read_task(task_line(batch)).batch] == ["g0_v2", "g0_v3"]
+    with pytest.raises(TypeError, match="unknown key.*then"):
+        Task.from_dict({**run.to_dict(), "then": "die"})
+
+
+def test_result_round_trips_and_reads_an_old_raw_result():
+    """A Result is a frozen record, no mapping: every field the worker and the pool set round-trips through its
+    dict; an old raw result (results.json written when a result was a mapping of open keys) reads into the typed
+    fields, and a key no field holds goes to `more`, written back as it was."""
+    r = Result(task="g0_v1@inductor@cpu", variant="g0_v1", backend="inductor", device="cpu",
+               status=ResultStatus.RUN_CRASH, input_sets=[InputSetVerdict(name="given")],
+               timings={"load": 0.1, "compile": 1.5}, error={"type": "RuntimeError", "message": "boom"},
+               input_set="random-0", file="/b/g0_v1.py", seed=3, save_compiled="/s/c", compute_dtype="float32",
+               referee={"line": "compiled is wrong"}, kernel_files=["/tmp/k.py"], dynamo={"graph_breaks": 0},
+               compiler_lines={"file": "/o/l.json", "lines": 10, "backend": "sys.monitoring"}, elapsed=2.5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.elapsed = 1.0  # type: ignore[misc]
+    assert not hasattr(r, "get") and not hasattr(r, "keys")
+    with pytest.raises(TypeError):
+        r["status"]  # type: ignore[index]
+    _result_round_trips(r.to_dict())
+    assert Result.from_dict(r.to_dict()) == r
+    batch = Result(task="b", variant="batch of 2", status=ResultStatus.OK, batch={"size": 2},
+                   batch_results=(None, r.with_(batch={"id": "b", "size": 2}, elapsed=None)))
+    _result_round_trips(batch.to_dict())
+    assert Result.from_dict(json.loads(json.dumps(batch.to_dict()))) == batch
+    # an old raw result: open keys beside the fixed ones, as the mapping wrote them (null values too)
+    old = {"task": "g0_seed@inductor@cpu#sweep", "variant": "g0_seed", "backend": "inductor", "device": "cpu",
+           "status": "timeout", "input_sets": [], "timings": {}, "error": {"type": "Timeout", "message": "no result"},
+           "sweep_task": True, "sweep": {"judged": 3}, "perf": {"seconds": 0.2}, "training": {"random": False},
+           "phase": None, "elapsed": 300.1, "made_by_an_older_version": {"x": 1}}
+    rec = Result.from_dict(old)
+    assert rec.status == ResultStatus.TIMEOUT and rec.sweep_task and rec.sweep == {"judged": 3} and rec.is_sweep
+    assert rec.perf == {"seconds": 0.2} and rec.training == {"random": False} and rec.elapsed == 300.1
+    assert rec.phase is None and rec.more == {"made_by_an_older_version": {"x": 1}}
+    assert rec.to_dict() == {k: v for k, v in old.items() if v is not None}
+    assert list(rec.to_dict())[-1] == "made_by_an_older_version"
+    raw = RunResults.from_dict({"report": {"findings": []}, "raw": [old]}).raw
+    assert raw == (rec,) and raw[0].error_message == "no result"
 
 
 def test_meta_json_is_written_and_updated_by_one_writer_and_reads_back(tmp_path):

@@ -5,7 +5,7 @@ import pytest
 
 from eqsat_test.lowering.manifest import Graph, Manifest, Variant
 from eqsat_test.runners.pipeline import judge_results
-from eqsat_test.runners.records import FindingKind, Result, ResultStatus, as_dict
+from eqsat_test.runners.records import FindingKind, Result, ResultStatus, Task, TaskKind
 from eqsat_test.runners.worker import run_task
 
 # the given targets are classes 0..4 and the ignored 255: "random" draws targets in [0, 255], past the classes
@@ -28,26 +28,25 @@ def get_inputs(device=None):
 def nll(tmp_path):
     path = tmp_path / "nll.py"
     path.write_text(NLL)
-    return {"id": "t", "variant": "v", "file": str(path), "backend": "aot_eager", "device": "cpu",
-            "is_param": [False, False]}
+    return Task(id="t", variant="v", file=str(path), backend="aot_eager", device="cpu", is_param=[False, False])
 
 
 def test_the_sets_the_program_refuses_are_set_aside_and_the_given_set_is_judged(nll):
-    r = as_dict(run_task(nll))
-    assert r["status"] == ResultStatus.OK, r
-    assert [s["name"] for s in r["input_sets"]] == ["given"] and r["input_sets"][0]["ok"]
-    assert set(r["set_aside"]) == {"random-0", "special-0"}
-    assert all(m.startswith("IndexError: Target") for m in r["set_aside"].values()), r["set_aside"]
+    r = run_task(nll)
+    assert r.status == ResultStatus.OK, r
+    assert [s.name for s in r.input_sets] == ["given"] and r.input_sets[0].ok
+    assert set(r.set_aside or {}) == {"random-0", "special-0"}
+    assert all(m.startswith("IndexError: Target") for m in (r.set_aside or {}).values()), r.set_aside
 
 
 def test_refusing_the_given_set_or_every_set_is_an_eager_error(nll, tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text(NLL.replace("target[0, 0] = 255", "target[0, 0] = 99"))
-    r = as_dict(run_task({**nll, "file": str(bad)}))
-    assert r["status"] == ResultStatus.EAGER_ERROR and r["input_set"] == "given"
-    r = as_dict(run_task({**nll, "input_kinds": ["random", "special"]}))
-    assert r["status"] == ResultStatus.EAGER_ERROR and "every input set" in r["error"]["message"]
-    assert set(r["set_aside"]) == {"random-0", "special-0"}
+    r = run_task(nll.with_(file=str(bad)))
+    assert r.status == ResultStatus.EAGER_ERROR and r.input_set == "given"
+    r = run_task(nll.with_(input_kinds=["random", "special"]))
+    assert r.status == ResultStatus.EAGER_ERROR and "every input set" in r.error_message
+    assert set(r.set_aside or {}) == {"random-0", "special-0"}
 
 
 def _manifest() -> Manifest:
@@ -94,12 +93,11 @@ def test_on_a_gpu_a_refused_set_is_no_device_side_assert(tmp_path):
     process's CUDA context (every later task an internal error); it is refused on the CPU first."""
     path = tmp_path / "bce.py"
     path.write_text(BCE)
-    task = {"id": "t", "variant": "v", "file": str(path), "backend": "inductor", "device": "cuda",
-            "is_param": [False, False]}
+    task = Task(id="t", variant="v", file=str(path), backend="inductor", device="cuda", is_param=[False, False])
     for _ in range(2):  # the second task runs in the same process: its CUDA context is alive
-        r = as_dict(run_task(task))
-        assert r["status"] == ResultStatus.OK, r
-        assert [s["name"] for s in r["input_sets"]] == ["given"] and set(r["set_aside"]) == {"random-0", "special-0"}
+        r = run_task(task)
+        assert r.status == ResultStatus.OK, r
+        assert [s.name for s in r.input_sets] == ["given"] and set(r.set_aside or {}) == {"random-0", "special-0"}
 
 
 @pytest.mark.gpu
@@ -113,12 +111,12 @@ def test_a_worker_whose_cuda_context_an_assert_ended_is_replaced(tmp_path):
     good.write_text(BCE)
     w = Worker(0, PoolOptions(timeout=300), lambda s: None)
     try:
-        r = w.run({"id": "t1", "variant": "v", "file": str(bad), "backend": "inductor", "device": "cuda",
-                   "is_param": [False, False], "input_kinds": ["given"]})
-        assert r["cuda_context_lost"] and w.proc is None, r
-        r = w.run({"id": "t2", "variant": "v", "file": str(good), "backend": "inductor", "device": "cuda",
-                   "is_param": [False, False]})
-        assert r["status"] == ResultStatus.OK and "cuda_context_lost" not in r, r
+        r = w.run(Task(id="t1", variant="v", file=str(bad), backend="inductor", device="cuda",
+                       is_param=[False, False], input_kinds=["given"]))
+        assert r.cuda_context_lost and w.proc is None, r
+        r = w.run(Task(id="t2", variant="v", file=str(good), backend="inductor", device="cuda",
+                       is_param=[False, False]))
+        assert r.status == ResultStatus.OK and r.cuda_context_lost is None, r
     finally:
         w.kill()
 
@@ -128,14 +126,14 @@ TAG = "@@EQSAT-RESULT@@ "
 print(TAG + json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     task = json.loads(line)
-    print(TAG + json.dumps({"batch_results": [None], "batch": {}, "cuda_context_lost": "AcceleratorError: x"}),
-          flush=True)
+    print(TAG + json.dumps({"task": task["id"], "status": "ok", "batch_results": [None], "batch": {},
+                            "cuda_context_lost": "AcceleratorError: x"}), flush=True)
 """
 
 
 def test_the_pool_replaces_a_worker_that_lost_its_cuda_context(monkeypatch):
-    """Whatever the message (a batch's has no device of its own), one that says the CUDA context is gone ends
-    its worker: the next task starts in a fresh process."""
+    """Whatever the result (a batch's, ok on the CPU as far as it says), one that says the CUDA context is gone
+    ends its worker: the next task starts in a fresh process."""
     import sys
 
     import eqsat_test.runners.exec.pool as P
@@ -143,8 +141,8 @@ def test_the_pool_replaces_a_worker_that_lost_its_cuda_context(monkeypatch):
     monkeypatch.setattr(P.subprocess, "Popen", lambda args, **kw: real([sys.executable, "-c", LOST_WORKER], **kw))
     w = P.Worker(0, P.PoolOptions(timeout=30), lambda s: None)
     try:
-        r = w.message({"id": "b", "kind": "batch"})
-        assert r["cuda_context_lost"] and w.proc is None
+        r = w.run(Task(id="b", kind=TaskKind.BATCH))
+        assert r.cuda_context_lost and r.batch_results == (None,) and w.proc is None
     finally:
         w.kill()
 
@@ -152,12 +150,12 @@ def test_the_pool_replaces_a_worker_that_lost_its_cuda_context(monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
 def test_a_batch_sends_variants_with_refused_sets_to_their_single_tasks_without_an_assert(tmp_path):
-    from eqsat_test.runners.exec.batch import BATCH_KEY, run_batch_task
+    from eqsat_test.runners.exec.batch import run_batch_task
     from eqsat_test.runners.worker import cuda_context_error
     path = tmp_path / "bce.py"
     path.write_text(BCE)
-    sub = {"variant": "v", "file": str(path), "backend": "inductor", "device": "cuda", "is_param": [False, False]}
-    msg = run_batch_task({"id": "b", "kind": "batch", "backend": "inductor", "device": "cuda",
-                          BATCH_KEY: [{**sub, "id": "t1"}, {**sub, "id": "t2", "variant": "v2"}]})
-    assert msg["batch_results"] == [None, None] and len(msg["batch"]["eager_errors"]) == 2, msg
+    sub = Task(variant="v", file=str(path), backend="inductor", device="cuda", is_param=[False, False])
+    res = run_batch_task(Task(id="b", kind=TaskKind.BATCH, backend="inductor", device="cuda",
+                              batch=(sub.with_(id="t1"), sub.with_(id="t2", variant="v2"))))
+    assert res.batch_results == (None, None) and len((res.batch or {})["eager_errors"]) == 2, res
     assert cuda_context_error() is None
