@@ -389,13 +389,34 @@ class KeptPrecision(FloatDtypes):
         return super().__torch_dispatch__(func, types, args, kwargs)
 
 
+# ops that test their floating operands against 0 (a cast to bool, a comparison with the scalar 0, a logical op, a
+# count of nonzeros): a step at 0, which a relative move of the operand never crosses
+_COMPARISONS_0 = {_aten.eq.Scalar, _aten.ne.Scalar, _aten.gt.Scalar, _aten.ge.Scalar, _aten.lt.Scalar, _aten.le.Scalar}
+_TESTS_0 = {_aten.logical_not.default, _aten.logical_and.default, _aten.logical_or.default,
+            _aten.logical_xor.default, _aten.count_nonzero.default, _aten.count_nonzero.dim_IntList}
+
+
+def tests_zero(func, args, kwargs) -> bool:
+    """Whether func tests its floating operands against 0 (_COMPARISONS_0, _TESTS_0, a cast to bool)."""
+    if func in _COMPARISONS_0:
+        return len(args) > 1 and not isinstance(args[1], torch.Tensor) and args[1] == 0
+    if func in CASTS:
+        to = kwargs.get("dtype", args[1] if func is not _aten._to_copy.default and len(args) > 1 else None)
+        return to is torch.bool
+    return func in _TESTS_0
+
+
 class RoundingNoise(TorchDispatchMode):
     """Monte Carlo arithmetic on an fp64 run (numerics.py): every floating result of an op that may
     have been rounded in `dt` is scaled by (1 + sign eps(dt) r), r uniform in [-1, 1] per element,
     drawn from `seed` (the same draws for both signs): a float64 result that dt cannot hold exactly,
     or a result in dt itself (the program cast to it) that is not a whole number or is as large as 2^(its mantissa bits). Views and in-place
     results are left alone (their aliasing must hold); the program's inputs are not moved (the
-    compiler gets them as they are)."""
+    compiler gets them as they are). Where an op tests a floating operand against 0 (tests_zero: x.bool(),
+    x > 0), no scaling crosses the step: an element within ROUND_ULPS eps(dt) of the operand's median magnitude
+    of 0 (a cancellation inside an op, linspace's middle value) is read as 0 by the + runs, and across 0 by the -
+    runs (-x), so that the test's result that rounding decides is one some run gives (not the walk's runs: they
+    move sums). An exact 0 stays (x * 0, relu's, an input's: 0 in any order)."""
 
     def __init__(self, dt: torch.dtype, seed: int, sign: int, walk: bool = False, scale: float = 1.0) -> None:
         super().__init__()
@@ -407,6 +428,8 @@ class RoundingNoise(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if not self.walk and tests_zero(func, args, kwargs):
+            args = tuple(self._across_zero(a) for a in args)
         out = func(*args, **kwargs)
         if any(r.alias_info is not None for r in func._schema.returns):
             return out
@@ -441,6 +464,19 @@ class RoundingNoise(TorchDispatchMode):
             return (out.double() + spread).to(out.dtype)
         except Exception:  # noqa: BLE001 - an argument form not handled here
             return out
+
+    def _across_zero(self, t):
+        """t as a test against 0 reads it in this run: its nonzero elements within ROUND_ULPS eps(dt) of its median
+        finite magnitude of 0 at 0 (a + run) or across 0 (a - run); t itself where it is no floating tensor."""
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
+            return t
+        mag = t.detach().abs()
+        mag = mag[torch.isfinite(mag) & (mag > 0)]
+        if mag.numel() == 0:
+            return t
+        near = nx.ROUND_ULPS * torch.finfo(self.dt).eps * float(mag.double().median())
+        close = torch.isfinite(t) & (t.abs() <= near)
+        return t.masked_fill(close, 0.0) if self.step > 0 else torch.where(close, -t, t)
 
     def _move(self, t):
         if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0 \

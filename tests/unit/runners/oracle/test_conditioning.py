@@ -734,3 +734,28 @@ def test_a_nan_grid_coordinate_converted_to_an_index_is_not_judged():
     assert v.ok and "conversion of NaN/inf to an integer" in v.detail, v.detail
     got[0, 0, 2, 2] += 1.0
     assert not judge_against(r, got).ok
+
+
+def test_a_float_within_rounding_of_zero_tested_against_zero_is_not_judged():
+    """linspace(-3, 3, 15).to(bool): the middle value is 0 exactly, eager's -3e-8 and fp64's 2e-16 are rounding
+    (Inductor's linspace computes exactly 0): compiled's False there is no miscompile, nor a count of nonzeros
+    one less, nor x == 0 flipped there (x < 0 is, as eager's and fp64's signs differ). The Monte Carlo runs read a
+    value within rounding of 0 as 0 and across it where a test against 0 reads it; a flip of a value far from 0
+    still fails."""
+    progs = [lambda t: torch.linspace(-3.0, 3.0, 15).to(torch.bool),
+             lambda t: torch.count_nonzero(torch.linspace(-3.0, 3.0, 15) * t),
+             lambda t: torch.linspace(-3.0, 3.0, 15) * t < 0,
+             lambda t: torch.linspace(-3.0, 3.0, 15) * t == 0]
+    for k, prog in enumerate(progs):
+        r = eager_reference(prog, lambda *a: {}, InputSet("special-0", (torch.ones(15),)))
+        got = r.ref.clone()
+        if got.dim():
+            got[7] = ~got[7]
+        else:
+            got -= 1
+        v = judge_against(r, got)
+        assert v.ok and v.totals().get("exact.between-runs") == 1, (k, v.detail)
+        if got.dim():
+            got[6] = ~got[6]  # -0.43: far from the step
+            v = judge_against(r, got)
+            assert not v.ok and "first at (6,)" in v.detail, (k, v.detail)

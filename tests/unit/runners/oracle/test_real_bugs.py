@@ -411,6 +411,21 @@ def test_a_count_off_where_no_run_moves():
     assert fails_at(judge_against(r, got), "", "(2,)", "exact.between-runs")
 
 
+
+def test_a_small_value_cast_to_bool_far_from_rounding_of_zero():
+    """x.bool() of values about 1 with one of 1e-3 and an exact 0: 1e-3 is far beyond any rounding of values about
+    1, and 3 * 0 is 0 in any order, so compiled's False at 1e-3, or True at the 0, must fail (the Monte Carlo runs
+    read only nonzero values within a few eps of the median magnitude as 0)."""
+    x = torch.rand(64, generator=gen(16)) + 0.5
+    x[5], x[9] = 1e-3, 0.0
+    r = eager(lambda t: (t * 3).to(torch.bool), x)
+    got = r.ref.clone()
+    got[5] = False
+    assert fails_at(judge_against(r, got), "", "(5,)", "exact.between-runs")
+    got = r.ref.clone()
+    got[9] = True
+    assert fails_at(judge_against(r, got), "", "(9,)", "exact.between-runs")
+
 def test_argmax_beside_a_masked_logit():
     """argmax over logits masked with -1e9: eager picks 0.5, compiled 0.3. The mask's magnitude says nothing
     of how logits of ~1 round: no tie."""
