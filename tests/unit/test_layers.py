@@ -135,6 +135,7 @@ RUNNERS_ORDER = {
     "checks": 3,
     "worker": 4,
     "findings": 5,
+    "judging": 6,
     "pipeline": 6,
     "campaign": 7,
     "cli": 8,

@@ -138,7 +138,7 @@ def cross_device_findings(manifest: Manifest, results: list[Result], scratch: Pa
                                              detail=f"input set {name} differs across devices ({da} vs {db}); "
                                                     f"not compared"))
                 continue
-            paths = {d: {"compiled": Path(per_dev[d]["save_compiled"]) / f"{name}.out.pt",
+            paths = {d: {"compiled": Path(str(per_dev[d].save_compiled)) / f"{name}.out.pt",
                          "eager": scratch / "eager" / f"{vid}__{d}" / f"{name}.pt"} for d in devs}
             if not all(p.is_file() for d in devs for p in paths[d].values()):
                 continue

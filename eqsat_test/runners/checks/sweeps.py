@@ -192,7 +192,7 @@ def judge_sweep_results(manifest: Manifest, results: list[Result], tasks: list[T
                         first_backend: str | None, base_findings: list | None = None
                         ) -> tuple[list[Finding], list[Finding], dict]:
     """Findings, notes and stats from the sweep tasks' results (the counterpart of
-    pipeline.judge_results): compiler bugs per sweep category, and unsound rewrites where a
+    judging.judge_results): compiler bugs per sweep category, and unsound rewrites where a
     variant's eager output at a sweep point differs from its seed's at the same point."""
 
     findings: list[Finding] = []

@@ -45,7 +45,7 @@ def capture_crash_ending(model: Path, out: Path, error: BaseException, eo, go, a
     import click
 
     from eqsat_test.runners.findings.capture import capture_crash  # (torch: only once a model was loaded)
-    from eqsat_test.runners.pipeline import exit_code  # (torch)
+    from eqsat_test.runners.judging import exit_code  # (torch)
     report, f = capture_crash(model, out, error, backend=eo.backends[0], sizes=go.sizes,
                               max_elements=go.max_elements, confirm=eo.confirm, timeout=eo.timeout)
     if as_json:

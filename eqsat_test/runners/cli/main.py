@@ -115,7 +115,8 @@ def _run_model(model: Path, out: Path, options: RunOptions) -> int:
     from eqsat_test.rewrite.stageclock import BudgetSpent
     from eqsat_test.runners.cli.endings import budget_spent_line, budget_spent_report
     from eqsat_test.runners.exec.pool import prestart
-    from eqsat_test.runners.pipeline import RunInterrupted, execute_bundle, exit_code, pool_options
+    from eqsat_test.runners.judging import exit_code
+    from eqsat_test.runners.pipeline import RunInterrupted, execute_bundle, pool_options
 
     keep = measure.guided_keep(go.modes)  # --mode guided: graphs' states for later rounds (runners/cli/measure.py)
     try:  # workers start and warm up while the variants are generated
@@ -188,7 +189,8 @@ def exec_cmd(bundle, out, **params):
     options = parse_options(params)
     eo = options.execution
     assert eo is not None  # (--backend ...)
-    from eqsat_test.runners.pipeline import execute_bundle, exit_code, read_manifest
+    from eqsat_test.runners.judging import exit_code
+    from eqsat_test.runners.pipeline import execute_bundle, read_manifest
     report = execute_bundle(bundle, out, eo, log=_log)
     (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
     _emit(report, read_manifest(bundle), out, options.as_json)

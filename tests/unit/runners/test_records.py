@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO, TEST_MODELS
 
 from eqsat_test.lowering.manifest import Graph, Manifest, Variant
-from eqsat_test.runners.pipeline import judge_results
+from eqsat_test.runners.judging import judge_results
 from eqsat_test.runners.records import (
     COMPILER_BUG_KINDS,
     RESULTS_SCHEMA_VERSION,

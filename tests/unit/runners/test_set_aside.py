@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from eqsat_test.lowering.manifest import Graph, Manifest, Variant
-from eqsat_test.runners.pipeline import judge_results
+from eqsat_test.runners.judging import judge_results
 from eqsat_test.runners.records import FindingKind, Result, ResultStatus, Task, TaskKind
 from eqsat_test.runners.worker import run_task
 

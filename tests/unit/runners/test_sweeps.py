@@ -435,7 +435,7 @@ def test_variant_of_dtype_bound_rules_is_swept_only_at_their_dtypes(tmp_path):
         Variant("g0_v002", "g0", "b.py", dtypes=tuple(sorted(FLOATING))), Variant("g0_v003", "g0", "c.py")))
     tasks = make_sweep_tasks(tmp_path, manifest, SweepConfig().to_dict(), backends=["inductor"], devices=["cpu"],
                              seed=0, input_kinds=["random"], scratch=tmp_path, first_backend="inductor")
-    dt = {t["variant"]: tuple(t["sweep"]["dtypes"]) for t in tasks}
+    dt = {t.variant: tuple(t.sweep["dtypes"]) for t in tasks}
     assert dt["g0_seed"] == DEFAULT_DTYPES and dt["g0_v003"] == DEFAULT_DTYPES
     assert dt["g0_v001"] == ()
     assert dt["g0_v002"] == tuple(d for d in DEFAULT_DTYPES if d in FLOATING)
@@ -462,7 +462,7 @@ def test_variant_of_a_size_fixing_rule_is_not_swept_over_sizes(tmp_path):
         Variant("g0_v002", "g0", "b.py")))
     tasks = make_sweep_tasks(tmp_path, manifest, SweepConfig(dynamic="all").to_dict(), backends=["inductor"],
                              devices=["cpu"], seed=0, input_kinds=["random"], scratch=tmp_path, first_backend="inductor")
-    cfg = {t["variant"]: t["sweep"] for t in tasks}
+    cfg = {t.variant: t.sweep for t in tasks}
     assert tuple(cfg["g0_v001"]["sizes"]) == () and cfg["g0_v001"]["dynamic"] == "none"
     assert tuple(cfg["g0_v001"]["dtypes"]) == DEFAULT_DTYPES
     assert tuple(cfg["g0_v002"]["sizes"]) == tuple(SweepConfig().sizes) and cfg["g0_v002"]["dynamic"] == "all"
@@ -577,7 +577,7 @@ def test_the_variants_of_a_graph_are_sampled_the_same_points(tmp_path):
                                        for g in ("g0", "g1") for v in ("seed", "v001", "v002", "v003")))
     tasks = make_sweep_tasks(tmp_path, manifest, SweepConfig().to_dict(), backends=["inductor"], devices=["cpu"],
                              seed=0, input_kinds=["random"], scratch=tmp_path, first_backend="inductor")
-    cfgs = {t["variant"]: SweepConfig.from_dict(t["sweep"]) for t in tasks}
+    cfgs = {t.variant: SweepConfig.from_dict(t.sweep) for t in tasks}
     assert {cfgs[f"g0_v00{k}"].key for k in (1, 2, 3)} == {"g0"} and cfgs["g1_v001"].key == "g1"
     x, y = torch.randn(12, 7), torch.randn(12, 7)
     mod = _module(tmp_path, "same", "x, y", "return (x * y + 1.0,)", [x, y])

@@ -7,9 +7,9 @@ import torch
 
 from eqsat_test.lowering.manifest import Manifest, Variant
 from eqsat_test.runners.campaign.store import Store
+from eqsat_test.runners.judging import write_results
 from eqsat_test.runners.oracle.inputs import InputSet
 from eqsat_test.runners.oracle.reference import eager_reference, judge_against
-from eqsat_test.runners.pipeline import write_results
 from eqsat_test.runners.records import Result
 
 
