@@ -10,7 +10,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
 
-from eqsat_test.runners.records.finding import LOCAL_KEYS, Finding, as_finding, new_finding, replaced
+from eqsat_test.runners.records.finding import LOCAL_KEYS, Finding, as_finding, new_finding, replaced, split_more
 from eqsat_test.runners.records.kinds import (
     BUG_KINDS,
     COMPILER_BUG_KINDS,
@@ -28,6 +28,15 @@ __all__ = ["BUG_KINDS", "COMPILER_BUG_KINDS", "CRASH_STATUSES", "LOCAL_KEYS", "M
            "ResultDraft", "ResultStatus", "RunResults", "Task", "TaskKind", "as_finding", "exit_code_of", "is_bug",
            "is_compiler_bug", "new_finding", "replaced"]
 
+
+
+def _known_keys(d: Mapping[str, Any], fields: frozenset | set, what: str) -> Mapping[str, Any]:
+    """d itself when every key is a field; a key no field holds is refused by name (a producer's new key gets a
+    field)."""
+    unknown = set(d) - set(fields)
+    if unknown:
+        raise TypeError(f"{what}: unknown key(s) {', '.join(sorted(unknown))}")
+    return d
 
 class TaskKind(ValueEnum):
     """What a worker task asks for; runners/worker.py dispatches on it."""
@@ -86,12 +95,7 @@ class Task:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Task:
         """A task's wire object; a key no field holds is refused by name (a producer's new key gets a field)."""
-        if isinstance(d, cls):
-            return d
-        unknown = set(d) - _TASK_FIELDS
-        if unknown:
-            raise TypeError(f"task: unknown key(s) {', '.join(sorted(unknown))}")
-        return cls(**d)
+        return d if isinstance(d, cls) else cls(**_known_keys(d, _TASK_FIELDS, "task"))
 
     def with_(self, **changes: Any) -> Task:
         """A new task with these fields set."""
@@ -175,12 +179,7 @@ class InputSetVerdict:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> InputSetVerdict:
-        if isinstance(d, cls):
-            return d
-        unknown = set(d) - _INPUT_SET_FIELDS
-        if unknown:
-            raise TypeError(f"input set verdict: unknown key(s) {', '.join(sorted(unknown))}")
-        return cls(**d)
+        return d if isinstance(d, cls) else cls(**_known_keys(d, _INPUT_SET_FIELDS, "input set verdict"))
 
 
 _INPUT_SET_FIELDS = frozenset(f.name for f in dataclasses.fields(InputSetVerdict))
@@ -252,10 +251,7 @@ class Result:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Result:
         """A result's JSON object (the wire's, results.json's of any version: a key no field holds goes to `more`)."""
-        if isinstance(d, cls):
-            return d
-        known = {k: v for k, v in d.items() if k in _RESULT_FIELDS}
-        return cls(**known, more={k: v for k, v in d.items() if k not in _RESULT_FIELDS})
+        return d if isinstance(d, cls) else cls(**split_more(d, _RESULT_FIELDS))
 
     def with_(self, **changes: Any) -> Result:
         """A new result with these fields set."""

@@ -125,10 +125,7 @@ class Finding:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Finding:
         """A finding's JSON object (of any version: a key no field names goes to `more`)."""
-        if isinstance(d, cls):
-            return d
-        known = {k: v for k, v in d.items() if k in _FIELDS}
-        return cls(**known, more={k: v for k, v in d.items() if k not in _FIELDS})
+        return d if isinstance(d, cls) else cls(**split_more(d, _FIELDS))
 
     def with_(self, **changes: Any) -> Finding:
         """A new record with these fields set (a name no field has is refused: give it a field)."""
@@ -192,3 +189,8 @@ def new_finding(kind: FindingKind, *parts: Mapping, **fields) -> Finding:
     if unknown:
         raise TypeError(f"Finding has no field {', '.join(sorted(unknown))}")
     return Finding(**d)
+
+
+def split_more(d: Mapping[str, Any], fields) -> dict:
+    """A record's constructor arguments from its JSON object: the keys a field holds, the rest in `more`."""
+    return {**{k: v for k, v in d.items() if k in fields}, "more": {k: v for k, v in d.items() if k not in fields}}
