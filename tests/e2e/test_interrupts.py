@@ -14,6 +14,12 @@ from conftest import TEST_MODELS, eqsat_command, repo_env
 pytestmark = pytest.mark.slow  # real runs of the command line
 
 
+def _sigint_default():
+    """In the child before it starts: Ctrl-C's default disposition, as in a terminal. A process started in the
+    background by a non-interactive shell (`cmd &`) inherits SIGINT ignored, and Python then keeps ignoring it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sigint_writes_partial_results_and_says_where(tmp_path):
     out = tmp_path / "out"
     # one worker, one variant per compile, Inductor's caches off (warm caches from earlier tests would finish all nine
@@ -21,7 +27,7 @@ def test_sigint_writes_partial_results_and_says_where(tmp_path):
     p = subprocess.Popen([*eqsat_command(), str(TEST_MODELS / "relu_mlp.py"), "-n", "8", "--jobs", "1", "--batch", "1",
                           "--no-sweep", "--no-artifacts", "--inputs", "given", "--out", str(out)],
                          env={**repo_env(), "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+                         start_new_session=True, preexec_fn=_sigint_default)
     stream = out / "verdicts.jsonl"
     deadline = time.monotonic() + 600
     while not (stream.is_file() and '"type": "result"' in stream.read_text()):
