@@ -21,7 +21,7 @@ from eqsat_test.runners.checks.sweep_coverage import sweep_coverage
 from eqsat_test.runners.checks.sweep_plan import SweepConfig
 from eqsat_test.runners.checks.sweeps import judge_sweep_results, make_sweep_tasks
 from eqsat_test.runners.exec import prover
-from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched
+from eqsat_test.runners.exec.batch import auto_batch_size, batch_group, run_batched, seed_tasks
 from eqsat_test.runners.exec.compiler_lines import read_lines
 from eqsat_test.runners.exec.pool import PoolOptions, retire, run_tasks
 from eqsat_test.runners.exec.progress import Progress
@@ -563,7 +563,8 @@ def _run_tasks(tasks, manifest, opts, stream, log, so_far: SoFar, more=None) -> 
             ops = {g.id: g.ops for g in manifest.graphs}
             k = opts.batch if opts.batch > 1 else (lambda g: auto_batch_size(ops.get(g[0], 0)))
             results, batch_stats = run_batched(tasks, pool, k, batch_group(manifest), on_result=on_result,
-                                               log=log, batch_timeout=opts.timeout * 4)
+                                               log=log, batch_timeout=opts.timeout * 4,
+                                               seed_of=seed_tasks(manifest, tasks))
         else:
             def grow(r: Result) -> list[Task]:  # guided extraction: the tasks of variants drawn now
                 ts = more(r)

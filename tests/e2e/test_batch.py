@@ -1,4 +1,4 @@
-"""Batch mode (runners/exec/batch.py): K variants per compile, suspects confirmed alone.
+"""Batch mode (runners/exec/batch.py): K variants per compile, suspects confirmed alone unless they fail as their seed.
 
 One small bundle (an MLP with relu, and variants where relu is spelled other ways) is executed
 with Inductor's test-only relu fault injected, once plainly and once in batches: the fault must
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from eqsat_test.runners.exec.batch import make_batches
-from eqsat_test.runners.records import Task
+from eqsat_test.runners.exec.batch import fails_as_its_seed, make_batches
+from eqsat_test.runners.records import InputSetVerdict, Result, ResultStatus, Task
 
 MODEL = '''
 import torch
@@ -71,6 +71,23 @@ def test_make_batches_groups_by_key_and_keeps_singles():
     assert [part for _, part in by_group] == [[2, 4, 6, 8]] and singles == [0, 1, 3, 5, 7, 9, 10]
 
 
+def _result(*sets: tuple[str, bool, str], status=ResultStatus.OK) -> Result:
+    return Result(task="t", variant="v", backend="inductor", status=status,
+                  input_sets=tuple(InputSetVerdict(name=n, ok=ok, kind=kind) for n, ok, kind in sets))
+
+
+def test_a_suspect_keeps_its_batch_verdict_only_where_it_fails_exactly_as_its_seed():
+    seed = _result(("given", True, "match"), ("special", False, "mismatch"))
+    assert fails_as_its_seed(_result(("given", True, "match"), ("special", False, "mismatch")), seed)
+    assert not fails_as_its_seed(_result(("given", False, "mismatch"), ("special", False, "mismatch")), seed)
+    assert not fails_as_its_seed(_result(("given", True, "match"), ("special", False, "structure-mismatch")), seed)
+    assert not fails_as_its_seed(_result(("given", True, "match")), seed)  # a set the seed failed is missing
+    clean = _result(("given", True, "match"), ("special", True, "match"))
+    assert not fails_as_its_seed(clean, clean)  # nothing failed: nothing to fold
+    crashed = _result(("given", True, "match"), ("special", False, "mismatch"), status=ResultStatus.COMPILE_CRASH)
+    assert not fails_as_its_seed(crashed, seed) and not fails_as_its_seed(seed, crashed)
+
+
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
     from eqsat_test.rewrite.generate import GenerateOptions, generate
@@ -103,7 +120,9 @@ def test_injected_fault_is_found_and_confirmed_in_batch_mode_like_unbatched(bund
     assert len(found) > 1  # ... folded into the seed's finding (they fail like it)
     st = batched["stats"]["batch"]
     assert st["k"] == 4 and st["batches"] >= 1
-    assert st["confirmed"] >= 1  # a suspect of a batch, confirmed by its own single task
+    # every variant that kept relu fails as the seed's own task did (one worker: the seed ran first): its batch
+    # verdict stands, folded into the seed's finding, with no compile of its own
+    assert st["failed_as_seed"] >= 1 and st["confirm_tasks"] == st["confirmed"] + st["unconfirmed"]
     assert st["cleared_in_batch"] >= 1  # variants without relu pass inside the batch
     assert _found(batched) == found
     assert batched["executed"] == plain["executed"]

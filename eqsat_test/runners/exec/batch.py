@@ -9,10 +9,14 @@ variant's slice of the outputs against that variant's own eager output, as a sin
 (the same `judge_against`, runners/oracle/reference.py). Small graphs gain (few kernels each); big ones do not, so
 `--batch auto` batches by graph size (`auto_batch_size`).
 
-A batch only ever clears variants. A variant whose slice is not a clean match on every input set,
-or every variant of a batch that crashed, timed out or errored, is re-run as the normal
+A batch clears variants, and convicts none of its own. A variant whose slice is not a clean match on every
+input set, or every variant of a batch that crashed, timed out or errored, is re-run as the normal
 single-variant task, and that task's result is the verdict (so findings are those of the plain
-mode; a mismatch seen only in the batch is counted as `unconfirmed`, not reported).
+mode; a mismatch seen only in the batch is counted as `unconfirmed`, not reported). One exception, the bug
+path: a variant whose slice fails exactly where and how its seed's own run failed (`fails_as_its_seed`: every
+input set's verdict kind the seed's, one failing) keeps its batch verdict, because the report folds it into the
+seed's finding anyway (runners/findings/rootcause.py) and the seed's finding is confirmed alone; when every
+variant inherits the seed's bug, this spares one compile per variant (`failed_as_seed`).
 
 Worker side: `run_batch_task` (called by runners/worker.py for tasks of kind "batch").
 Pool side: `run_batched`, a drop-in for `runners.execute.run_tasks`.
@@ -89,8 +93,9 @@ def _copy(x):
 def run_batch_task(task: Task) -> Result:
     """Run K variants' eager references, one compile of all K, and judge each slice.
 
-    Returns the batch's Result: its `batch_results` (per variant its result, or None where the variant needs its
-    single task) and its stats (`batch`); never raises for a variant's failure (that variant gets None)."""
+    Returns the batch's Result: its `batch_results` (per variant its result, marked `suspect` in its `batch` where a
+    set did not match, or None where the variant needs its single task) and its stats (`batch`); never raises for a
+    variant's failure (that variant gets None)."""
     subs = task.batch
     device = torch.device(task.device)
     results: list[Result | None] = [None] * len(subs)
@@ -147,13 +152,13 @@ def run_batch_task(task: Task) -> Result:
     share = len(live)
     info.update({k: round(v, 4) for k, v in times.items()})
     for k, (i, sub, _, _, t) in enumerate(live):
-        if all(e.kind == MATCH for e in verdicts[k]):
-            results[i] = Result(task=sub.id, variant=sub.variant, backend=sub.backend,
-                                device=device.type, status=ResultStatus.OK, input_sets=tuple(verdicts[k]),
-                                timings={**t, "compile": times["compile"] / share, "run": times["run"] / share},
-                                batch={"id": task.id, "size": share})
-        else:
+        clean = all(e.kind == MATCH for e in verdicts[k])
+        if not clean:
             info.setdefault("suspects", []).append(sub.variant)
+        results[i] = Result(task=sub.id, variant=sub.variant, backend=sub.backend,
+                            device=device.type, status=ResultStatus.OK, input_sets=tuple(verdicts[k]),
+                            timings={**t, "compile": times["compile"] / share, "run": times["run"] / share},
+                            batch={"id": task.id, "size": share, **({} if clean else {"suspect": True})})
     return answer()
 
 
@@ -177,6 +182,33 @@ def batch_group(manifest: Manifest) -> Callable[[Task], object | None]:
         return (v.graph, t.backend, t.device)
 
     return key
+
+
+def seed_tasks(manifest: Manifest, tasks: list[Task]) -> Callable[[Task], int | None]:
+    """The index in `tasks` of the task that runs a batchable task's seed as that task runs its variant: the one
+    plain run (no timing, no saved outputs) of the seed of its graph on the same backend and device; None where
+    there is not exactly one."""
+    plain: dict[tuple, list[int]] = {}
+    for i, t in enumerate(tasks):
+        v = manifest.find_variant(t.variant)
+        if v is not None and v.seed and t.kind == TaskKind.RUN and not t.perf and not t.save_outputs:
+            plain.setdefault((v.graph, t.backend, t.device), []).append(i)
+
+    def index(t: Task) -> int | None:
+        v = manifest.find_variant(t.variant)
+        found = plain.get((v.graph, t.backend, t.device), []) if v is not None else []
+        return found[0] if len(found) == 1 else None
+
+    return index
+
+
+def fails_as_its_seed(r: Result, seed: Result) -> bool:
+    """A variant's verdicts fail exactly where and how its seed's own run failed: both ran, every input set's
+    (ok, kind) is the seed's on the set of that name, and at least one set failed."""
+    if r.status != ResultStatus.OK or seed.status != ResultStatus.OK:
+        return False
+    mine = {s.name: (s.ok, s.kind) for s in r.input_sets}
+    return mine == {s.name: (s.ok, s.kind) for s in seed.input_sets} and any(not ok for ok, _ in mine.values())
 
 
 def auto_batch_size(ops: int) -> int:
@@ -220,10 +252,12 @@ def make_batches(tasks: list[Task], k, group_of: Callable[[Task], object | None]
 
 def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | None],
                 on_result: Callable[[Result], None] | None = None, log: Callable[[str], None] = lambda s: None,
-                batch_timeout: float | None = None) -> tuple[list[Result], dict]:
+                batch_timeout: float | None = None,
+                seed_of: Callable[[Task], int | None] = lambda t: None) -> tuple[list[Result], dict]:
     """Like runners.execute.run_tasks (same warm workers, results in task order), with batching;
     returns (results, stats). Confirmation tasks go to the same warm workers as soon as a batch
-    reports a suspect."""
+    reports a suspect, unless the suspect fails as its seed's task (`seed_of`: its index) did: then its
+    batch verdict stands (waiting for the seed's result if it is not in yet)."""
     batches, singles = make_batches(tasks, k, group_of)
     todo: queue.Queue = queue.Queue()
     # in the tasks' order (a batch where its first task is): the caller's order says what runs first
@@ -232,8 +266,8 @@ def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | 
         todo.put(item)
     results: list[Result | None] = [None] * len(tasks)
     stats = {"k": k if not callable(k) else "auto", "batches": len(batches), "batched_tasks": sum(len(p) for _, p in batches),
-             "cleared_in_batch": 0, "confirm_tasks": 0, "batch_failures": 0, "confirmed": 0, "unconfirmed": 0,
-             "unbatched_tasks": 0}
+             "cleared_in_batch": 0, "confirm_tasks": 0, "failed_as_seed": 0, "batch_failures": 0, "confirmed": 0,
+             "unconfirmed": 0, "unbatched_tasks": 0}
     lock = threading.Lock()
     pending = [todo.qsize()]  # queued or running items; a slot may stop only when this is 0
     errors: list[BaseException] = []
@@ -243,6 +277,8 @@ def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | 
     seen_in_group: dict[str, list[int]] = {}  # group -> [variants batched, suspects]
     stop_batching: set[str] = set()
 
+    waiting: dict[int, list[tuple[int, Result | None]]] = {}  # a seed's task index -> suspects waiting for its result
+
     def finish(i: int, r: Result) -> None:
         results[i] = r
         if i in suspects:
@@ -251,6 +287,20 @@ def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | 
             stats["confirmed" if bad else "unconfirmed"] += 1
         if on_result:
             on_result(r)
+        for j, sub in waiting.pop(i, []):
+            settle(j, sub, r)
+            pending[0] -= 1  # (the wait's own count; a re-run counts itself)
+
+    def settle(i: int, sub: Result | None, seed: Result | None) -> None:
+        """A suspect of a batch: its batch verdict where it fails as its seed did, else a run of its own."""
+        if sub is not None and seed is not None and fails_as_its_seed(sub, seed):
+            stats["failed_as_seed"] += 1
+            finish(i, sub.with_(batch={**(sub.batch or {}), "as_seed": True}))
+            return
+        suspects.add(i)
+        stats["confirm_tasks"] += 1
+        pending[0] += 1
+        todo.put(("single", i))
 
     def slot(n: int) -> None:
         w = worker(n, opts, log)
@@ -282,17 +332,19 @@ def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | 
                                 if r.batch_results is None or (r.batch or {}).get("error"):
                                     stats["batch_failures"] += 1
                                 for i, sub in zip(part, got):
-                                    if sub is None:
-                                        suspects.add(i)
-                                        stats["confirm_tasks"] += 1
-                                        pending[0] += 1
-                                        todo.put(("single", i))
-                                    else:
+                                    if sub is not None and not (sub.batch or {}).get("suspect"):
                                         stats["cleared_in_batch"] += 1
                                         finish(i, sub)
+                                        continue
+                                    s = seed_of(tasks[i]) if sub is not None else None
+                                    if s is not None and results[s] is None:  # the seed's verdict is not in yet
+                                        waiting.setdefault(s, []).append((i, sub))
+                                        pending[0] += 1
+                                    else:
+                                        settle(i, sub, results[s] if s is not None else None)
                                 tally = seen_in_group.setdefault(bt.group, [0, 0])
                                 tally[0] += len(part)
-                                tally[1] += sum(1 for sub in got if sub is None)
+                                tally[1] += sum(1 for sub in got if sub is None or (sub.batch or {}).get("suspect"))
                                 if tally[1] * 2 > tally[0]:
                                     stop_batching.add(bt.group)
                     else:
@@ -303,6 +355,9 @@ def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | 
                     errors.append(e)
                     with lock:
                         pending[0] -= 1
+                        for j, sub in waiting.pop(item, []) if kind == "single" else []:  # their seed has no verdict
+                            settle(j, sub, None)
+                            pending[0] -= 1
                     return
                 with lock:
                     pending[0] -= 1

@@ -221,7 +221,7 @@ class Result:
     sweep_task: bool | None = None  # a sweep task's (runners/checks/sweep_run.py)
     sweep: dict | None = None  # a sweep's summary
     batch: dict | None = None  # a batch's: its stats; a variant cleared in a batch: {"id", "size"} of the batch
-    batch_results: tuple[Result | None, ...] | None = None  # a batch's: its variants' results (None: run alone)
+    batch_results: tuple[Result | None, ...] | None = None  # a batch's: its variants' results (None: run alone); `batch.suspect`: a set failed
     repro: dict | None = None  # a repro task's: {"rc", "output", "seconds"} (runners/exec/alone.py)
     compiler_lines: dict | None = None  # --coverage: {"file", "lines", "backend"} (runners/exec/compiler_lines.py)
     cuda_context_lost: str | None = None  # the error that left the worker's CUDA context unusable
