@@ -3,7 +3,12 @@ import torch
 
 print("torch", torch.__version__)
 x = torch.tensor([-2, -1, 0, 1, 5], dtype=torch.int8)
-f = lambda x, th, v: torch.threshold(x, th, v)
+
+
+def f(x, th, v):
+    return torch.threshold(x, th, v)
+
+
 ok = True
 for th, v in [(-1.5, 0), (-0.5, 7)]:
     e = f(x, th, v)
