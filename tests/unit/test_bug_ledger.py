@@ -102,3 +102,20 @@ def test_ledger_status_write_records_a_hosts_statuses_in_both_files(tmp_path, mo
     col = head.index("2.11.0 GPU")
     assert rows[4][col] == "reproduces" and rows[12][col] == "fixed" and rows[13][col] == old[13]["2.11.0 GPU"]
     assert ls.write("9.9.9 cpu", {1: "fixed"})[0].startswith("docs/bugs.md's table has no column")
+
+
+def test_an_entry_drafts_a_paste_ready_issue_from_its_row_and_repro():
+    """scripts/ledger_issue.py: the report holds the entry's title, its row's description and upstream cell, the
+    repro's source and the output it printed, and the versions; a missing row is a one-line error."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("ledger_issue", REPO / "scripts" / "ledger_issue.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    entry = next(iter(ENTRIES.values()))
+    cells = mod.row_cells(LEDGER, entry.id)
+    assert cells[0] == str(entry.id) and len(cells) == len(mod.row_cells(LEDGER, max(e.id for e in ENTRIES.values())))
+    text = mod.issue_text(entry, cells, "print('repro')\n", "the output\n", 1, "PyTorch x.y")
+    assert text.startswith("# [") and entry.title in text and cells[1] in text and cells[-1] in text
+    assert "print('repro')" in text and "the output" in text and "(exit code 1)" in text and "PyTorch x.y" in text
+    with pytest.raises(SystemExit, match="no row #9999"):
+        mod.row_cells(LEDGER, 9999)
