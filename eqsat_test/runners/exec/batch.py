@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeGuard
 
 import torch
 
@@ -202,6 +202,12 @@ def seed_tasks(manifest: Manifest, tasks: list[Task]) -> Callable[[Task], int | 
     return index
 
 
+def _cleared(sub: Result | None) -> TypeGuard[Result]:
+    """Whether a variant's entry of a batch's `batch_results` is cleared: a result not marked suspect (the other
+    entries: None, the variant needs its single task; or suspect, a set did not match)."""
+    return sub is not None and not (sub.batch or {}).get("suspect")
+
+
 def fails_as_its_seed(r: Result, seed: Result) -> bool:
     """A variant's verdicts fail exactly where and how its seed's own run failed: both ran, every input set's
     (ok, kind) is the seed's on the set of that name, and at least one set failed."""
@@ -332,7 +338,7 @@ def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | 
                                 if r.batch_results is None or (r.batch or {}).get("error"):
                                     stats["batch_failures"] += 1
                                 for i, sub in zip(part, got):
-                                    if sub is not None and not (sub.batch or {}).get("suspect"):
+                                    if _cleared(sub):
                                         stats["cleared_in_batch"] += 1
                                         finish(i, sub)
                                         continue
@@ -344,7 +350,7 @@ def run_batched(tasks: list[Task], opts, k, group_of: Callable[[Task], object | 
                                         settle(i, sub, results[s] if s is not None else None)
                                 tally = seen_in_group.setdefault(bt.group, [0, 0])
                                 tally[0] += len(part)
-                                tally[1] += sum(1 for sub in got if sub is None or (sub.batch or {}).get("suspect"))
+                                tally[1] += sum(1 for sub in got if not _cleared(sub))
                                 if tally[1] * 2 > tally[0]:
                                     stop_batching.add(bt.group)
                     else:
