@@ -1,5 +1,6 @@
 """A ledger entry as a bug report ready to paste into PyTorch's issue form: its title, its row's description, its
-standalone repro, what the repro prints on this torch, its status per torch and host, and this host's versions.
+standalone repro, what the repro prints on this torch, its status per torch and host, and this host's versions
+(torch's collect_env, as a finding's meta.json holds them).
 
     python scripts/ledger_issue.py N [--out FILE]
 
@@ -10,7 +11,6 @@ was searched.
 from __future__ import annotations
 
 import argparse
-import platform
 import re
 import subprocess
 import sys
@@ -80,10 +80,8 @@ def main() -> None:
     cells = row_cells(entry.ledger_md.read_text(), a.id)
     p = subprocess.run([sys.executable, str(entry.repro_path)], capture_output=True, text=True, timeout=900,
                        cwd=entry.repro_path.parent)
-    import torch
-    versions = f"PyTorch {torch.__version__}; Python {platform.python_version()}; {platform.platform()}; " \
-               f"CPU {platform.machine()}" + (f"; GPU {torch.cuda.get_device_name()}" if torch.cuda.is_available() else "")
-    text = issue_text(entry, cells, entry.repro_path.read_text(), p.stdout + p.stderr, p.returncode, versions)
+    from eqsat_test.runners.findings.write import collect_env  # (torch)
+    text = issue_text(entry, cells, entry.repro_path.read_text(), p.stdout + p.stderr, p.returncode, collect_env())
     if a.out:
         a.out.write_text(text)
         print(f"ledger_issue: #{a.id} -> {a.out}")
