@@ -7,16 +7,18 @@ as in a new interpreter. It shares no state with the warm workers: a finding tha
 that has compiled other programs does not reproduce here. Forking is safe: after these imports the server has
 one Python thread and nothing has run on torch yet (tests/warm.py forks the same way).
 
-Server side: `python -m eqsat_test.runners.exec.prover`, one JSON request a line on stdin ({"folder", "timeout"}),
-one reply each on stdout (RESULT_TAG, {"rc", "output", "seconds", "timed_out"}). Pool side: `Prover` (`take`,
-`give_back`, `retire`): started ahead of its first use (`prestart`, at a run's first suspicious result) or on it,
-kept for the next proof of the run (and of the next run in the process, runners/exec/pool.py's keep_warm), ended
-at the run's end.
+Server side: `python -m eqsat_test.runners.exec.prover`, one JSON request a line on stdin ({"id", "folder",
+"timeout"}), one reply each on stdout as its child ends (RESULT_TAG, {"id", "rc", "output", "seconds", "timed_out"}),
+the children running side by side.
+Pool side: `Prover`, one per run (`server`, `retire`), that all the run's proofs share, at once: started ahead of
+its first use (`prestart`, at a run's first suspicious result) or on it, kept for the next run in the process
+(runners/exec/pool.py's keep_warm), ended at the run's end.
 """
 from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -32,6 +34,8 @@ from eqsat_test.runners.protocol import PARENT_ENV, RESULT_TAG, exit_with_parent
 STARTUP_TIMEOUT = 180.0
 OUTPUT_MAX_CHARS = 8000
 PROJECT = "eqsat_test"
+READY = "ready"  # the id of the server's first reply
+POLL_SECONDS = 0.02  # how often the server looks at its running children
 
 
 # ----------------------------------------------------------------------------------------------
@@ -72,54 +76,73 @@ def exit_status(run: Callable[[], object]) -> int:
         return 1
 
 
-def _prove(req: dict) -> dict:
-    """Fork a child for req["folder"]'s repro.py, wait for it at most req["timeout"] seconds: its reply."""
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as out:
+class _Proof:
+    """One repro.py running in a forked child, with its deadline: `poll` gives its reply once it has ended (or has
+    been killed past the deadline)."""
+
+    def __init__(self, req: dict) -> None:
+        self.id = req.get("id")
+        self.t0 = time.perf_counter()
+        self.deadline = time.monotonic() + float(req["timeout"])
+        self.out = tempfile.TemporaryFile()  # noqa: SIM115 - closed in poll, when the child has ended
         sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
+        self.pid = os.fork()
+        if self.pid == 0:
             code = 1
             try:
-                code = _child(Path(req["folder"]), out.fileno())
+                code = _child(Path(req["folder"]), self.out.fileno())
             finally:
                 try:
                     sys.stdout.flush()
                     sys.stderr.flush()
                 finally:
                     os._exit(code & 0xFF)
-        deadline = time.monotonic() + float(req["timeout"])
-        status, timed_out = None, False
-        while status is None:
-            done, st = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = st
-            elif time.monotonic() > deadline:
-                timed_out = True
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-                status = os.waitpid(pid, 0)[1]
-            else:
-                time.sleep(0.02)
-        out.seek(0)
-        text = out.read().decode("utf-8", "replace")
-    return {"rc": None if timed_out else os.waitstatus_to_exitcode(status), "output": text[-OUTPUT_MAX_CHARS:],
-            "seconds": round(time.perf_counter() - t0, 3), "timed_out": timed_out}
+
+    def poll(self) -> dict | None:
+        done, status = os.waitpid(self.pid, os.WNOHANG)
+        timed_out = not done and time.monotonic() > self.deadline
+        if timed_out:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGKILL)
+            status = os.waitpid(self.pid, 0)[1]
+        elif not done:
+            return None
+        self.out.seek(0)
+        text = self.out.read().decode("utf-8", "replace")
+        self.out.close()
+        return {"id": self.id, "rc": None if timed_out else os.waitstatus_to_exitcode(status),
+                "output": text[-OUTPUT_MAX_CHARS:], "seconds": round(time.perf_counter() - self.t0, 3),
+                "timed_out": timed_out}
 
 
 def serve() -> None:
+    """Read requests from stdin and prove each at once in a child of its own (several run side by side: a run's
+    proofs share one server), replying to each as its child ends. One loop, no threads of its own but the one that only
+    sleeps (exit_with_parent): a fork never copies a lock another thread holds."""
     import torch  # noqa: F401  (the imports this server exists to pay once)
     import torch._dynamo  # noqa: F401
     import torch._inductor.compile_fx  # noqa: F401
     reply = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # stray prints go to stderr: stdout is the reply channel
-    print(RESULT_TAG + json.dumps({"ready": os.getpid()}), file=reply, flush=True)
+    print(RESULT_TAG + json.dumps({"id": READY, "pid": os.getpid()}), file=reply, flush=True)
     exit_with_parent()  # (a child copies only the thread that forks; this one only sleeps)
-    for line in sys.stdin:
-        if line.strip():
-            print(RESULT_TAG + json.dumps(_prove(json.loads(line))), file=reply, flush=True)
+    running: list[_Proof] = []
+    pending, reading = b"", True
+    while reading or running:
+        ready, _, _ = select.select([0] if reading else [], [], [], POLL_SECONDS if running else None)
+        if ready:
+            chunk = os.read(0, 1 << 16)
+            reading = bool(chunk)
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            running += [_Proof(json.loads(line)) for line in lines if line.strip()]
+        for proof in list(running):
+            got = proof.poll()
+            if got is not None:
+                running.remove(proof)
+                print(RESULT_TAG + json.dumps(got), file=reply, flush=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -127,7 +150,8 @@ def serve() -> None:
 
 
 class Prover:
-    """One prover server; `run` proves one repro.py at a time."""
+    """One prover server; `run` proves one repro.py, and threads may call it at once (their proofs run side by
+    side, a reply each)."""
 
     def __init__(self, threads: int) -> None:
         self.threads = threads
@@ -137,38 +161,50 @@ class Prover:
         env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
         env[PARENT_ENV] = str(os.getpid())
         env.setdefault("PYTHONUNBUFFERED", "1")
+        self._replies: dict = {}
+        self._ended = False
+        self._changed = threading.Condition()
+        self._ids = 0
         self.proc = subprocess.Popen([sys.executable, "-m", "eqsat_test.runners.exec.prover"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                                      start_new_session=True, bufsize=1)
-        if self._reply(STARTUP_TIMEOUT) is None:
+        threading.Thread(target=self._read, daemon=True).start()
+        if self._reply(READY, STARTUP_TIMEOUT) is None:
             self.kill()
             raise RuntimeError("the prover did not start")
 
-    def _reply(self, timeout: float) -> dict | None:
-        got: list = []
+    def _read(self) -> None:
+        """The one reader of the server's replies: each is filed under its id for the thread that waits on it."""
+        for line in self.proc.stdout:  # type: ignore[union-attr]
+            if line.startswith(RESULT_TAG):
+                got = json.loads(line[len(RESULT_TAG):])
+                with self._changed:
+                    self._replies[got.pop("id")] = got
+                    self._changed.notify_all()
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
 
-        def read() -> None:
-            for line in self.proc.stdout:  # type: ignore[union-attr]
-                if line.startswith(RESULT_TAG):
-                    got.append(json.loads(line[len(RESULT_TAG):]))
-                    return
-        th = threading.Thread(target=read, daemon=True)
-        th.start()
-        th.join(timeout)
-        return got[0] if got else None
+    def _reply(self, key, timeout: float) -> dict | None:
+        with self._changed:
+            self._changed.wait_for(lambda: key in self._replies or self._ended, timeout)
+            return self._replies.pop(key, None)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def run(self, folder: Path, timeout: float) -> dict | None:
         """folder/repro.py in a fresh child: {"rc", "output", "seconds", "timed_out"}; None if the server failed."""
-        try:
-            self.proc.stdin.write(json.dumps({"folder": str(folder), "timeout": timeout}) + "\n")  # type: ignore[union-attr]
-            self.proc.stdin.flush()  # type: ignore[union-attr]
-        except (OSError, ValueError):
-            return None
-        got = self._reply(timeout + 60.0)
-        if got is None:  # the server hung or died: no reader may be left on its pipe
+        with self._changed:
+            self._ids += 1
+            key = self._ids
+            try:
+                self.proc.stdin.write(json.dumps({"id": key, "folder": str(folder), "timeout": timeout}) + "\n")  # type: ignore[union-attr]
+                self.proc.stdin.flush()  # type: ignore[union-attr]
+            except (OSError, ValueError):
+                return None
+        got = self._reply(key, timeout + 60.0)
+        if got is None:  # the server hung or died
             self.kill()
         return got
 
@@ -181,7 +217,7 @@ class Prover:
         self.proc.wait()
 
 
-_idle: list[Prover] = []
+_servers: dict[int, Prover] = {}  # threads -> the run's prover for proofs with that many threads
 _starting: dict[int, threading.Thread] = {}  # threads -> the prestart still importing torch
 _lock = threading.Lock()
 
@@ -192,25 +228,26 @@ def proof_threads(jobs: int) -> int:
 
 
 def prestart(threads: int) -> None:
-    """Start a prover for `threads` in the background, unless one is idle or starting: a run calls this at its
+    """Start a prover for `threads` in the background, unless one is live or starting: a run calls this at its
     first suspicious result, so that the prover's imports overlap the run's other work, not its proofs."""
     with _lock:
-        if threads in _starting or any(p.threads == threads and p.alive() for p in _idle):
+        live = threads in _servers and _servers[threads].alive()
+        if threads in _starting or live:
             return
-        th = threading.Thread(target=_start_idle, args=(threads,), daemon=True)
+        th = threading.Thread(target=_start, args=(threads,), daemon=True)
         _starting[threads] = th
     th.start()
 
 
-def _start_idle(threads: int) -> None:
+def _start(threads: int) -> None:
     try:
         p: Prover | None = Prover(threads)
-    except Exception:  # noqa: BLE001 - no prover: take() starts one, or the proof runs the plain way
+    except Exception:  # noqa: BLE001 - no prover: server() raises, and the proof runs the plain way
         p = None
     with _lock:
         _starting.pop(threads, None)
         if p is not None:
-            _idle.append(p)
+            _servers[threads] = p
 
 
 def _join_starting(threads: int | None = None) -> None:
@@ -220,32 +257,26 @@ def _join_starting(threads: int | None = None) -> None:
         th.join(STARTUP_TIMEOUT)
 
 
-def take(threads: int) -> Prover:
-    """A prover left by an earlier proof or prestarted with the same threads, else a new one."""
+def server(threads: int) -> Prover:
+    """The run's prover for `threads` (the prestarted one, waited for; else one started now): every proof of the
+    run goes to it, side by side. RuntimeError where none starts."""
+    prestart(threads)
     _join_starting(threads)
     with _lock:
-        k = next((k for k, p in enumerate(_idle) if p.threads == threads and p.alive()), None)
-        if k is not None:
-            return _idle.pop(k)
-    return Prover(threads)
-
-
-def give_back(p: Prover) -> None:
-    with _lock:
-        if p.alive():
-            _idle.append(p)
-            return
-    p.kill()
+        p = _servers.get(threads)
+    if p is None or not p.alive():
+        raise RuntimeError("the prover did not start")
+    return p
 
 
 def retire() -> None:
-    """End the provers no proof took, prestarted ones included (a run's end; runners/exec/pool.py's retire calls
-    this)."""
+    """End the run's provers, prestarted ones no proof used included (a run's end; runners/exec/pool.py's retire
+    calls this)."""
     _join_starting()
     with _lock:
-        idle = list(_idle)
-        _idle.clear()
-    for p in idle:
+        servers = list(_servers.values())
+        _servers.clear()
+    for p in servers:
         p.kill()
 
 

@@ -125,11 +125,9 @@ def fresh_repro(folder: Path, timeout: float, threads: int = 1, device: str | No
         return run_repro(folder, timeout, threads)
     meter = OtherLoad()
     try:
-        p = prover.take(threads)
+        got = prover.server(threads).run(folder, timeout)
     except Exception:  # noqa: BLE001 - no prover: the plain way
-        return run_repro(folder, timeout, threads)
-    got = p.run(folder, timeout)
-    prover.give_back(p)
+        got = None
     if got is None:
         return run_repro(folder, timeout, threads)
     return repro_report(got["rc"], got["output"], got["seconds"], got["timed_out"], meter.cores())

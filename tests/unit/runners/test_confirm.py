@@ -334,22 +334,38 @@ def test_a_prover_child_is_a_fresh_process_that_has_run_nothing(tmp_path):
 
 
 @pytest.mark.slow  # a prover server (imports torch)
-def test_a_prestarted_prover_serves_the_first_proof_and_retire_ends_it():
-    """prover.prestart starts the server in the background (a second call while it starts or idles starts no
-    other); take() waits for it and hands it out; retire() ends one that no proof took."""
+def test_a_prestarted_prover_serves_every_proof_of_the_run_and_retire_ends_it(tmp_path):
+    """prover.prestart starts the server in the background (a second call while it starts or lives starts no
+    other); server() waits for it and hands the same one to every proof, which run side by side; retire() ends
+    it."""
+    import threading
+
     from eqsat_test.runners.exec import prover
-    prover.retire()  # a prover an earlier test of this worker left idle
+    prover.retire()  # a prover an earlier test of this worker left
     prover.prestart(1)
     prover.prestart(1)
-    p = prover.take(1)
+    p = prover.server(1)
     try:
-        assert p.alive() and not prover._starting and not prover._idle
-        prover.give_back(p)
-        prover.prestart(1)  # one is idle: nothing new starts
-        assert not prover._starting and prover._idle == [p]
+        assert p.alive() and not prover._starting and prover.server(1) is p
+        prover.prestart(1)  # one is live: nothing new starts
+        assert not prover._starting and prover._servers == {1: p}
+        # each proof waits until all three have started: one after another, the first would never see the others
+        meet = tmp_path / "meet"
+        meet.mkdir()
+        waits = (f"import os, time\nopen({str(meet)!r} + '/' + os.path.basename(os.getcwd()), 'w').close()\n"
+                 f"t = time.monotonic()\nwhile len(os.listdir({str(meet)!r})) < 3 and time.monotonic() - t < 30:\n"
+                 f"    time.sleep(0.05)\nprint('met', len(os.listdir({str(meet)!r})))\n")
+        folders = [_folder(tmp_path, f"s{k}", waits) for k in range(3)]
+        got: list = []
+        threads = [threading.Thread(target=lambda d=d: got.append(prover.server(1).run(d, 60))) for d in folders]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert [(g["rc"], g["output"].split()) for g in got] == [(0, ["met", "3"])] * 3, got
     finally:
         prover.retire()
-    assert not p.alive() and not prover._idle
+    assert not p.alive() and not prover._servers
 
 
 def test_a_finding_on_a_gpu_is_proven_in_a_new_interpreter_not_a_fork(tmp_path, monkeypatch):
@@ -360,7 +376,7 @@ def test_a_finding_on_a_gpu_is_proven_in_a_new_interpreter_not_a_fork(tmp_path, 
     from eqsat_test.runners.findings import confirm
     d = _folder(tmp_path, "a", ALWAYS)
     took = []
-    monkeypatch.setattr(prover, "take", lambda threads: took.append(threads) or (_ for _ in ()).throw(OSError("none")))
+    monkeypatch.setattr(prover, "server", lambda threads: took.append(threads) or (_ for _ in ()).throw(OSError("none")))
     r = confirm.fresh_repro(d, 60, 1, "cuda")
     assert r["rc"] == 1 and "VERDICT: MISCOMPILE" in r["output"] and took == []
     confirm.fresh_repro(d, 60, 1, "cpu")
