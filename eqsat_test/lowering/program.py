@@ -87,13 +87,15 @@ class Program:
         return [self.op_label(self.nodes[i]) for i in self.reachable() if self.nodes[i].kind == CALL]
 
     def op_label(self, n: PNode) -> str:
-        """A call's target, with two names the ledger needs: `div(..., rounding_mode="floor")` is `floor_divide`
-        (the same operation: a finding of it is one of floor division's), and a multiplication by a literal
-        zero is `mul_by_zero` (what a compiler may fold to 0, wrongly for NaN and inf: plain `mul` is in too many
-        programs to tell a finding by)."""
+        """A call's target, with the names the ledger needs: `div(..., rounding_mode="floor")` is `floor_divide`
+        (the same operation: a finding of it is one of floor division's) and `rounding_mode="trunc"`
+        `trunc_divide` (plain `div` is in too many programs to tell a finding by), and a multiplication by a
+        literal zero is `mul_by_zero` (what a compiler may fold to 0, wrongly for NaN and inf; plain `mul`, as
+        `div`)."""
         head, base = n.name.rsplit(".", 1) if "." in n.name else ("", n.name)
-        if base in ("div", "div_") and _literal_kwarg(self, n, "rounding_mode") == "floor":
-            return f"{head}.floor_divide" + ("_" if base.endswith("_") else "")
+        mode = _literal_kwarg(self, n, "rounding_mode") if base in ("div", "div_") else None
+        if mode in ("floor", "trunc"):
+            return f"{head}.{mode}_divide" + ("_" if base.endswith("_") else "")
         if base in ("mul", "mul_", "imul") and any(
                 self.nodes[a].kind == LIT and _literal(self.nodes[a].name) == 0 for a in n.args[:2]):
             return f"{head}.mul_by_zero"

@@ -453,15 +453,15 @@ def test_a_known_crash_keeps_its_program_unless_asked(tmp_path, monkeypatch):
     assert [r.id for r in reps] == ["f1"] and f.min_skipped is None
 
 
-def test_op_labels_name_floor_division_and_a_multiplication_by_zero():
-    """`div(x, y, rounding_mode="floor")` is floor division: its op label says so (the ledger's floor division
-    entry names `floor_divide`), and the other modes and a plain `div` keep their names; `ops()`, what rules
-    match on, keeps the target."""
+def test_op_labels_name_floor_and_trunc_division_and_a_multiplication_by_zero():
+    """`div(x, y, rounding_mode="floor")` is floor division and `rounding_mode="trunc"` truncating division: their
+    op labels say so (the ledger's entries name `floor_divide` and `trunc_divide`), and a plain `div` keeps its
+    name; `ops()`, what rules match on, keeps the target."""
     def f(x):
         return (torch.div(x, 0.001, rounding_mode="floor"), torch.div(x, 3.0, rounding_mode="trunc"),
                 torch.div(x, 2.0), x.div(0.5, rounding_mode="floor"))
     p = _stored(f, (torch.randn(4),)).program
-    assert sorted(p.op_labels()) == ["Tensor.floor_divide", "torch.div", "torch.div", "torch.floor_divide"]
+    assert sorted(p.op_labels()) == ["Tensor.floor_divide", "torch.div", "torch.floor_divide", "torch.trunc_divide"]
     assert sorted(p.ops()) == ["Tensor.div", "torch.div", "torch.div", "torch.div"]
 
     def g(x):
