@@ -118,9 +118,8 @@ def cpu_error(mod, inputs) -> str | None:
     """What the program raises run eagerly on the CPU (its own constants there too), or None. On a GPU, a
     value the program refuses (an index out of range, a binary cross-entropy target outside [0, 1]) is a
     device-side assert that ends the process's CUDA context: inputs that may hold one are tried here first."""
-    import torch
     try:
-        torch.manual_seed(0)
+        reseed()
         on_cpu(mod)(*inputs)
     except Exception as e:  # noqa: BLE001 - whatever the program raises
         return first_line(e)
@@ -225,6 +224,25 @@ def load_backend(spec: str):
     if not callable(obj):
         raise ValueError(f"backend {spec!r}: {where} has no callable {fn!r}")
     return obj
+
+
+_NO_ACCELERATOR: list[bool] = []  # computed once: whether this process can see no GPU at all
+
+
+def reseed(seed: int = 0) -> None:
+    """`torch.manual_seed(seed)`, without its cost where no GPU can be used: torch.manual_seed also queues the seed
+    for CUDA's lazy start with a stack trace captured on every call (about a millisecond at a judge's depth, and a
+    run reseeds thousands of times); with no GPU, the CPU generator is the only one a program can draw from."""
+    import torch
+    if not _NO_ACCELERATOR:
+        mps = getattr(torch.backends, "mps", None)
+        xpu = getattr(torch, "xpu", None)
+        _NO_ACCELERATOR.append(not (torch.cuda.is_available() or (mps is not None and mps.is_available())
+                                    or (xpu is not None and xpu.is_available())))
+    if _NO_ACCELERATOR[0]:
+        torch.default_generator.manual_seed(seed)
+    else:
+        torch.manual_seed(seed)
 
 
 def to_cpu(x: Any) -> Any:

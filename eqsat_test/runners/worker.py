@@ -40,6 +40,7 @@ from eqsat_test.runners.protocol import (
     phase,
     program_entry,
     read_task,
+    reseed,
     send,
     send_result,
     to_cpu,
@@ -227,7 +228,7 @@ def _run_compiled(task: Task, res: ResultDraft, compiled, opts, refs, device, di
         s = r.set
         t0 = time.perf_counter()
         try:
-            torch.manual_seed(0)
+            reseed()
             with torch.no_grad():
                 got = call_compiled(compiled, s.inputs, opts)
             if device.type == "cuda":
@@ -283,7 +284,7 @@ def _compiled_again(r, got, compiled, opts, device, v) -> dict | None:
     fields for a compiled-nondeterministic finding (a stale output from an earlier call, an output overwritten by a
     later one, a race). Two calls that differ but both pass the oracle are nondeterminism it accepts: None."""
     before = torch.utils._pytree.tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t, got)
-    torch.manual_seed(0)
+    reseed()
     with torch.no_grad():
         again = call_compiled(compiled, r.set.inputs, opts)
     if device.type == "cuda":

@@ -14,7 +14,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from eqsat_test.runners.oracle.inputs import LAYOUTS, input_sets, with_layout
-from eqsat_test.runners.protocol import cpu_error, first_line
+from eqsat_test.runners.protocol import cpu_error, first_line, reseed
 
 __all__ = ["SweepConfig", "Plan", "Point", "Cost", "analyse", "plan_points", "parse_dtypes", "parse_sizes",
            "program_cost", "DEFAULT_DTYPES", "DEFAULT_SIZES", "SHAPE_EDGES"]
@@ -272,7 +272,7 @@ def _eagererror_info(mod, inputs: tuple) -> str | None:
             return why
     try:
         with torch.no_grad():
-            torch.manual_seed(0)
+            reseed()
             mod.forward(*inputs)
         return None
     except Exception as e:

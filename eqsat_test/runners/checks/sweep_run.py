@@ -35,6 +35,7 @@ from eqsat_test.runners.protocol import (
     on_cpu,
     phase,
     program_entry,
+    reseed,
     to_cpu,
 )
 from eqsat_test.runners.records import FindingKind, Result, ResultDraft, ResultStatus, Task
@@ -101,7 +102,7 @@ class _Sweeper:
         if lowp:  # the program in float32 too: the lenient judge's second opinion
             try:
                 with torch.no_grad():
-                    torch.manual_seed(0)
+                    reseed()
                     ref32 = self.mod.forward(*_to_fp32(inputs))
             except Exception:
                 pass
@@ -165,7 +166,7 @@ class _Sweeper:
 
     def _call(self, fn, args):
         with torch.no_grad():
-            torch.manual_seed(0)
+            reseed()
             out = call_compiled(fn, args, self.opts)
         if self.device.type == "cuda":
             torch.cuda.synchronize()

@@ -44,6 +44,7 @@ from eqsat_test.runners.protocol import (
     error_info,
     load_module,
     on_cpu,
+    reseed,
     to_cpu,
     to_device,
 )
@@ -135,7 +136,7 @@ def run_batch_task(task: Task) -> Result:
         flat = [_copy(x) for _, _, _, refs, _ in live for x in refs[j][0].inputs]
         t0 = time.perf_counter()
         try:
-            torch.manual_seed(0)
+            reseed()
             with torch.no_grad():
                 outs = call_compiled(compiled, flat, opts)
             if device.type == "cuda":

@@ -37,7 +37,7 @@ from eqsat_test.runners.oracle.grad import (
 )
 from eqsat_test.runners.oracle.judge import Verdict
 from eqsat_test.runners.oracle.reference import EagerRef, judge_against
-from eqsat_test.runners.protocol import call_compiled, compile_options
+from eqsat_test.runners.protocol import call_compiled, compile_options, reseed
 
 STAGES = ("aot-autograd", "decompositions-partitioner", "inductor-forward-saved", "inductor-backward", "backend")
 
@@ -89,7 +89,7 @@ def judge_step(r: EagerRef, got: Any, t: Training) -> tuple[Verdict, dict]:
 
 def _agrees(fn: Callable, r: EagerRef, t: Training, opts: dict) -> bool:
     torch._dynamo.reset()
-    torch.manual_seed(0)
+    reseed()
     with torch.no_grad():
         got = call_compiled(t.compiled(fn), r.set.inputs, opts)
     return judge_against(r, got).ok

@@ -18,6 +18,7 @@ import torch.fx
 
 from eqsat_test.lowering.lower import to_fx
 from eqsat_test.lowering.program import CALL, INPUT, SEQ, PNode, Program, ProgramBuilder, TensorMeta, dtype_name
+from eqsat_test.runners.protocol import reseed
 
 
 def _deps(n: PNode) -> list[int]:
@@ -172,7 +173,7 @@ def value_meta(p: Program, input_names: list[str] | tuple[str, ...], inputs: lis
     if all(i in meta for i in calls):
         return meta
     rec = _Recorder(to_fx(p, input_names))
-    torch.manual_seed(0)
+    reseed()
     with torch.no_grad():
         rec.run(*inputs)
     if len(rec.values) != len(calls):  # to_fx makes one FX call node per call node, in index order

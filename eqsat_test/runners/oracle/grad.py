@@ -34,6 +34,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 from eqsat_test.runners.oracle.engine import Hit, apply, behaviour
 from eqsat_test.runners.oracle.rules import TRAINING
 from eqsat_test.runners.oracle.verdict import NONDETERMINISTIC, Verdict
+from eqsat_test.runners.protocol import reseed
 
 GRAD_SEED = 0  # torch.manual_seed at the start of every step
 COTANGENT_SEED = 0x6AD  # the cotangent of output leaf k comes from a generator seeded COTANGENT_SEED + k
@@ -59,7 +60,7 @@ def written_inputs(forward: Callable, inputs) -> tuple[int, ...]:
     refuses in-place writes), as a training step does not differentiate BatchNorm's running stats."""
     copies = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
     before = [(x._version, x.clone()) if isinstance(x, torch.Tensor) else None for x in copies]
-    torch.manual_seed(GRAD_SEED)
+    reseed(GRAD_SEED)
     with torch.no_grad():
         forward(*copies)
 
@@ -76,7 +77,7 @@ def refused_inputs(forward: Callable, inputs, skip: tuple[int, ...] = ()) -> tup
     pos_weight, batch_norm's running stats): each tried alone, only where the forward refuses them all."""
     def refuses(ks) -> bool:
         xs = [x.detach().clone().requires_grad_(True) if k in ks else x for k, x in enumerate(inputs)]
-        torch.manual_seed(GRAD_SEED)
+        reseed(GRAD_SEED)
         try:
             with torch.enable_grad():
                 forward(*xs)
@@ -104,7 +105,7 @@ class GradProgram:
     seed: int = GRAD_SEED
 
     def __call__(self, *inputs) -> tuple[Any, tuple]:
-        torch.manual_seed(self.seed)
+        reseed(self.seed)
         xs, wrt = [], []
         for k, x in enumerate(inputs):
             if differentiable(x) and k not in self.skip:
@@ -139,7 +140,7 @@ def is_random(forward: Callable, inputs) -> bool:
     def copies() -> list:  # (a program may write into its inputs)
         return [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
     with torch.no_grad():
-        torch.manual_seed(GRAD_SEED)
+        reseed(GRAD_SEED)
         a = forward(*copies())
         b = forward(*copies())
     fa, fb = tree_flatten(a)[0], tree_flatten(b)[0]

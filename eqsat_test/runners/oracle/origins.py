@@ -23,6 +23,7 @@ from eqsat_test.runners.oracle.edges import (
 )
 from eqsat_test.runners.oracle.modes import CASTS, ELEMENTWISE, PRODS, FloatDtypes, coarsest, finite_part
 from eqsat_test.runners.oracle.runs import EagerOrigin, EdgeOfRange
+from eqsat_test.runners.protocol import reseed
 
 aten = torch.ops.aten
 # eager's kernel overflowed inside where its finite result is off from the op in float64 by more than this share
@@ -463,7 +464,7 @@ def replay(forward, inputs) -> Callable[[str, bool], Any]:
             try:
                 args = _clone(copy)  # outside the record: the inputs' values are given, not made by an op
                 with torch.no_grad(), rec:
-                    torch.manual_seed(0)
+                    reseed()
                     out = forward(*args)
                 made.append(({}, {}) if rec.failed else (rec.masks(out), rec.edges(out)))
             except Exception:  # noqa: BLE001 - eager ran once: a second run that fails shows nothing

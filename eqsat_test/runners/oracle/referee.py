@@ -34,6 +34,7 @@ from eqsat_test.runners.oracle import numerics as nx
 from eqsat_test.runners.oracle.exact import index_str
 from eqsat_test.runners.oracle.reftable import RANDOM, RefOp, inplace, lookup
 from eqsat_test.runners.oracle.refvalue import Ctx, RefRejected, RefUndefined, V, eps, from_tensor, is_float
+from eqsat_test.runners.protocol import reseed
 from eqsat_test.runners.records import Finding, FindingKind, as_finding
 
 COMPILED, EAGER, BOTH, UNDECIDED, NO_REFEREE = "compiled", "eager", "both", "undecided", "no-referee"
@@ -100,7 +101,7 @@ def trace(forward, inputs: list) -> torch.fx.GraphModule:
     from torch.fx.experimental.proxy_tensor import make_fx
     xs = [t.detach().cpu().clone() if isinstance(t, torch.Tensor) else t for t in inputs]
     with torch.no_grad():
-        torch.manual_seed(0)
+        reseed()
         return make_fx(functionalize(forward, remove="mutations_and_views"), tracing_mode="real")(*xs)
 
 

@@ -25,7 +25,7 @@ from eqsat_test.runners.oracle.origins import EagerOrigins, replay
 from eqsat_test.runners.oracle.rules import RETRY
 from eqsat_test.runners.oracle.runs import Antithetic, RoundingRuns
 from eqsat_test.runners.oracle.verdict import LeafRules
-from eqsat_test.runners.protocol import to_cpu
+from eqsat_test.runners.protocol import reseed, to_cpu
 
 
 class EagerRef(NamedTuple):
@@ -67,7 +67,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
     on a GPU has its fp64 run there instead, so that it is a second, independent float64 run (another
     libm), not eager again: CUDA eager's own float64 hardswish is 6.5e-8 off, and a compiled value
     that agrees with the CPU is no miscompile (judge's rule 6 otherwise compares with eager alone)."""
-    torch.manual_seed(0)
+    reseed()
     with torch.no_grad():
         ref = forward(*s.inputs)
         rec, again = EagerOrigins(), replay(forward, s.inputs)  # its overflow and edge: run again where asked
@@ -85,7 +85,7 @@ def eager_reference(forward, index_sources, s: InputSet, cpu_forward=None) -> Ea
                       for m in (FloatDtypes(widen=True), KeptPrecision())]:
         try:
             with torch.no_grad(), float64_default(), mode:
-                torch.manual_seed(0)
+                reseed()
                 fp64 = fwd(*to_fp64_inputs(s.inputs))
             rec64 = mode
             break
@@ -118,7 +118,7 @@ def _run(forward, inputs: Callable[[], tuple | None], mode: Callable[[], Any] | 
             xs = inputs()
             if xs is None:
                 return None
-            torch.manual_seed(0)
+            reseed()
             if mode is None:
                 return to_cpu(forward(*xs))
             with mode():
@@ -177,11 +177,11 @@ def _deferred_beyond(forward, plain: tuple, acc: torch.dtype) -> Callable[[], An
         for tracing in ("real", "fake"):  # fake: a program that mixes dtypes in float64 traces (decomposed, it promotes)
             try:
                 with torch.no_grad(), float64_default():
-                    torch.manual_seed(0)
+                    reseed()
                     gm = make_fx(forward, decomposition_table=select_decomp_table(), tracing_mode=tracing)(*plain)
                     marks = []
                     for dt in dict.fromkeys((acc, torch.float64)):  # beyond acc(D), then beyond float64 too
-                        torch.manual_seed(0)
+                        reseed()
                         mode = BeyondRange(dt)
                         with mode:
                             out = gm(*plain)
@@ -205,13 +205,13 @@ def _deferred_ties(forward, plain: tuple) -> Callable[[], tuple | None]:
         try:
             with torch.no_grad(), float64_default():
                 first = TieOrder(0)
-                torch.manual_seed(0)
+                reseed()
                 with first:
                     runs.append(to_cpu(forward(*plain)))
                 if not first.sorted or first.largest < 2:  # no sort, or no tie: no further run
                     return None
                 for shift in range(1, min(first.largest, TIE_ROTATIONS + 1)):
-                    torch.manual_seed(0)
+                    reseed()
                     with TieOrder(shift):
                         runs.append(to_cpu(forward(*plain)))
         except Exception:  # noqa: BLE001 - no such runs then
