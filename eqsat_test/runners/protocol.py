@@ -7,6 +7,7 @@ of the project but its records: every execution module may import this one.
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -226,7 +227,14 @@ def load_backend(spec: str):
     return obj
 
 
-_NO_ACCELERATOR: list[bool] = []  # computed once: whether this process can see no GPU at all
+@functools.cache
+def no_accelerator() -> bool:
+    """Whether this process can use no GPU at all (CUDA, MPS, XPU): decided once."""
+    import torch
+    mps = getattr(torch.backends, "mps", None)
+    xpu = getattr(torch, "xpu", None)
+    return not (torch.cuda.is_available() or (mps is not None and mps.is_available())
+                or (xpu is not None and xpu.is_available()))
 
 
 def reseed(seed: int = 0) -> None:
@@ -234,12 +242,7 @@ def reseed(seed: int = 0) -> None:
     for CUDA's lazy start with a stack trace captured on every call (about a millisecond at a judge's depth, and a
     run reseeds thousands of times); with no GPU, the CPU generator is the only one a program can draw from."""
     import torch
-    if not _NO_ACCELERATOR:
-        mps = getattr(torch.backends, "mps", None)
-        xpu = getattr(torch, "xpu", None)
-        _NO_ACCELERATOR.append(not (torch.cuda.is_available() or (mps is not None and mps.is_available())
-                                    or (xpu is not None and xpu.is_available())))
-    if _NO_ACCELERATOR[0]:
+    if no_accelerator():
         torch.default_generator.manual_seed(seed)
     else:
         torch.manual_seed(seed)

@@ -154,7 +154,6 @@ class Prover:
     side, a reply each)."""
 
     def __init__(self, threads: int) -> None:
-        self.threads = threads
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env["OMP_NUM_THREADS"] = str(threads)  # as a fresh `python repro.py` of the run is given

@@ -125,9 +125,10 @@ def fresh_repro(folder: Path, timeout: float, threads: int = 1, device: str | No
         return run_repro(folder, timeout, threads)
     meter = OtherLoad()
     try:
-        got = prover.server(threads).run(folder, timeout)
+        p = prover.server(threads)
     except Exception:  # noqa: BLE001 - no prover: the plain way
-        got = None
+        return run_repro(folder, timeout, threads)
+    got = p.run(folder, timeout)
     if got is None:
         return run_repro(folder, timeout, threads)
     return repro_report(got["rc"], got["output"], got["seconds"], got["timed_out"], meter.cores())

@@ -25,7 +25,7 @@ def test_without_a_gpu_reseed_captures_no_stack(monkeypatch):
     def no_stacks(*a, **k):
         raise AssertionError("a stack was captured")
     monkeypatch.setattr(traceback, "format_stack", no_stacks)
-    protocol._NO_ACCELERATOR.clear()  # decided again, here
+    protocol.no_accelerator.cache_clear()  # decided again, here
     reseed(3)
     with pytest.raises(AssertionError, match="a stack was captured"):
         torch.manual_seed(3)  # what reseed spares: torch's own call queues the seed for CUDA with a stack
